@@ -1,0 +1,103 @@
+// The one SSA walk every in-process backend shares: leaves, aliases, instructions, backward and
+// gradient read-out. A backend only says how to do each step (the Framework concept); the order
+// of steps, the alias protocol and the zeros-for-absent-gradient rule live here, once.
+#pragma once
+
+#include <concepts>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "burnmark/driver/outcome.h"
+#include "burnmark/ir/program.h"
+
+namespace burnmark {
+
+// F::Tensor is a cheap handle (copying it must not copy data nor detach it from autograd).
+template <class F>
+concept Framework = requires(F f, const typename F::Tensor& t, const Leaf& leaf, const Instr& instr,
+                             std::span<const typename F::Tensor* const> operands, const Shape& shape) {
+  typename F::Tensor;
+  { f.reset() };                                         // forget the previous program
+  { f.leaf(leaf, bool{}) } -> std::same_as<typename F::Tensor>; // bool: track gradient
+  { f.alias(t) } -> std::same_as<typename F::Tensor>;    // same node, not a copy
+  { f.apply(instr, operands, shape) } -> std::same_as<typename F::Tensor>; // shape: inferred result
+  { f.backward(t) };                                     // seeded with ones of t's shape
+  { f.grad(t) } -> std::same_as<std::optional<HostTensor>>; // nullopt: no gradient reached it
+  { f.read(t) } -> std::same_as<HostTensor>;
+};
+
+template <Framework F>
+Outcome run_program(F& framework, const Program& program, const RunOptions& options) {
+  Outcome out;
+  try {
+    framework.reset();
+    std::vector<typename F::Tensor> regs;
+    regs.reserve(program.num_registers());
+    std::vector<const typename F::Tensor*> operands;
+    for (const Stmt& s : program.stmts) {
+      switch (s.kind) {
+      case StmtKind::Leaf:
+        regs.push_back(framework.leaf(program.leaves[static_cast<std::size_t>(s.leaf)], options.gradients));
+        break;
+      case StmtKind::Alias: regs.push_back(framework.alias(regs[static_cast<std::size_t>(s.source)])); break;
+      case StmtKind::Op:
+        operands.clear();
+        for (Reg r : s.instr.operands) operands.push_back(&regs[static_cast<std::size_t>(r)]);
+        regs.push_back(framework.apply(s.instr, operands, s.shape));
+        break;
+      }
+    }
+    const auto& root = regs[static_cast<std::size_t>(program.root)];
+    out.root = framework.read(root);
+    if (options.gradients) {
+      framework.backward(root);
+      for (Reg r : program.leaf_registers()) {
+        std::optional<HostTensor> g = framework.grad(regs[static_cast<std::size_t>(r)]);
+        if (!g) {
+          // An unreached leaf has no gradient in any framework; its gradient is zero.
+          g = HostTensor{program.shape_of(r), std::vector<double>(static_cast<std::size_t>(program.shape_of(r).numel()), 0.0), {}};
+        }
+        out.grads.push_back(std::move(*g));
+      }
+    }
+  } catch (const std::exception& e) {
+    out.status = Status::Error;
+    out.message = e.what();
+    out.grads.clear();
+  }
+  return out;
+}
+
+// A backend as the oracle sees it: something that runs a whole program. In-process frameworks
+// get this from FrameworkBackend; plugins implement it directly, since they take the whole
+// program at once across the C ABI.
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual const std::string& name() const = 0;
+  virtual Outcome run(const Program& program, const RunOptions& options) = 0;
+};
+
+template <Framework F>
+class FrameworkBackend final : public Backend {
+public:
+  template <class... Args>
+  explicit FrameworkBackend(std::string name, Args&&... args)
+      : name_(std::move(name)), framework_(std::forward<Args>(args)...) {}
+  const std::string& name() const override { return name_; }
+  Outcome run(const Program& program, const RunOptions& options) override {
+    Outcome out = run_program(framework_, program, options);
+    out.backend = name_;
+    return out;
+  }
+
+private:
+  std::string name_;
+  F framework_;
+};
+
+} // namespace burnmark

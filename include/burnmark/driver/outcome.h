@@ -1,0 +1,41 @@
+// What one backend made of one program: the root's values, each leaf's gradient, or an error.
+// Plain data shared by the driver, the oracle, the CLI and the plugin loader.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "burnmark/ir/shape.h"
+
+namespace burnmark {
+
+// A tensor read out of a backend: contiguous row-major values widened to double (exact for
+// f32 backends; the reference keeps its extra precision).
+struct HostTensor {
+  Shape shape;
+  std::vector<double> values;
+  // Optional per-element bound on how far a correct f32 implementation may land from `values`
+  // (rounding error propagated through the program). Empty when the backend gives none.
+  std::vector<double> error_bound;
+};
+
+enum class Status {
+  Ok,
+  Error,       // the backend raised: a divergence when the reference did not
+  Unsupported, // the backend lacks an op of this program: skipped and counted, never a divergence
+};
+
+struct Outcome {
+  std::string backend;
+  Status status = Status::Ok;
+  std::string message; // the error text, or the missing op for Unsupported
+  HostTensor root;
+  // One per leaf, in leaf order; only filled when gradients were requested and status is Ok.
+  std::vector<HostTensor> grads;
+};
+
+struct RunOptions {
+  bool gradients = true;
+};
+
+} // namespace burnmark

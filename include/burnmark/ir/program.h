@@ -1,0 +1,61 @@
+// A resolved SSA tensor program: leaves with their f32 data, statements whose operands are
+// earlier registers, and a root. Register i is defined by statement i.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "burnmark/ir/op.h"
+#include "burnmark/ir/shape.h"
+
+namespace burnmark {
+
+using Reg = int;
+
+struct Leaf {
+  Shape shape;
+  std::vector<float> data; // row-major, shape.numel() values
+  bool operator==(const Leaf&) const;
+};
+
+struct Instr {
+  Op op = Op::Add;
+  std::vector<Reg> operands; // op_arity(op) earlier registers
+  Attrs attrs;
+  bool operator==(const Instr&) const = default;
+};
+
+enum class StmtKind : std::uint8_t {
+  Leaf,  // a new gradient-tracked input; `leaf` indexes Program::leaves
+  Alias, // the very same tensor as register `source` (same autograd node, not a copy)
+  Op,    // the result of `instr`
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::Op;
+  int leaf = -1;
+  Reg source = -1;
+  Instr instr;
+  Shape shape; // the register's shape, as the shape rules infer it
+  bool operator==(const Stmt&) const = default;
+};
+
+struct Program {
+  std::vector<Leaf> leaves;
+  std::vector<Stmt> stmts;
+  Reg root = -1;
+
+  std::size_t num_registers() const { return stmts.size(); }
+  const Shape& shape_of(Reg r) const { return stmts[static_cast<std::size_t>(r)].shape; }
+  // Register that defines each leaf, in leaf order.
+  std::vector<Reg> leaf_registers() const;
+  bool operator==(const Program&) const = default;
+};
+
+// Empty when the program is well formed: operands refer to earlier registers, every leaf is
+// defined exactly once in order, stored shapes equal what the shape rules infer, leaf data
+// lengths match, every shape is within the cap, and the root exists.
+std::string validate(const Program& program);
+
+} // namespace burnmark

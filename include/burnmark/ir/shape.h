@@ -1,0 +1,55 @@
+// Tensor shapes (rank 0 to 4), NumPy broadcasting and the allocation cap every tensor obeys.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+namespace burnmark {
+
+inline constexpr int kMaxRank = 4;
+// Leaves have rank 1..4; full reductions produce rank 0, which broadcasts against anything.
+inline constexpr int kMaxLeafRank = 4;
+// The seed's cap: no dimension above 48, and a bounded element count, so that concat and
+// repeat chains cannot grow a tensor without limit.
+inline constexpr std::int64_t kMaxDim = 48;
+inline constexpr std::int64_t kMaxElements = 8192;
+
+class Shape {
+public:
+  Shape() = default;
+  Shape(std::initializer_list<std::int64_t> dims);
+
+  static Shape scalar() { return Shape{}; }
+
+  int rank() const { return rank_; }
+  std::int64_t operator[](int axis) const { return dims_[static_cast<std::size_t>(axis)]; }
+  std::int64_t& operator[](int axis) { return dims_[static_cast<std::size_t>(axis)]; }
+  std::int64_t numel() const;
+  const std::int64_t* data() const { return dims_.data(); }
+
+  void push_back(std::int64_t d);
+  // Every dimension in 1..kMaxDim and numel within kMaxElements.
+  bool within_cap() const;
+
+  // Row-major strides in elements.
+  std::array<std::int64_t, kMaxRank> strides() const;
+
+  std::string to_string() const; // "[2,3]", "[]" for a scalar
+
+  bool operator==(const Shape& other) const;
+
+private:
+  std::array<std::int64_t, kMaxRank> dims_{};
+  int rank_ = 0;
+};
+
+// NumPy broadcasting: align from the right; each pair equal or one of them 1.
+std::optional<Shape> broadcast(const Shape& a, const Shape& b);
+inline bool broadcast_compatible(const Shape& a, const Shape& b) {
+  return broadcast(a, b).has_value();
+}
+
+} // namespace burnmark

@@ -1,0 +1,24 @@
+// The shape rule of every op: which operand shapes and attributes are legal, and the result.
+#pragma once
+
+#include <span>
+#include <string>
+#include <variant>
+
+#include "burnmark/ir/op.h"
+#include "burnmark/ir/shape.h"
+
+namespace burnmark {
+
+// Either the result shape or a one-line reason the operands or attributes are illegal.
+struct ShapeResult {
+  std::variant<Shape, std::string> value;
+  bool ok() const { return std::holds_alternative<Shape>(value); }
+  const Shape& shape() const { return std::get<Shape>(value); }
+  const std::string& error() const { return std::get<std::string>(value); }
+};
+
+// The result is also checked against the allocation cap (kMaxDim, kMaxElements).
+ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> operands);
+
+} // namespace burnmark

@@ -1,0 +1,106 @@
+// Shape rule of every op. One case per op and no default, so a new op in ops.def does not
+// compile until its rule is written here.
+#include "burnmark/ir/shape_rules.h"
+
+#include <string>
+
+namespace burnmark {
+namespace {
+
+ShapeResult fail(std::string why) { return ShapeResult{std::move(why)}; }
+
+ShapeResult capped(Shape s) {
+  if (!s.within_cap())
+    return fail("result " + s.to_string() + " exceeds the allocation cap");
+  return ShapeResult{s};
+}
+
+bool valid_axis(int dim, const Shape& s) { return dim >= 0 && dim < s.rank(); }
+
+ShapeResult reduce_dim(const Attrs& a, const Shape& in) {
+  if (!valid_axis(a.dim, in)) return fail("dim " + std::to_string(a.dim) + " out of range for " + in.to_string());
+  Shape out;
+  for (int i = 0; i < in.rank(); ++i) {
+    if (i != a.dim) out.push_back(in[i]);
+    else if (a.keepdim) out.push_back(1);
+  }
+  return capped(out);
+}
+
+ShapeResult matmul(const Shape& a, const Shape& b) {
+  if (a.rank() < 2 || b.rank() < 2) return fail("matmul needs operands of rank 2 to 4");
+  if (a[a.rank() - 1] != b[b.rank() - 2])
+    return fail("matmul inner dimensions differ: " + a.to_string() + " @ " + b.to_string());
+  Shape batch_a, batch_b;
+  for (int i = 0; i + 2 < a.rank(); ++i) batch_a.push_back(a[i]);
+  for (int i = 0; i + 2 < b.rank(); ++i) batch_b.push_back(b[i]);
+  const auto batch = broadcast(batch_a, batch_b);
+  if (!batch) return fail("matmul batch dimensions do not broadcast");
+  Shape out = *batch;
+  out.push_back(a[a.rank() - 2]);
+  out.push_back(b[b.rank() - 1]);
+  return capped(out);
+}
+
+ShapeResult concat(const Attrs& at, const Shape& a, const Shape& b) {
+  if (a.rank() != b.rank() || a.rank() == 0) return fail("concat needs operands of equal rank >= 1");
+  if (!valid_axis(at.dim, a)) return fail("concat dim out of range");
+  Shape out = a;
+  for (int i = 0; i < a.rank(); ++i) {
+    if (i == at.dim) out[i] = a[i] + b[i];
+    else if (a[i] != b[i]) return fail("concat operands differ outside dim " + std::to_string(at.dim));
+  }
+  return capped(out);
+}
+
+} // namespace
+
+ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
+  if (static_cast<int>(in.size()) != op_arity(op))
+    return fail(std::string(op_name(op)) + " takes " + std::to_string(op_arity(op)) + " operands");
+  switch (op) {
+  case Op::Add:
+  case Op::Sub:
+  case Op::Mul:
+  case Op::Div: {
+    const auto out = broadcast(in[0], in[1]);
+    if (!out) return fail("shapes " + in[0].to_string() + " and " + in[1].to_string() + " do not broadcast");
+    return capped(*out);
+  }
+  case Op::Neg:
+  case Op::Abs:
+  case Op::Exp:
+  case Op::Log:
+  case Op::Sqrt:
+  case Op::Pow:
+  case Op::Relu:
+  case Op::Sigmoid:
+  case Op::Tanh:
+  case Op::Clamp: return capped(in[0]);
+  case Op::SumAll:
+  case Op::MeanAll: return ShapeResult{Shape::scalar()};
+  case Op::SumDim:
+  case Op::MeanDim: return reduce_dim(attrs, in[0]);
+  case Op::Transpose: {
+    if (!valid_axis(attrs.dim, in[0]) || !valid_axis(attrs.dim1, in[0]) || attrs.dim == attrs.dim1)
+      return fail("transpose needs two distinct dims within rank " + std::to_string(in[0].rank()));
+    Shape out = in[0];
+    out[attrs.dim] = in[0][attrs.dim1];
+    out[attrs.dim1] = in[0][attrs.dim];
+    return capped(out);
+  }
+  case Op::Concat: return concat(attrs, in[0], in[1]);
+  case Op::Repeat: {
+    if (!valid_axis(attrs.dim, in[0])) return fail("repeat dim out of range");
+    if (attrs.times < 1 || attrs.times > kMaxRepeat)
+      return fail("repeat times must be 1.." + std::to_string(kMaxRepeat));
+    Shape out = in[0];
+    out[attrs.dim] *= attrs.times;
+    return capped(out);
+  }
+  case Op::Matmul: return matmul(in[0], in[1]);
+  }
+  return fail("unknown op");
+}
+
+} // namespace burnmark

@@ -1,0 +1,257 @@
+// Printing and parsing of the program text form (see burnmark/ir/text.h for an example).
+#include "burnmark/ir/text.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <string>
+#include <vector>
+
+#include "burnmark/ir/shape_rules.h"
+
+namespace burnmark {
+
+std::string float_to_text(float value) {
+  if (std::isnan(value)) return std::signbit(value) ? "-nan" : "nan";
+  // fmt prints the shortest decimal that reads back to the same float, "-0" and "inf" included.
+  return fmt::format("{}", value);
+}
+
+namespace {
+
+std::string shape_text(const Shape& s) { return "f32" + s.to_string(); }
+
+std::string attrs_text(Op op, const Attrs& a) {
+  switch (op_info(op).attr_kind) {
+  case AttrKind::None: return {};
+  case AttrKind::Exponent: return fmt::format(", exponent={}", float_to_text(static_cast<float>(a.exponent)));
+  case AttrKind::DimKeep: return fmt::format(", dim={}, keepdim={}", a.dim, a.keepdim);
+  case AttrKind::TwoDims: return fmt::format(", dim0={}, dim1={}", a.dim, a.dim1);
+  case AttrKind::Dim: return fmt::format(", dim={}", a.dim);
+  case AttrKind::DimTimes: return fmt::format(", dim={}, times={}", a.dim, a.times);
+  case AttrKind::Bounds:
+    return fmt::format(", min={}, max={}", float_to_text(static_cast<float>(a.lo)),
+                       float_to_text(static_cast<float>(a.hi)));
+  }
+  return {};
+}
+
+} // namespace
+
+std::string stmt_to_text(const Program& p, Reg reg) {
+  const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
+  switch (s.kind) {
+  case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape));
+  case StmtKind::Alias: return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape));
+  case StmtKind::Op: {
+    std::string line = fmt::format("%{} = {}", reg, op_name(s.instr.op));
+    for (std::size_t i = 0; i < s.instr.operands.size(); ++i)
+      line += fmt::format("{}%{}", i ? ", " : " ", s.instr.operands[i]);
+    line += attrs_text(s.instr.op, s.instr.attrs);
+    line += " : " + shape_text(s.shape);
+    return line;
+  }
+  }
+  return {};
+}
+
+std::string to_text(const Program& p) {
+  std::string out = "# burnmark program v1\n";
+  for (std::size_t r = 0; r < p.stmts.size(); ++r) {
+    out += stmt_to_text(p, static_cast<Reg>(r));
+    const Stmt& s = p.stmts[r];
+    if (s.kind == StmtKind::Leaf) {
+      out += " [";
+      const auto& data = p.leaves[static_cast<std::size_t>(s.leaf)].data;
+      for (std::size_t i = 0; i < data.size(); ++i) {
+        if (i) out += ", ";
+        out += float_to_text(data[i]);
+      }
+      out += ']';
+    }
+    out += '\n';
+  }
+  out += fmt::format("root %{}\n", p.root);
+  return out;
+}
+
+namespace {
+
+// A cursor over one line; every method leaves `error` set on failure and returns false.
+struct LineParser {
+  std::string_view rest;
+  std::string error;
+
+  void skip_space() {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+  }
+  bool done() {
+    skip_space();
+    return rest.empty();
+  }
+  bool fail(std::string why) {
+    if (error.empty()) error = std::move(why);
+    return false;
+  }
+  bool literal(std::string_view lit) {
+    skip_space();
+    if (rest.substr(0, lit.size()) != lit) return fail("expected '" + std::string(lit) + "'");
+    rest.remove_prefix(lit.size());
+    return true;
+  }
+  bool peek(std::string_view lit) {
+    skip_space();
+    return rest.substr(0, lit.size()) == lit;
+  }
+  std::string_view word() {
+    skip_space();
+    std::size_t n = 0;
+    while (n < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[n])) || rest[n] == '_')) ++n;
+    const std::string_view w = rest.substr(0, n);
+    rest.remove_prefix(n);
+    return w;
+  }
+  bool integer(long long& out) {
+    skip_space();
+    const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), out);
+    if (ec != std::errc()) return fail("expected an integer");
+    rest.remove_prefix(static_cast<std::size_t>(ptr - rest.data()));
+    return true;
+  }
+  bool real(float& out) {
+    skip_space();
+    std::size_t n = 0;
+    while (n < rest.size() && rest[n] != ',' && rest[n] != ']' && rest[n] != ' ' && rest[n] != ':') ++n;
+    const std::string token(rest.substr(0, n));
+    if (token.empty()) return fail("expected a number");
+    char* end = nullptr;
+    // strtof, not from_chars: it reads nan/inf, and rounds subnormals exactly.
+    out = std::strtof(token.c_str(), &end);
+    if (end != token.c_str() + token.size()) return fail("bad number '" + token + "'");
+    rest.remove_prefix(n);
+    return true;
+  }
+  bool reg(Reg& out) {
+    long long v = 0;
+    if (!literal("%") || !integer(v)) return fail("expected a register like %3");
+    out = static_cast<Reg>(v);
+    return true;
+  }
+  bool shape(Shape& out) {
+    if (!literal("f32[")) return false;
+    out = Shape{};
+    if (peek("]")) return literal("]");
+    for (;;) {
+      long long d = 0;
+      if (!integer(d)) return false;
+      if (out.rank() == kMaxRank) return fail("rank above 4");
+      out.push_back(d);
+      if (peek("]")) return literal("]");
+      if (!literal(",")) return false;
+    }
+  }
+  bool key(std::string_view name) { return literal(",") && literal(name) && literal("="); }
+  bool int_attr(std::string_view name, int& out) {
+    long long v = 0;
+    if (!key(name) || !integer(v)) return false;
+    out = static_cast<int>(v);
+    return true;
+  }
+  bool real_attr(std::string_view name, double& out) {
+    float v = 0;
+    if (!key(name) || !real(v)) return false;
+    out = v;
+    return true;
+  }
+  bool bool_attr(std::string_view name, bool& out) {
+    if (!key(name)) return false;
+    const std::string_view w = word();
+    if (w != "true" && w != "false") return fail("expected true or false");
+    out = w == "true";
+    return true;
+  }
+  bool attrs(Op op, Attrs& a) {
+    switch (op_info(op).attr_kind) {
+    case AttrKind::None: return true;
+    case AttrKind::Exponent: return real_attr("exponent", a.exponent);
+    case AttrKind::DimKeep: return int_attr("dim", a.dim) && bool_attr("keepdim", a.keepdim);
+    case AttrKind::TwoDims: return int_attr("dim0", a.dim) && int_attr("dim1", a.dim1);
+    case AttrKind::Dim: return int_attr("dim", a.dim);
+    case AttrKind::DimTimes: return int_attr("dim", a.dim) && int_attr("times", a.times);
+    case AttrKind::Bounds: return real_attr("min", a.lo) && real_attr("max", a.hi);
+    }
+    return false;
+  }
+};
+
+} // namespace
+
+ParseResult parse_program(std::string_view text) {
+  Program p;
+  bool have_root = false;
+  int line_no = 0;
+  const auto error = [&](const std::string& why) { return ParseResult{fmt::format("line {}: {}", line_no, why)}; };
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++line_no;
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    LineParser lp{line, {}};
+    if (lp.done()) continue;
+    if (have_root) return error("nothing may follow the root line");
+    if (lp.peek("root")) {
+      lp.word();
+      if (!lp.reg(p.root) || !lp.done()) return error(lp.error.empty() ? "trailing text after root" : lp.error);
+      have_root = true;
+      continue;
+    }
+    Reg dst = -1;
+    if (!lp.reg(dst) || !lp.literal("=")) return error(lp.error);
+    if (dst != static_cast<Reg>(p.stmts.size()))
+      return error(fmt::format("expected register %{} next, found %{}", p.stmts.size(), dst));
+    const std::string_view head = lp.word();
+    Stmt s;
+    if (head == "leaf") {
+      Leaf leaf;
+      if (!lp.shape(leaf.shape) || !lp.literal("[")) return error(lp.error);
+      while (!lp.peek("]")) {
+        float v = 0;
+        if (!leaf.data.empty() && !lp.literal(",")) return error(lp.error);
+        if (!lp.real(v)) return error(lp.error);
+        leaf.data.push_back(v);
+      }
+      lp.literal("]");
+      s.kind = StmtKind::Leaf;
+      s.leaf = static_cast<int>(p.leaves.size());
+      s.shape = leaf.shape;
+      p.leaves.push_back(std::move(leaf));
+    } else if (head == "alias") {
+      s.kind = StmtKind::Alias;
+      if (!lp.reg(s.source) || !lp.literal(":") || !lp.shape(s.shape)) return error(lp.error);
+    } else {
+      const auto op = op_from_name(head);
+      if (!op) return error("unknown op '" + std::string(head) + "'");
+      s.kind = StmtKind::Op;
+      s.instr.op = *op;
+      for (int i = 0; i < op_arity(*op); ++i) {
+        Reg r = -1;
+        if ((i > 0 && !lp.literal(",")) || !lp.reg(r)) return error(lp.error);
+        s.instr.operands.push_back(r);
+      }
+      if (!lp.attrs(*op, s.instr.attrs) || !lp.literal(":") || !lp.shape(s.shape)) return error(lp.error);
+    }
+    if (!lp.done()) return error("unexpected text: '" + std::string(lp.rest) + "'");
+    p.stmts.push_back(std::move(s));
+  }
+  if (!have_root) {
+    if (p.stmts.empty()) return ParseResult{std::string("empty program")};
+    p.root = static_cast<Reg>(p.stmts.size() - 1);
+  }
+  if (std::string why = validate(p); !why.empty()) return ParseResult{"invalid program: " + why};
+  return ParseResult{std::move(p)};
+}
+
+} // namespace burnmark

@@ -1,0 +1,137 @@
+// Shape rules of every op and the text form's round trip on hand-written programs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "burnmark/ir/shape_rules.h"
+#include "burnmark/ir/text.h"
+
+using namespace burnmark;
+
+namespace {
+
+ShapeResult rule(Op op, std::vector<Shape> in, Attrs a = {}) { return infer_shape(op, a, in); }
+
+void expect_shape(const ShapeResult& r, const Shape& want) {
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.shape().to_string(), want.to_string());
+}
+
+} // namespace
+
+TEST(Shape, BroadcastFollowsNumpy) {
+  EXPECT_EQ(broadcast({2, 3}, {3})->to_string(), "[2,3]");
+  EXPECT_EQ(broadcast({4, 1, 3}, {2, 1})->to_string(), "[4,2,3]");
+  EXPECT_EQ(broadcast({}, {2, 2})->to_string(), "[2,2]");
+  EXPECT_FALSE(broadcast({2, 3}, {2}).has_value());
+}
+
+TEST(ShapeRules, Elementwise) {
+  for (Op op : {Op::Add, Op::Sub, Op::Mul, Op::Div}) {
+    expect_shape(rule(op, {{2, 1, 4}, {3, 1}}), {2, 3, 4});
+    EXPECT_FALSE(rule(op, {{2, 3}, {4}}).ok());
+  }
+  for (Op op : {Op::Neg, Op::Abs, Op::Exp, Op::Log, Op::Sqrt, Op::Pow, Op::Relu, Op::Sigmoid, Op::Tanh, Op::Clamp})
+    expect_shape(rule(op, {{5, 2}}), {5, 2});
+}
+
+TEST(ShapeRules, Reductions) {
+  expect_shape(rule(Op::SumAll, {{3, 4}}), Shape::scalar());
+  expect_shape(rule(Op::MeanAll, {{3}}), Shape::scalar());
+  Attrs a;
+  a.dim = 1;
+  expect_shape(rule(Op::SumDim, {{3, 4, 5}}, a), {3, 5});
+  a.keepdim = true;
+  expect_shape(rule(Op::MeanDim, {{3, 4, 5}}, a), {3, 1, 5});
+  a.dim = 3;
+  EXPECT_FALSE(rule(Op::SumDim, {{3, 4, 5}}, a).ok());
+}
+
+TEST(ShapeRules, Layout) {
+  Attrs t;
+  t.dim = 0;
+  t.dim1 = 2;
+  expect_shape(rule(Op::Transpose, {{2, 3, 4}}, t), {4, 3, 2});
+  EXPECT_FALSE(rule(Op::Transpose, {{5}}, t).ok());
+  Attrs c;
+  c.dim = 1;
+  expect_shape(rule(Op::Concat, {{2, 3}, {2, 5}}, c), {2, 8});
+  EXPECT_FALSE(rule(Op::Concat, {{2, 3}, {3, 5}}, c).ok());
+  EXPECT_FALSE(rule(Op::Concat, {{2, 40}, {2, 9}}, c).ok()) << "48 per dimension is the cap";
+  Attrs r;
+  r.dim = 0;
+  r.times = 3;
+  expect_shape(rule(Op::Repeat, {{2, 3}}, r), {6, 3});
+  r.times = kMaxRepeat + 1;
+  EXPECT_FALSE(rule(Op::Repeat, {{2, 3}}, r).ok());
+}
+
+TEST(ShapeRules, MatmulBroadcastsBatch) {
+  expect_shape(rule(Op::Matmul, {{2, 3}, {3, 4}}), {2, 4});
+  expect_shape(rule(Op::Matmul, {{5, 2, 3}, {3, 4}}), {5, 2, 4});
+  expect_shape(rule(Op::Matmul, {{2, 1, 2, 3}, {4, 3, 6}}), {2, 4, 2, 6});
+  EXPECT_FALSE(rule(Op::Matmul, {{2, 3}, {4, 3}}).ok());
+  EXPECT_FALSE(rule(Op::Matmul, {{3}, {3, 4}}).ok());
+  EXPECT_FALSE(rule(Op::Matmul, {{2, 2, 3}, {3, 3, 4}}).ok());
+}
+
+TEST(ShapeRules, CapOnElements) {
+  EXPECT_FALSE(rule(Op::Add, {{48, 48, 4}, {1}}).ok()) << "9216 elements exceed kMaxElements";
+}
+
+TEST(OpTable, NamesAndIdsAreUnique) {
+  for (std::size_t i = 0; i < kOpCount; ++i) {
+    EXPECT_EQ(static_cast<std::size_t>(kOpTable[i].op), i);
+    EXPECT_EQ(op_from_name(kOpTable[i].name), kOpTable[i].op);
+    EXPECT_EQ(op_from_stable_id(kOpTable[i].stable_id), kOpTable[i].op);
+    for (std::size_t j = i + 1; j < kOpCount; ++j) {
+      EXPECT_NE(kOpTable[i].name, kOpTable[j].name);
+      EXPECT_NE(kOpTable[i].stable_id, kOpTable[j].stable_id);
+    }
+  }
+}
+
+TEST(Text, RoundTripKeepsSpecialValuesBitForBit) {
+  const char* text = R"(# a program with every statement kind
+%0 = leaf f32[2,3] [0.5, -1, nan, inf, -0, 1e-40]
+%1 = leaf f32[3] [1, -inf, 3.4028235e+38]
+%2 = add %0, %1 : f32[2,3]
+%3 = pow %2, exponent=-0.5 : f32[2,3]
+%4 = sum_dim %3, dim=1, keepdim=true : f32[2,1]
+%5 = alias %4 : f32[2,1]
+%6 = clamp %5, min=0.5, max=-0.5 : f32[2,1]
+%7 = transpose %0, dim0=0, dim1=1 : f32[3,2]
+%8 = repeat %7, dim=1, times=2 : f32[3,4]
+%9 = concat %8, %8, dim=0 : f32[6,4]
+%10 = transpose %8, dim0=0, dim1=1 : f32[4,3]
+%11 = matmul %9, %10 : f32[6,3]
+%12 = sum %11 : f32[]
+root %12
+)";
+  const ParseResult first = parse_program(text);
+  ASSERT_TRUE(first.ok()) << first.error();
+  const Program& p = first.program();
+  EXPECT_EQ(p.stmts.size(), 13u);
+  EXPECT_EQ(p.root, 12);
+  EXPECT_TRUE(std::isnan(p.leaves[0].data[2]));
+  EXPECT_TRUE(std::signbit(p.leaves[0].data[4]));
+  EXPECT_EQ(p.leaves[0].data[5], 1e-40f);
+  const ParseResult second = parse_program(to_text(p));
+  ASSERT_TRUE(second.ok()) << second.error();
+  EXPECT_EQ(second.program(), p);
+  EXPECT_EQ(to_text(second.program()), to_text(p));
+}
+
+TEST(Text, ErrorsNameTheLine) {
+  const ParseResult wrong_shape = parse_program("%0 = leaf f32[2] [1, 2]\n%1 = exp %0 : f32[3]\n");
+  ASSERT_FALSE(wrong_shape.ok());
+  EXPECT_NE(wrong_shape.error().find("should be [2]"), std::string::npos) << wrong_shape.error();
+  const ParseResult unknown = parse_program("%0 = leaf f32[1] [1]\n%1 = frobnicate %0 : f32[1]\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error(), "line 2: unknown op 'frobnicate'");
+  EXPECT_FALSE(parse_program("%0 = leaf f32[2] [1]\n").ok()) << "data length must match the shape";
+  EXPECT_FALSE(parse_program("%0 = leaf f32[1] [1]\n%1 = neg %1 : f32[1]\n").ok()) << "operands must be earlier";
+}
