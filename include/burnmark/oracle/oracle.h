@@ -1,0 +1,58 @@
+// The oracle: compares every backend's outcome with the first one's (the reference) and says
+// where they disagree. Findings are data (a Verdict), never exceptions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "burnmark/driver/outcome.h"
+
+namespace burnmark {
+
+inline constexpr double kDefaultTolerance = 1e-4;
+
+// The seed's values_diverge: NaN vs non-NaN diverges, two NaNs agree, infinities must match
+// exactly (sign included), finite values diverge when |a - b| > tolerance * max(1, |a|, |b|)
+// + bound, where bound is the propagated rounding-error estimate of the pair (0 if none).
+bool values_diverge(double a, double b, double tolerance, double bound = 0.0);
+
+enum class DivergenceKind {
+  Forward,  // the root's values differ
+  Gradient, // a leaf's gradient differs
+  Error,    // the backend raised where the reference did not (or the reverse)
+  Shape,    // shapes or element counts differ
+};
+
+struct Divergence {
+  std::string backend;      // the backend that disagrees with the reference
+  DivergenceKind kind = DivergenceKind::Forward;
+  int leaf = -1;            // for Gradient: which leaf (leaf order)
+  std::size_t count = 0;    // diverging elements
+  std::size_t first_index = 0;
+  double expected = 0.0;    // the reference's value at first_index
+  double actual = 0.0;      // the backend's value at first_index
+  std::string detail;       // error message or shape text
+};
+
+struct Verdict {
+  std::string reference;                 // name of the first backend
+  std::vector<Divergence> divergences;   // every diverging backend, every diverging tensor
+  std::vector<std::string> skipped;      // backends that declared an op unsupported
+  bool agree() const { return divergences.empty(); }
+};
+
+struct OracleOptions {
+  double tolerance = kDefaultTolerance;
+  bool gradients = true;
+};
+
+// outcomes[0] is the reference. If the reference itself errored, every backend that did not
+// error the same way is reported as kind Error.
+Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& options);
+
+std::string kind_name(DivergenceKind kind);
+// Fixed-shape, line-oriented report a script can parse: one "DIVERGENCE ..." line per entry.
+std::string format_verdict(const Verdict& verdict);
+
+} // namespace burnmark
