@@ -1,0 +1,26 @@
+// Loads a dlopen'd backend (a plugin speaking include/burnmark/plugin/plugin.h) and wraps it
+// as a Backend. Every failure is a one-line message for the user, never an exception.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "burnmark/driver/driver.h"
+
+namespace burnmark {
+
+struct PluginLoadResult {
+  std::variant<std::unique_ptr<Backend>, std::string> value; // the backend, or why not
+  bool ok() const { return std::holds_alternative<std::unique_ptr<Backend>>(value); }
+  std::unique_ptr<Backend> take() { return std::move(std::get<std::unique_ptr<Backend>>(value)); }
+  const std::string& error() const { return std::get<std::string>(value); }
+};
+
+// `name_or_path` is either a path to a shared object (contains '/' or ends in ".so") or a
+// plugin name, looked up as lib burnmark_<name>.so in BURNMARK_PLUGIN_PATH (colon-separated)
+// and then in the install's plugin directory.
+PluginLoadResult load_plugin_backend(std::string_view name_or_path);
+
+} // namespace burnmark
