@@ -19,7 +19,7 @@ struct PluginLoadResult {
 };
 
 // `name_or_path` is either a path to a shared object (contains '/' or ends in ".so") or a
-// plugin name, looked up as lib burnmark_<name>.so in BURNMARK_PLUGIN_PATH (colon-separated)
+// plugin name, looked up as burnmark_<name>.so (or libburnmark_<name>.so) in BURNMARK_PLUGIN_PATH (colon-separated)
 // and then in the install's plugin directory.
 PluginLoadResult load_plugin_backend(std::string_view name_or_path);
 
