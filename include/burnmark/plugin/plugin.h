@@ -1,0 +1,226 @@
+/* The BurnMark plugin ABI: the one C contract between BurnMark (the host) and a dlopen'd
+ * backend (a plugin). A plugin is a shared object exporting one function,
+ * burnmark_plugin_entry, which returns a table describing the plugin and the functions the
+ * host calls. The host hands the plugin a whole program as plain structs; the plugin hands back
+ * the root's values and each leaf's gradient.
+ *
+ * Modelled on dlpack.h and the ONNX Runtime C API: plain C11 structs and integers only, every
+ * pointer's owner stated where it crosses, nothing may throw or longjmp across the boundary.
+ * This header is compiled as C in BurnMark's own tests (tests/plugin_header_c.c).
+ *
+ * Versioning. BURNMARK_PLUGIN_ABI_VERSION changes whenever any struct below changes layout or
+ * meaning. The host passes its version to the entry function; the plugin returns its table
+ * whose first field is the version the plugin was built against; the host refuses any mismatch
+ * and touches nothing else in the table (not even release functions). The first field of
+ * BurnmarkPluginV1 is therefore fixed forever.
+ *
+ * Op ids. Ops are named by their stable numeric id from include/burnmark/ir/ops.def. An id is
+ * stable forever: a new op gets a new id, an id is never reused or given a new meaning, and a
+ * changed op semantics is a new op. A plugin lists the ids it implements; the host never calls
+ * run() with a program containing an op outside that list (it reports the program as
+ * unsupported by that plugin instead), so a plugin built today keeps working when ops are added.
+ */
+#ifndef BURNMARK_PLUGIN_PLUGIN_H
+#define BURNMARK_PLUGIN_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BURNMARK_PLUGIN_ABI_VERSION 1u
+
+/* Name of the one symbol a plugin exports (see BurnmarkPluginEntryFn). */
+#define BURNMARK_PLUGIN_ENTRY_SYMBOL "burnmark_plugin_entry"
+
+/* Marks the entry function as exported even when the plugin builds with hidden visibility. */
+#if defined(_WIN32)
+#define BURNMARK_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define BURNMARK_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Largest rank of any tensor in a program (burnmark::kMaxRank). */
+#define BURNMARK_MAX_RANK 4
+/* Largest number of operands of any op (binary ops). */
+#define BURNMARK_MAX_OPERANDS 2
+
+/* ------------------------------------------------------------------------------------------ */
+/* The program: host -> plugin. The host owns every byte reachable from a BurnmarkProgram; it   */
+/* is valid only for the duration of the run() call it is passed to. A plugin must copy what it */
+/* wants to keep, and must not write through any of these pointers.                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Row-major dense shape. rank 0 is a scalar (one element); dims[rank..] are 0. Every dim is in
+ * 1..48 and the element count is at most 8192 (BurnMark's allocation cap). */
+typedef struct BurnmarkShape {
+  int32_t rank;                     /* 0..BURNMARK_MAX_RANK */
+  int32_t reserved;                 /* 0; keeps dims 8-byte aligned */
+  int64_t dims[BURNMARK_MAX_RANK];  /* dims[0] outermost */
+} BurnmarkShape;
+
+/* Attributes of an op statement. Which fields are meaningful is fixed by the op (the attr_kind
+ * column of ops.def); the others are at their defaults (0, times 1). Dims are non-negative and
+ * already normalised (never -1). */
+typedef struct BurnmarkAttrs {
+  int32_t dim;      /* sum_dim, mean_dim, transpose (first), concat, repeat */
+  int32_t dim1;     /* transpose (second) */
+  int32_t keepdim;  /* sum_dim, mean_dim: 0 or 1 */
+  int32_t times;    /* repeat: how many copies along dim (>= 1) */
+  double exponent;  /* pow */
+  double lo;        /* clamp lower bound; may exceed hi (then every element becomes hi) */
+  double hi;        /* clamp upper bound */
+} BurnmarkAttrs;
+
+/* A gradient-tracked input tensor (float32 data). */
+typedef struct BurnmarkLeaf {
+  BurnmarkShape shape;
+  int64_t numel;      /* product of shape.dims[0..rank) (1 for a scalar) */
+  const float* data;  /* numel values, row-major; host-owned, read-only */
+} BurnmarkLeaf;
+
+/* What defines a register. Register i is defined by statement i. */
+typedef enum BurnmarkStmtKind {
+  BURNMARK_STMT_LEAF = 0,  /* a new gradient-tracked input: program->leaves[stmt.leaf] */
+  BURNMARK_STMT_ALIAS = 1, /* the very same tensor as register stmt.source: same autograd node,
+                              not a copy, so gradients flowing into either reach the same leaf */
+  BURNMARK_STMT_OP = 2     /* the result of op stmt.op applied to stmt.operands */
+} BurnmarkStmtKind;
+
+typedef struct BurnmarkStmt {
+  int32_t kind;        /* a BurnmarkStmtKind */
+  uint32_t op;         /* OP: stable op id (ops.def); 0 otherwise */
+  int32_t leaf;        /* LEAF: index into program->leaves; -1 otherwise */
+  int32_t source;      /* ALIAS: an earlier register; -1 otherwise */
+  int32_t num_operands;                     /* OP: the op's arity; 0 otherwise */
+  int32_t operands[BURNMARK_MAX_OPERANDS];  /* OP: earlier registers; unused entries are -1 */
+  int32_t reserved;                         /* 0 */
+  BurnmarkAttrs attrs; /* OP: the op's attributes; defaults otherwise */
+  BurnmarkShape shape; /* the register's shape, as BurnMark's shape rules infer it */
+} BurnmarkStmt;
+
+/* A whole SSA program. Well formed by construction: operands refer to earlier registers, every
+ * leaf is defined exactly once and in order, shapes obey the rules of each op. */
+typedef struct BurnmarkProgram {
+  int32_t num_leaves;
+  int32_t num_stmts;
+  const BurnmarkLeaf* leaves;  /* num_leaves entries, in leaf order */
+  const BurnmarkStmt* stmts;   /* num_stmts entries; register i is stmts[i] */
+  int32_t root;                /* the register whose values (and whose backward) are wanted */
+  int32_t reserved;            /* 0 */
+} BurnmarkProgram;
+
+typedef struct BurnmarkRunOptions {
+  /* 1: also run backward from the root, seeded with ones, and return one gradient per leaf.
+   * Only ever 1 for a plugin whose computes_gradients is 1. */
+  int32_t gradients;
+  int32_t reserved; /* 0 */
+} BurnmarkRunOptions;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The result: plugin -> host. The HOST owns the BurnmarkResult struct itself (it zeroes it     */
+/* before run()); the PLUGIN owns every buffer the result points to. Those buffers stay valid   */
+/* and unchanged until the host passes the same result to release_result(), which the host      */
+/* calls exactly once after every run() call, whatever the status.                              */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum BurnmarkStatus {
+  BURNMARK_STATUS_OK = 0,
+  /* The plugin cannot run an op of this program (e.g. a kernel is missing for these shapes):
+   * result->unsupported_op names it. The host skips the plugin for this program; never a
+   * divergence. */
+  BURNMARK_STATUS_UNSUPPORTED = 1,
+  /* The library raised an error: result->message says what. A divergence when the reference
+   * succeeded. */
+  BURNMARK_STATUS_ERROR = 2
+} BurnmarkStatus;
+
+typedef enum BurnmarkDType {
+  BURNMARK_DTYPE_F32 = 0, /* data points to float */
+  BURNMARK_DTYPE_F64 = 1  /* data points to double */
+} BurnmarkDType;
+
+/* A tensor read out of the plugin, contiguous row-major. */
+typedef struct BurnmarkTensorOut {
+  BurnmarkShape shape;        /* must equal the shape the host expects (checked) */
+  int64_t numel;              /* number of values at data; must equal the shape's count */
+  int32_t dtype;              /* a BurnmarkDType */
+  int32_t reserved;           /* 0 */
+  const void* data;           /* plugin-owned. For a gradient, NULL means no gradient reached
+                                 this leaf, which the host reads as zeros. */
+  const double* error_bound;  /* nullable, plugin-owned, numel values: per-element bound on how
+                                 far a correct float32 result may lie from data */
+} BurnmarkTensorOut;
+
+typedef struct BurnmarkResult {
+  int32_t status;          /* a BurnmarkStatus; equal to run()'s return value */
+  uint32_t unsupported_op; /* UNSUPPORTED: stable id of the op the plugin cannot run */
+  const char* message;     /* nullable, plugin-owned, NUL-terminated: the error (ERROR) or a
+                              detail (UNSUPPORTED) */
+  BurnmarkTensorOut root;  /* OK: the root register's values */
+  int32_t num_grads;       /* OK with gradients requested: program->num_leaves; else 0 */
+  int32_t reserved;        /* 0 */
+  const BurnmarkTensorOut* grads; /* plugin-owned, num_grads entries, in leaf order */
+  void* plugin_data;       /* the plugin's own bookkeeping for release_result; host ignores it */
+} BurnmarkResult;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The plugin table.                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct BurnmarkPluginV1 {
+  /* BURNMARK_PLUGIN_ABI_VERSION as the plugin saw it when compiled. Always the first field. */
+  uint32_t abi_version;
+  uint32_t reserved; /* 0 */
+
+  /* Static strings (live as long as the shared object is loaded). name is a short identifier
+   * ([a-z0-9_-]+) the host reports the backend under; description is one human-readable line
+   * (library and version, precision, device). */
+  const char* name;
+  const char* description;
+
+  /* The stable op ids the plugin implements, in any order; static storage. */
+  const uint32_t* supported_ops;
+  uint32_t num_supported_ops;
+
+  /* 1: run() can compute gradients (BurnmarkRunOptions.gradients may be 1). 0: forward only. */
+  int32_t computes_gradients;
+
+  /* Nullable. Makes the per-backend state (library handles, scratch buffers) passed to every
+   * other function; called once after a successful handshake. Returns NULL on failure and may
+   * then point *error at a static or plugin-lifetime message. When create is NULL, context is
+   * NULL everywhere. */
+  void* (*create)(const char** error);
+
+  /* Nullable. Frees what create() made; called once, before the host unloads the plugin, after
+   * every result has been released. */
+  void (*destroy)(void* context);
+
+  /* Runs one program. program and options are host-owned and valid during the call only.
+   * result points at a zeroed host-owned struct that the plugin fills (buffers plugin-owned, see
+   * above). Returns result->status. Must not throw, abort or longjmp: every failure is a status.
+   * The host calls run() on one context from one thread at a time. */
+  int32_t (*run)(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
+                 BurnmarkResult* result);
+
+  /* Frees the buffers a run() attached to result (called exactly once per run(), whatever the
+   * status). The host does not read result afterwards. */
+  void (*release_result)(void* context, BurnmarkResult* result);
+} BurnmarkPluginV1;
+
+/* The one exported symbol, named BURNMARK_PLUGIN_ENTRY_SYMBOL:
+ *
+ *   BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t host_abi_version);
+ *
+ * Returns a pointer to a static table (never freed), or NULL if the plugin cannot load at all.
+ * A plugin built for another ABI version still returns its table: the host reads abi_version,
+ * sees the mismatch and reports both numbers. */
+typedef const BurnmarkPluginV1* (*BurnmarkPluginEntryFn)(uint32_t host_abi_version);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* BURNMARK_PLUGIN_PLUGIN_H */

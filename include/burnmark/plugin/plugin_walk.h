@@ -1,0 +1,395 @@
+// Header-only C++ helper for plugin authors: turns a handful of per-op kernels into a complete
+// plugin speaking plugin.h. The helper owns the parts every plugin would otherwise get subtly
+// different: the register file, the alias protocol, reverse-mode accumulation over the program
+// (a tape of dense buffers), zeros-for-unreached leaves, result ownership, and the rule that no
+// exception crosses the C boundary.
+//
+// A plugin author writes a Kernels type:
+//
+//   struct MyKernels {
+//     using Scalar = float;  // or double: the element type the library computes in
+//     // Writes op `s.op` applied to `in` into `out`, which is already shaped as s.shape and
+//     // zero-filled. Throw Unsupported{s.op} for shapes the library cannot do, any
+//     // std::exception for a library error.
+//     void forward(const BurnmarkStmt& s, std::span<const Dense<Scalar>* const> in,
+//                  Dense<Scalar>& out);
+//     // Optional; present = the plugin computes gradients. Writes the gradient of the root with
+//     // respect to each operand, given `grad_out` (gradient w.r.t. out), into grad_in[i], which
+//     // is already shaped as operand i and zero-filled. The helper sums contributions
+//     // (including an operand used twice), so the kernel only ever writes its own op's share.
+//     void backward(const BurnmarkStmt& s, std::span<const Dense<Scalar>* const> in,
+//                   const Dense<Scalar>& out, const Dense<Scalar>& grad_out,
+//                   std::span<Dense<Scalar>* const> grad_in);
+//   };
+//
+// and exports it with make_plugin_table (see plugins/example/example_plugin.cpp). One Kernels
+// object is made per host backend (create) and may keep library state between runs.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "burnmark/plugin/plugin.h"
+
+namespace burnmark::plugin {
+
+// Stable op ids (ops.def) as named constants, so a kernel switches on OpId::Matmul rather than
+// on 20. Switching over every enumerator with no default makes a new op a compile error in the
+// plugin too; a plugin may instead throw Unsupported for the ops it lacks.
+enum class OpId : std::uint32_t {
+#define BURNMARK_OP(Enum, name, id, arity, attrs) Enum = id,
+#include "burnmark/ir/ops.def"
+#undef BURNMARK_OP
+};
+
+inline std::string_view op_id_name(std::uint32_t id) {
+  switch (id) {
+#define BURNMARK_OP(Enum, name, id, arity, attrs)                                                     \
+  case id: return name;
+#include "burnmark/ir/ops.def"
+#undef BURNMARK_OP
+  }
+  return "unknown op";
+}
+
+// Throw from a kernel to report that this program is outside what the library can do; the run
+// ends with BURNMARK_STATUS_UNSUPPORTED naming the op, which the host counts as a skip.
+struct Unsupported {
+  std::uint32_t op;
+  std::string detail;
+};
+
+inline std::int64_t numel(const BurnmarkShape& shape) {
+  std::int64_t n = 1;
+  for (int i = 0; i < shape.rank; ++i) n *= shape.dims[i];
+  return n;
+}
+
+inline bool same_shape(const BurnmarkShape& a, const BurnmarkShape& b) {
+  if (a.rank != b.rank) return false;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.dims[i] != b.dims[i]) return false;
+  return true;
+}
+
+// Row-major strides in elements; entries past the rank are 0.
+inline std::array<std::int64_t, BURNMARK_MAX_RANK> strides(const BurnmarkShape& shape) {
+  std::array<std::int64_t, BURNMARK_MAX_RANK> s{};
+  std::int64_t step = 1;
+  for (int i = shape.rank - 1; i >= 0; --i) {
+    s[static_cast<std::size_t>(i)] = step;
+    step *= shape.dims[i];
+  }
+  return s;
+}
+
+// A dense row-major tensor: the helper's register and gradient type.
+template <class T>
+struct Dense {
+  BurnmarkShape shape{};
+  std::vector<T> data;
+
+  static Dense zeros(const BurnmarkShape& shape) {
+    return Dense{shape, std::vector<T>(static_cast<std::size_t>(plugin::numel(shape)), T(0))};
+  }
+  std::int64_t numel() const { return static_cast<std::int64_t>(data.size()); }
+};
+
+// Calls f(i_out, i_a, i_b) for every element of `out`, with the flat indices of the elements of
+// `a` and `b` that NumPy broadcasting pairs with it. Shapes must broadcast to `out`.
+template <class F>
+void for_each_broadcast(const BurnmarkShape& out, const BurnmarkShape& a, const BurnmarkShape& b,
+                        F&& f) {
+  // Strides of a and b aligned to out's axes, 0 where the operand broadcasts.
+  std::array<std::int64_t, BURNMARK_MAX_RANK> sa{}, sb{};
+  const auto da = strides(a), db = strides(b);
+  for (int i = 0; i < out.rank; ++i) {
+    const int ia = i - (out.rank - a.rank), ib = i - (out.rank - b.rank);
+    sa[static_cast<std::size_t>(i)] = (ia >= 0 && a.dims[ia] != 1) ? da[static_cast<std::size_t>(ia)] : 0;
+    sb[static_cast<std::size_t>(i)] = (ib >= 0 && b.dims[ib] != 1) ? db[static_cast<std::size_t>(ib)] : 0;
+  }
+  std::array<std::int64_t, BURNMARK_MAX_RANK> idx{};
+  const std::int64_t n = numel(out);
+  std::int64_t ia = 0, ib = 0;
+  for (std::int64_t o = 0; o < n; ++o) {
+    f(o, ia, ib);
+    // Odometer increment over out's axes, keeping ia and ib in step.
+    for (int ax = out.rank - 1; ax >= 0; --ax) {
+      const auto u = static_cast<std::size_t>(ax);
+      if (++idx[u] < out.dims[ax]) {
+        ia += sa[u];
+        ib += sb[u];
+        break;
+      }
+      ia -= sa[u] * (idx[u] - 1);
+      ib -= sb[u] * (idx[u] - 1);
+      idx[u] = 0;
+    }
+  }
+}
+
+// Owns everything a BurnmarkResult points at. attach() hands it to the result (through
+// plugin_data); release() is the matching release_result. Also usable on its own by a plugin
+// that does not use walk() (plugins/reference does).
+class ResultStorage {
+public:
+  template <class T>
+  void set_root(const BurnmarkShape& shape, std::vector<T> values, std::vector<double> error_bound = {}) {
+    root_ = store(shape, std::move(values), std::move(error_bound));
+  }
+  // A gradient per leaf, in leaf order; `values` nullopt = no gradient reached the leaf.
+  template <class T>
+  void add_grad(const BurnmarkShape& shape, std::optional<std::vector<T>> values,
+                std::vector<double> error_bound = {}) {
+    if (values) {
+      grads_.push_back(store(shape, std::move(*values), std::move(error_bound)));
+    } else {
+      BurnmarkTensorOut t{};
+      t.shape = shape;
+      t.numel = numel(shape);
+      grads_.push_back(t);
+    }
+  }
+  void set_error(std::string message) {
+    status_ = BURNMARK_STATUS_ERROR;
+    message_ = std::move(message);
+  }
+  void set_unsupported(std::uint32_t op, std::string detail) {
+    status_ = BURNMARK_STATUS_UNSUPPORTED;
+    unsupported_op_ = op;
+    message_ = std::move(detail);
+  }
+
+  // Fills `result` from this storage and transfers ownership into it. Returns the status.
+  static std::int32_t attach(std::unique_ptr<ResultStorage> self, BurnmarkResult* result) {
+    *result = BurnmarkResult{};
+    result->status = self->status_;
+    result->unsupported_op = self->unsupported_op_;
+    result->message = self->message_.empty() ? nullptr : self->message_.c_str();
+    if (self->status_ == BURNMARK_STATUS_OK) {
+      result->root = self->root_;
+      result->num_grads = static_cast<std::int32_t>(self->grads_.size());
+      result->grads = self->grads_.empty() ? nullptr : self->grads_.data();
+    }
+    result->plugin_data = self.release();
+    return result->status;
+  }
+  static void release(BurnmarkResult* result) {
+    if (result == nullptr) return;
+    delete static_cast<ResultStorage*>(result->plugin_data);
+    result->plugin_data = nullptr;
+  }
+
+private:
+  template <class T>
+  BurnmarkTensorOut store(const BurnmarkShape& shape, std::vector<T> values, std::vector<double> error_bound) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "results are f32 or f64");
+    BurnmarkTensorOut t{};
+    t.shape = shape;
+    t.numel = static_cast<std::int64_t>(values.size());
+    t.dtype = std::is_same_v<T, float> ? BURNMARK_DTYPE_F32 : BURNMARK_DTYPE_F64;
+    // Vectors' heap buffers do not move when the vector object moves, so the pointers stay valid.
+    if constexpr (std::is_same_v<T, float>) {
+      f32_.push_back(std::move(values));
+      t.data = f32_.back().data();
+    } else {
+      f64_.push_back(std::move(values));
+      t.data = f64_.back().data();
+    }
+    if (!error_bound.empty()) {
+      bounds_.push_back(std::move(error_bound));
+      t.error_bound = bounds_.back().data();
+    }
+    return t;
+  }
+
+  std::int32_t status_ = BURNMARK_STATUS_OK;
+  std::uint32_t unsupported_op_ = 0;
+  std::string message_;
+  BurnmarkTensorOut root_{};
+  std::vector<BurnmarkTensorOut> grads_;
+  std::vector<std::vector<float>> f32_;
+  std::vector<std::vector<double>> f64_;
+  std::vector<std::vector<double>> bounds_;
+};
+
+// Runs `body(storage)` and attaches the storage to `result`, turning every exception into a
+// status so that nothing unwinds into the host.
+template <class Body>
+std::int32_t guarded_run(BurnmarkResult* result, Body&& body) noexcept {
+  std::unique_ptr<ResultStorage> storage;
+  try {
+    storage = std::make_unique<ResultStorage>();
+  } catch (...) {
+    *result = BurnmarkResult{};
+    result->status = BURNMARK_STATUS_ERROR;
+    result->message = "plugin out of memory";
+    return result->status;
+  }
+  try {
+    body(*storage);
+  } catch (const Unsupported& u) {
+    storage = std::make_unique<ResultStorage>();
+    storage->set_unsupported(u.op, u.detail.empty() ? std::string(op_id_name(u.op)) : u.detail);
+  } catch (const std::exception& e) {
+    storage = std::make_unique<ResultStorage>();
+    storage->set_error(e.what());
+  } catch (...) {
+    storage = std::make_unique<ResultStorage>();
+    storage->set_error("plugin threw a non-standard exception");
+  }
+  return ResultStorage::attach(std::move(storage), result);
+}
+
+template <class K>
+concept ForwardKernels = requires(K k, const BurnmarkStmt& s,
+                                  std::span<const Dense<typename K::Scalar>* const> in,
+                                  Dense<typename K::Scalar>& out) {
+  typename K::Scalar;
+  { k.forward(s, in, out) };
+};
+
+template <class K>
+concept GradientKernels =
+    ForwardKernels<K> && requires(K k, const BurnmarkStmt& s,
+                                  std::span<const Dense<typename K::Scalar>* const> in,
+                                  const Dense<typename K::Scalar>& out,
+                                  std::span<Dense<typename K::Scalar>* const> grad_in) {
+      { k.backward(s, in, out, out, grad_in) };
+    };
+
+// Walks `program` with `kernels`, filling `storage`. Throws what the kernels throw.
+template <ForwardKernels K>
+void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& options,
+          ResultStorage& storage) {
+  using T = typename K::Scalar;
+  const auto n = static_cast<std::size_t>(program.num_stmts);
+  // Aliases share their source's buffer and gradient: node[r] is the register that really
+  // holds r's tensor.
+  std::vector<std::size_t> node(n);
+  std::vector<Dense<T>> regs(n);
+  std::array<const Dense<T>*, BURNMARK_MAX_OPERANDS> in{};
+  for (std::size_t r = 0; r < n; ++r) {
+    const BurnmarkStmt& s = program.stmts[r];
+    node[r] = r;
+    switch (s.kind) {
+    case BURNMARK_STMT_LEAF: {
+      const BurnmarkLeaf& leaf = program.leaves[s.leaf];
+      regs[r].shape = leaf.shape;
+      regs[r].data.assign(leaf.data, leaf.data + leaf.numel);
+      break;
+    }
+    case BURNMARK_STMT_ALIAS: node[r] = node[static_cast<std::size_t>(s.source)]; break;
+    case BURNMARK_STMT_OP: {
+      for (int i = 0; i < s.num_operands; ++i)
+        in[static_cast<std::size_t>(i)] = &regs[node[static_cast<std::size_t>(s.operands[i])]];
+      regs[r] = Dense<T>::zeros(s.shape);
+      kernels.forward(s, std::span<const Dense<T>* const>(in.data(), static_cast<std::size_t>(s.num_operands)), regs[r]);
+      break;
+    }
+    default: throw std::runtime_error("unknown statement kind " + std::to_string(s.kind));
+    }
+  }
+  const auto root = node[static_cast<std::size_t>(program.root)];
+  storage.set_root<T>(regs[root].shape, regs[root].data);
+  if (!options.gradients) return;
+  if constexpr (GradientKernels<K>) {
+    std::vector<std::optional<Dense<T>>> grads(n);
+    grads[root] = Dense<T>{regs[root].shape, std::vector<T>(regs[root].data.size(), T(1))};
+    std::array<Dense<T>, BURNMARK_MAX_OPERANDS> gin;
+    std::array<Dense<T>*, BURNMARK_MAX_OPERANDS> gin_ptr{};
+    // Registers are in topological order, so reverse order visits a node only after every use.
+    for (std::size_t r = n; r-- > 0;) {
+      const BurnmarkStmt& s = program.stmts[r];
+      if (s.kind != BURNMARK_STMT_OP || !grads[r]) continue;
+      const auto arity = static_cast<std::size_t>(s.num_operands);
+      for (std::size_t i = 0; i < arity; ++i) {
+        const auto src = node[static_cast<std::size_t>(s.operands[i])];
+        in[i] = &regs[src];
+        gin[i] = Dense<T>::zeros(regs[src].shape);
+        gin_ptr[i] = &gin[i];
+      }
+      kernels.backward(s, std::span<const Dense<T>* const>(in.data(), arity), regs[r], *grads[r],
+                       std::span<Dense<T>* const>(gin_ptr.data(), arity));
+      for (std::size_t i = 0; i < arity; ++i) {
+        auto& acc = grads[node[static_cast<std::size_t>(s.operands[i])]];
+        if (!acc) {
+          acc = std::move(gin[i]);
+        } else {
+          for (std::size_t k = 0; k < acc->data.size(); ++k) acc->data[k] += gin[i].data[k];
+        }
+      }
+      grads[r].reset(); // no longer needed: every use of r was visited
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      const BurnmarkStmt& s = program.stmts[r];
+      if (s.kind != BURNMARK_STMT_LEAF) continue;
+      auto& g = grads[r];
+      storage.add_grad<T>(regs[r].shape, g ? std::optional<std::vector<T>>(std::move(g->data)) : std::nullopt);
+    }
+  } else {
+    throw std::runtime_error("gradients requested from a forward-only plugin");
+  }
+}
+
+namespace detail {
+
+inline thread_local std::string create_error;
+
+template <ForwardKernels K>
+struct Thunks {
+  static void* create(const char** error) {
+    try {
+      return new K();
+    } catch (const std::exception& e) {
+      create_error = e.what();
+    } catch (...) {
+      create_error = "plugin constructor threw";
+    }
+    if (error != nullptr) *error = create_error.c_str();
+    return nullptr;
+  }
+  static void destroy(void* context) { delete static_cast<K*>(context); }
+  static std::int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
+                          BurnmarkResult* result) {
+    return guarded_run(result, [&](ResultStorage& storage) {
+      walk(*static_cast<K*>(context), *program, *options, storage);
+    });
+  }
+  static void release(void*, BurnmarkResult* result) { ResultStorage::release(result); }
+};
+
+} // namespace detail
+
+// The plugin table for Kernels type K. `name`, `description` and `ops` must have static storage.
+template <ForwardKernels K>
+constexpr BurnmarkPluginV1 make_plugin_table(const char* name, const char* description,
+                                             std::span<const std::uint32_t> ops) {
+  BurnmarkPluginV1 t{};
+  t.abi_version = BURNMARK_PLUGIN_ABI_VERSION;
+  t.name = name;
+  t.description = description;
+  t.supported_ops = ops.data();
+  t.num_supported_ops = static_cast<std::uint32_t>(ops.size());
+  t.computes_gradients = GradientKernels<K> ? 1 : 0;
+  t.create = &detail::Thunks<K>::create;
+  t.destroy = &detail::Thunks<K>::destroy;
+  t.run = &detail::Thunks<K>::run;
+  t.release_result = &detail::Thunks<K>::release;
+  return t;
+}
+
+} // namespace burnmark::plugin

@@ -1,0 +1,20 @@
+/* Compiles plugin.h as C11 (the ABI must stay plain C) and pins down the layout facts a plugin
+ * in another language relies on. */
+#include "burnmark/plugin/plugin.h"
+
+#include <stddef.h>
+
+_Static_assert(offsetof(BurnmarkPluginV1, abi_version) == 0, "abi_version must stay the first field");
+_Static_assert(sizeof(BurnmarkShape) == 40, "BurnmarkShape layout");
+_Static_assert(sizeof(BurnmarkAttrs) == 40, "BurnmarkAttrs layout");
+_Static_assert(sizeof(BurnmarkStmt) == 112, "BurnmarkStmt layout");
+_Static_assert(BURNMARK_PLUGIN_ABI_VERSION == 1u, "this test describes ABI version 1");
+
+/* A C plugin's entry function type-checks against the typedef. */
+static const BurnmarkPluginV1* c_entry(uint32_t host_abi_version) {
+  (void)host_abi_version;
+  return NULL;
+}
+
+BurnmarkPluginEntryFn burnmark_plugin_header_c_entry(void);
+BurnmarkPluginEntryFn burnmark_plugin_header_c_entry(void) { return &c_entry; }
