@@ -25,20 +25,31 @@ enum class DivergenceKind {
 };
 
 struct Divergence {
-  std::string backend;      // the backend that disagrees with the reference
+  std::string backend; // the backend that disagrees with the reference
   DivergenceKind kind = DivergenceKind::Forward;
-  int leaf = -1;            // for Gradient: which leaf (leaf order)
-  std::size_t count = 0;    // diverging elements
+  int leaf = -1;         // for Gradient: which leaf (leaf order)
+  std::size_t count = 0; // diverging elements
   std::size_t first_index = 0;
-  double expected = 0.0;    // the reference's value at first_index
-  double actual = 0.0;      // the backend's value at first_index
-  std::string detail;       // error message or shape text
+  double expected = 0.0; // the reference's value at first_index
+  double actual = 0.0;   // the backend's value at first_index
+  std::string detail;    // error message or shape text
+};
+
+// Elements left uncompared for one backend because their error bound is +inf: the reference's
+// propagated rounding error says a kink or domain edge lies within reach in f32, so either
+// answer is defensible. Counted so that a report shows how much went unchecked.
+struct Indeterminate {
+  std::string backend;
+  std::size_t count = 0;
 };
 
 struct Verdict {
-  std::string reference;                 // name of the first backend
-  std::vector<Divergence> divergences;   // every diverging backend, every diverging tensor
-  std::vector<std::string> skipped;      // backends that declared an op unsupported
+  std::string reference;               // name of the first backend
+  std::vector<Divergence> divergences; // every diverging backend, every diverging tensor
+  std::vector<std::string> skipped;    // backends that declared an op unsupported
+  std::vector<Indeterminate> indeterminate_by_backend; // only backends with a nonzero count
+  std::size_t indeterminate = 0;                       // sum over indeterminate_by_backend
+  std::size_t compared = 0; // backends other than the reference that ran to a result
   bool agree() const { return divergences.empty(); }
 };
 
@@ -48,11 +59,19 @@ struct OracleOptions {
 };
 
 // outcomes[0] is the reference. If the reference itself errored, every backend that did not
-// error the same way is reported as kind Error.
+// error too is reported as kind Error (messages are not compared: frameworks word errors
+// differently). If the reference is Unsupported there is nothing to compare against: it is
+// listed in skipped and no backend is judged.
 Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& options);
 
 std::string kind_name(DivergenceKind kind);
-// Fixed-shape, line-oriented report a script can parse: one "DIVERGENCE ..." line per entry.
+// Fixed-shape, line-oriented report a script can parse. Every line is a keyword followed by
+// key=value fields in a fixed order; detail is last, double-quoted, on one line:
+//   DIVERGENCE backend=B kind=forward|gradient|error|shape leaf=L count=N first_index=I expected=E
+//   actual=A detail="..." SKIPPED backend=B INDETERMINATE backend=B count=N VERDICT reference=R
+//   compared=N divergences=N skipped=N indeterminate=N result=agree|diverge
+// leaf is -1 unless kind=gradient (or a gradient's shape); expected/actual are "nan" when
+// meaningless (error, shape). The VERDICT line is always last.
 std::string format_verdict(const Verdict& verdict);
 
 } // namespace burnmark

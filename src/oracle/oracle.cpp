@@ -1,0 +1,183 @@
+// The oracle: the element-wise agreement rule and the walk that turns a set of outcomes into a
+// Verdict. Nothing here throws or stops at the first mismatch: a report must name every
+// backend that is wrong, since two backends wrong in different ways point at different bugs.
+#include "burnmark/oracle/oracle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace burnmark {
+
+bool values_diverge(double a, double b, double tolerance, double bound) {
+  const bool a_nan = std::isnan(a);
+  const bool b_nan = std::isnan(b);
+  if (a_nan || b_nan) return a_nan != b_nan;
+  // An infinity is a specific answer (overflow, log(0), 1/0): only the same infinity agrees,
+  // however large the finite value on the other side.
+  if (std::isinf(a) || std::isinf(b)) return a != b;
+  const double scale = std::max({1.0, std::fabs(a), std::fabs(b)});
+  return std::fabs(a - b) > tolerance * scale + bound;
+}
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// A bound vector is used only when it has one entry per value; a malformed one (a plugin bug)
+// must not index out of range, and ignoring it can only make the comparison stricter.
+double bound_at(const HostTensor& t, std::size_t i) {
+  return t.error_bound.size() == t.values.size() ? t.error_bound[i] : 0.0;
+}
+
+struct Judge {
+  const OracleOptions& options;
+  const std::string& backend;
+  Verdict& verdict;
+  std::size_t indeterminate = 0;
+
+  Divergence make(DivergenceKind kind, int leaf) const {
+    Divergence d;
+    d.backend = backend;
+    d.kind = kind;
+    d.leaf = leaf;
+    d.expected = kNaN;
+    d.actual = kNaN;
+    return d;
+  }
+
+  void tensor(const HostTensor& ref, const HostTensor& got, DivergenceKind kind, int leaf) {
+    if (!(ref.shape == got.shape) || ref.values.size() != got.values.size()) {
+      Divergence d = make(DivergenceKind::Shape, leaf);
+      d.detail = fmt::format("{} {}: expected {} ({} values), got {} ({} values)",
+                             kind == DivergenceKind::Gradient ? "gradient" : "forward",
+                             leaf >= 0 ? fmt::format("leaf {}", leaf) : std::string("root"),
+                             ref.shape.to_string(), ref.values.size(), got.shape.to_string(),
+                             got.values.size());
+      verdict.divergences.push_back(std::move(d));
+      return;
+    }
+    std::size_t count = 0;
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < ref.values.size(); ++i) {
+      const double bound = bound_at(ref, i) + bound_at(got, i);
+      // +inf (or a NaN from inf - inf) means the reference cannot tell which side of a kink
+      // f32 lands on; any answer there is defensible, so the element is counted, not judged.
+      if (!(bound < std::numeric_limits<double>::infinity())) {
+        ++indeterminate;
+        continue;
+      }
+      if (values_diverge(ref.values[i], got.values[i], options.tolerance, bound)) {
+        if (count == 0) first = i;
+        ++count;
+      }
+    }
+    if (count == 0) return;
+    Divergence d = make(kind, leaf);
+    d.count = count;
+    d.first_index = first;
+    d.expected = ref.values[first];
+    d.actual = got.values[first];
+    verdict.divergences.push_back(std::move(d));
+  }
+
+  void outcome(const Outcome& ref, const Outcome& got) {
+    tensor(ref.root, got.root, DivergenceKind::Forward, -1);
+    if (!options.gradients) return;
+    if (ref.grads.size() != got.grads.size()) {
+      Divergence d = make(DivergenceKind::Shape, -1);
+      d.detail =
+          fmt::format("expected {} leaf gradients, got {}", ref.grads.size(), got.grads.size());
+      verdict.divergences.push_back(std::move(d));
+      return;
+    }
+    for (std::size_t leaf = 0; leaf < ref.grads.size(); ++leaf)
+      tensor(ref.grads[leaf], got.grads[leaf], DivergenceKind::Gradient, static_cast<int>(leaf));
+  }
+};
+
+} // namespace
+
+Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& options) {
+  Verdict verdict;
+  if (outcomes.empty()) return verdict;
+  const Outcome& ref = outcomes.front();
+  verdict.reference = ref.backend;
+  if (ref.status == Status::Unsupported) {
+    verdict.skipped.push_back(ref.backend);
+    return verdict;
+  }
+  for (std::size_t b = 1; b < outcomes.size(); ++b) {
+    const Outcome& got = outcomes[b];
+    if (got.status == Status::Unsupported) {
+      verdict.skipped.push_back(got.backend);
+      continue;
+    }
+    ++verdict.compared;
+    Judge judge{options, got.backend, verdict};
+    if (ref.status == Status::Error || got.status == Status::Error) {
+      if (ref.status == got.status) continue; // both raised: agreement
+      Divergence d = judge.make(DivergenceKind::Error, -1);
+      d.detail = ref.status == Status::Error
+                     ? "reference raised: " + ref.message + "; backend returned values"
+                     : got.message;
+      verdict.divergences.push_back(std::move(d));
+      continue;
+    }
+    judge.outcome(ref, got);
+    if (judge.indeterminate > 0) {
+      verdict.indeterminate_by_backend.push_back({got.backend, judge.indeterminate});
+      verdict.indeterminate += judge.indeterminate;
+    }
+  }
+  return verdict;
+}
+
+std::string kind_name(DivergenceKind kind) {
+  switch (kind) {
+  case DivergenceKind::Forward: return "forward";
+  case DivergenceKind::Gradient: return "gradient";
+  case DivergenceKind::Error: return "error";
+  case DivergenceKind::Shape: return "shape";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Keeps a report line one line with one quoted field: multi-line framework errors are cut at
+// the first newline and inner quotes become single quotes.
+std::string one_line(std::string_view text) {
+  std::string out(text.substr(0, text.find('\n')));
+  std::replace(out.begin(), out.end(), '"', '\'');
+  std::replace(out.begin(), out.end(), '\r', ' ');
+  return out;
+}
+
+} // namespace
+
+std::string format_verdict(const Verdict& verdict) {
+  std::string out;
+  for (const Divergence& d : verdict.divergences) {
+    fmt::format_to(std::back_inserter(out),
+                   "DIVERGENCE backend={} kind={} leaf={} count={} first_index={} expected={} "
+                   "actual={} detail=\"{}\"\n",
+                   d.backend, kind_name(d.kind), d.leaf, d.count, d.first_index, d.expected,
+                   d.actual, one_line(d.detail));
+  }
+  for (const std::string& s : verdict.skipped)
+    fmt::format_to(std::back_inserter(out), "SKIPPED backend={}\n", s);
+  for (const Indeterminate& i : verdict.indeterminate_by_backend)
+    fmt::format_to(std::back_inserter(out), "INDETERMINATE backend={} count={}\n", i.backend,
+                   i.count);
+  fmt::format_to(
+      std::back_inserter(out),
+      "VERDICT reference={} compared={} divergences={} skipped={} indeterminate={} result={}\n",
+      verdict.reference, verdict.compared, verdict.divergences.size(), verdict.skipped.size(),
+      verdict.indeterminate, verdict.agree() ? "agree" : "diverge");
+  return out;
+}
+
+} // namespace burnmark
