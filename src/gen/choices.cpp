@@ -1,0 +1,130 @@
+// Which alternatives are legal at each choice point of the generator, for decoder and encoder.
+#include "choices.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "burnmark/ir/shape_rules.h"
+
+namespace burnmark::gen_detail {
+
+Knobs normalize(const GeneratorOptions& o) {
+  Knobs k{};
+  k.max_leaves = std::clamp(o.max_leaves, 1, 8);
+  k.min_dim = std::clamp(o.min_dim, 1, static_cast<int>(kMaxDim));
+  k.max_dim = std::clamp(o.max_dim, k.min_dim, static_cast<int>(kMaxDim));
+  k.max_steps = std::clamp(o.max_steps, 0, kMaxStepsLimit);
+  k.min_ops = std::clamp(o.min_ops, 0, k.max_steps);
+  const double rate = o.special_rate;
+  if (!(rate > 0.0))
+    k.special_tags = 0; // also catches NaN
+  else if (rate >= 1.0)
+    k.special_tags = 256;
+  // Any positive rate keeps at least one tag value, so the raw-bits escape stays encodable.
+  else
+    k.special_tags = std::clamp(static_cast<int>(std::lround(rate * 256.0)), 1, 256);
+  return k;
+}
+
+bool dims_in_range(const Knobs& k, const Shape& s) {
+  for (int i = 0; i < s.rank(); ++i)
+    if (s[i] < k.min_dim || s[i] > k.max_dim) return false;
+  return true;
+}
+
+namespace {
+
+std::int64_t min_dim_power(const Knobs& k, int count) {
+  std::int64_t p = 1;
+  for (int i = 0; i < count; ++i)
+    p *= k.min_dim;
+  return p;
+}
+
+} // namespace
+
+int max_feasible_rank(const Knobs& k, std::int64_t known_product, int fixed) {
+  int rank = fixed + 1;
+  while (rank < kMaxLeafRank && known_product * min_dim_power(k, rank + 1 - fixed) <= kMaxElements)
+    ++rank;
+  return rank;
+}
+
+std::int64_t dim_upper(const Knobs& k, std::int64_t known_product, int free_after) {
+  return std::min<std::int64_t>(k.max_dim,
+                                kMaxElements / (known_product * min_dim_power(k, free_after)));
+}
+
+void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode,
+                  std::vector<Reg>& out) {
+  out.clear();
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    const Shape& s = regs[r].shape;
+    if (s.rank() < 1) continue;
+    bool ok = false;
+    switch (mode) {
+    case LeafMode::Fresh: break;
+    case LeafMode::ResampleOneDim:
+    case LeafMode::BroadcastSuffix: ok = dims_in_range(k, s); break;
+    case LeafMode::MatmulReady: {
+      // Only the last dim is copied (into the new leaf's rows); batch dims are copied when in
+      // range.
+      const std::int64_t last = s[s.rank() - 1];
+      ok = last >= k.min_dim && last <= k.max_dim;
+      break;
+    }
+    }
+    if (ok) out.push_back(static_cast<Reg>(r));
+  }
+}
+
+// The prefilters below are necessary conditions only, to skip infer_shape's error formatting on
+// the common mismatch; infer_shape stays the authority on legality.
+
+void binary_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+  out.clear();
+  const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    const std::array<Shape, 2> in = {sa, regs[r].shape};
+    if (!broadcast_compatible(in[0], in[1])) continue;
+    if (infer_shape(Op::Add, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
+  }
+}
+
+void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+  out.clear();
+  const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
+  if (sa.rank() < 2) return;
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    const Shape& sb = regs[r].shape;
+    if (sb.rank() < 2 || sb[sb.rank() - 2] != sa[sa.rank() - 1]) continue;
+    const std::array<Shape, 2> in = {sa, sb};
+    if (infer_shape(Op::Matmul, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
+  }
+}
+
+void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg>& out) {
+  out.clear();
+  const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
+  Attrs attrs;
+  attrs.dim = dim;
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    const Shape& sb = regs[r].shape;
+    if (sb.rank() != sa.rank()) continue;
+    const std::array<Shape, 2> in = {sa, sb};
+    if (infer_shape(Op::Concat, attrs, in).ok()) out.push_back(static_cast<Reg>(r));
+  }
+}
+
+int max_repeat_times(const Shape& s, int dim) {
+  Attrs attrs;
+  attrs.dim = dim;
+  const std::array<Shape, 1> in = {s};
+  for (int times = kMaxRepeat; times > 1; --times) {
+    attrs.times = times;
+    if (infer_shape(Op::Repeat, attrs, in).ok()) return times;
+  }
+  return 1;
+}
+
+} // namespace burnmark::gen_detail

@@ -1,0 +1,116 @@
+// The generator's decision space, shared by the decoder (generate) and the encoder: the order of
+// alternatives at every choice point, and which registers, dims and values are legal choices in
+// a given program prefix. Both directions compute these from the same functions, so a choice
+// the encoder writes is the choice the decoder reads back.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/program.h"
+
+namespace burnmark::gen_detail {
+
+// GeneratorOptions with every knob clamped into its legal range; both directions use this.
+struct Knobs {
+  int max_leaves;
+  int min_ops;
+  int min_dim;
+  int max_dim;
+  int max_steps;
+  // A leaf seed entry is special when its tag byte is >= 256 - special_tags, so on uniform bytes
+  // the share of special entries is special_tags / 256. 0 disables special values entirely.
+  int special_tags;
+};
+Knobs normalize(const GeneratorOptions& options);
+
+// Caps the choice counts so that every choice fits the two-byte form.
+inline constexpr int kMaxStepsLimit = 1024;
+
+// Step kind: alternatives 0..6 are op steps and 7..9 leaf steps (30%); zeros, which is what an
+// exhausted input reads, therefore give ops, so MIN_OPS always terminates.
+inline constexpr std::uint32_t kStepAlternatives = 10;
+inline constexpr std::uint32_t kFirstLeafStep = 7;
+
+enum class LeafMode : std::uint8_t { Fresh, ResampleOneDim, MatmulReady, BroadcastSuffix };
+inline constexpr std::uint32_t kLeafModeCount = 4;
+
+enum class Category : std::uint8_t {
+  Unary,
+  Binary,
+  Matmul,
+  Transpose,
+  ReduceDim,
+  ReduceAll,
+  Concat,
+  Repeat
+};
+// Weighted like the seed: unary 3/11, binary 2/11, every other family 1/11. Index 0 is unary,
+// the one family that applies to every register, so zero bytes always make a legal op.
+inline constexpr std::array<Category, 11> kCategoryWheel = {
+    Category::Unary,     Category::Unary,  Category::Unary,     Category::Binary,
+    Category::Binary,    Category::Matmul, Category::Transpose, Category::ReduceDim,
+    Category::ReduceAll, Category::Concat, Category::Repeat};
+
+inline constexpr std::array<Op, 10> kUnaryOps = {Op::Neg,  Op::Abs,  Op::Exp,     Op::Log,
+                                                 Op::Sqrt, Op::Relu, Op::Sigmoid, Op::Tanh,
+                                                 Op::Pow,  Op::Clamp};
+inline constexpr std::array<Op, 4> kBinaryOps = {Op::Add, Op::Sub, Op::Mul, Op::Div};
+inline constexpr std::array<Op, 2> kDimReduceOps = {Op::SumDim, Op::MeanDim};
+inline constexpr std::array<Op, 2> kAllReduceOps = {Op::SumAll, Op::MeanAll};
+
+// ---- leaf shapes ----
+
+bool dims_in_range(const Knobs& k, const Shape& s);
+// Largest leaf rank whose smallest shape (known_product times min_dim per free dim) fits the
+// element cap, given `fixed` dims already decided. At least fixed + 1 is always feasible here.
+int max_feasible_rank(const Knobs& k, std::int64_t known_product, int fixed);
+// Upper bound for the next free dim so that the remaining free dims can still take min_dim.
+std::int64_t dim_upper(const Knobs& k, std::int64_t known_product, int free_after);
+// Registers a leaf mode may copy dims from (rank >= 1 and the copied dims within range).
+void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode, std::vector<Reg>& out);
+
+// ---- op operands ----
+
+void binary_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg>& out);
+// 1..kMaxRepeat, limited by the cap; 1 always fits.
+int max_repeat_times(const Shape& s, int dim);
+
+// ---- leaf values ----
+
+// Seeds are 1..kMaxSeedLen entries cycled over the leaf's elements.
+inline constexpr int kMaxSeedLen = 16;
+
+// A regular seed byte b becomes static_cast<float>(b) / 127.5f - 1.0f, computed in single
+// precision: 256 values from -1 to 1 (both exact), identical for every backend.
+constexpr float grid_value(std::uint8_t b) {
+  return static_cast<float>(b) / 127.5f - 1.0f;
+}
+
+inline constexpr std::array<float, 14> kSpecialValues = {
+    std::numeric_limits<float>::quiet_NaN(),
+    std::numeric_limits<float>::infinity(),
+    -std::numeric_limits<float>::infinity(),
+    0.0f,
+    -0.0f,
+    1e-40f,                            // subnormal
+    std::numeric_limits<float>::min(), // smallest normal
+    1.0f,
+    -1.0f,
+    1e30f,
+    -1e30f,
+    3e38f,
+    -3e38f,
+    1e-30f};
+// The special alternative after the table: four little-endian bytes of raw f32 bits, so that
+// any float at all (other NaN payloads, arbitrary magnitudes) is reachable and encodable.
+inline constexpr std::uint32_t kRawBitsEscape = kSpecialValues.size();
+inline constexpr std::uint32_t kSpecialAlternatives = kSpecialValues.size() + 1;
+
+} // namespace burnmark::gen_detail

@@ -1,0 +1,261 @@
+// generate(): decodes fuzzer bytes into a legal program with the shape-aware state machine.
+// Every choice reads from the front through ByteReader and picks among alternatives that are
+// legal in the current program prefix (gen_detail, shared with the encoder), so no byte string
+// is rejected and nothing is patched afterwards.
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/shape_rules.h"
+#include "byte_stream.h"
+#include "choices.h"
+
+namespace burnmark {
+namespace {
+
+using namespace gen_detail;
+
+class Decoder {
+public:
+  Decoder(std::span<const std::uint8_t> bytes, const GeneratorOptions& options)
+      : in_(bytes), k_(normalize(options)) {
+    program_.stmts.reserve(static_cast<std::size_t>(k_.max_steps) + 1);
+    program_.leaves.reserve(static_cast<std::size_t>(k_.max_leaves));
+    scratch_.reserve(static_cast<std::size_t>(k_.max_steps) + 1);
+  }
+
+  Program run() {
+    push_leaf(fresh_shape());
+    int ops = 0;
+    for (int step = 0; step < k_.max_steps; ++step) {
+      if (in_.empty() && ops >= k_.min_ops) break;
+      if (in_.choice(kStepAlternatives) >= kFirstLeafStep) {
+        if (static_cast<int>(program_.leaves.size()) < k_.max_leaves)
+          push_leaf(leaf_shape());
+        else
+          push_alias(static_cast<Reg>(in_.choice(num_regs())));
+      } else {
+        op_step();
+        ++ops;
+      }
+    }
+    program_.root = static_cast<Reg>(program_.stmts.size() - 1);
+    return std::move(program_);
+  }
+
+private:
+  std::uint32_t num_regs() const { return static_cast<std::uint32_t>(program_.stmts.size()); }
+  std::span<const Stmt> regs() const { return program_.stmts; }
+  const Shape& shape_of(Reg r) const { return program_.stmts[static_cast<std::size_t>(r)].shape; }
+
+  std::int64_t dim_up_to(std::int64_t hi) {
+    return k_.min_dim + in_.choice(static_cast<std::uint32_t>(hi - k_.min_dim + 1));
+  }
+
+  // ---- leaves ----
+
+  Shape fresh_shape() {
+    const int rank =
+        1 + static_cast<int>(in_.choice(static_cast<std::uint32_t>(max_feasible_rank(k_, 1, 0))));
+    Shape s;
+    std::int64_t product = 1;
+    for (int i = 0; i < rank; ++i) {
+      s.push_back(dim_up_to(dim_upper(k_, product, rank - 1 - i)));
+      product *= s[i];
+    }
+    return s;
+  }
+
+  Shape leaf_shape() {
+    const auto mode = static_cast<LeafMode>(in_.choice(kLeafModeCount));
+    if (mode == LeafMode::Fresh) return fresh_shape();
+    leaf_sources(k_, regs(), mode, scratch_);
+    if (scratch_.empty()) return fresh_shape();
+    const Shape& src = shape_of(scratch_[in_.choice(static_cast<std::uint32_t>(scratch_.size()))]);
+    switch (mode) {
+    case LeafMode::Fresh: break;
+    case LeafMode::ResampleOneDim: {
+      const int axis = static_cast<int>(in_.choice(static_cast<std::uint32_t>(src.rank())));
+      Shape s = src;
+      s[axis] = dim_up_to(dim_upper(k_, src.numel() / src[axis], 0));
+      return s;
+    }
+    case LeafMode::MatmulReady: return matmul_ready_shape(src);
+    case LeafMode::BroadcastSuffix: {
+      const int keep = 1 + static_cast<int>(in_.choice(static_cast<std::uint32_t>(src.rank())));
+      Shape s;
+      for (int i = src.rank() - keep; i < src.rank(); ++i)
+        s.push_back(src[i]);
+      return s;
+    }
+    }
+    return fresh_shape();
+  }
+
+  // A right-hand matmul operand for `src`: rows = src's last dim; each batch dim either copies
+  // src's aligned batch dim (min_dim when src has none there or it does not fit) or is fresh.
+  Shape matmul_ready_shape(const Shape& src) {
+    const std::int64_t rows = src[src.rank() - 1];
+    const int rank = 2 + static_cast<int>(in_.choice(
+                             static_cast<std::uint32_t>(max_feasible_rank(k_, rows, 1) - 1)));
+    Shape s;
+    std::int64_t product = rows;
+    for (int i = 0; i < rank - 2; ++i) {
+      const std::int64_t hi = dim_upper(k_, product, rank - 2 - i);
+      std::int64_t d = k_.min_dim;
+      if (in_.choice(2) == 0) {
+        const int aligned = i + src.rank() - rank;
+        if (aligned >= 0 && aligned < src.rank() - 2 && src[aligned] >= k_.min_dim &&
+            src[aligned] <= hi)
+          d = src[aligned];
+      } else {
+        d = dim_up_to(hi);
+      }
+      s.push_back(d);
+      product *= d;
+    }
+    s.push_back(rows);
+    s.push_back(dim_up_to(dim_upper(k_, product, 0)));
+    return s;
+  }
+
+  float seed_value() {
+    if (k_.special_tags == 0) return grid_value(in_.byte());
+    if (in_.byte() < 256 - k_.special_tags) return grid_value(in_.byte());
+    const std::uint32_t which = in_.choice(kSpecialAlternatives);
+    if (which != kRawBitsEscape) return kSpecialValues[which];
+    const float raw = std::bit_cast<float>(in_.u32_le());
+    // NaN payloads collapse to the quiet NaN of the same sign: the text form keeps only that much,
+    // and every generated program must survive a text round trip.
+    return std::isnan(raw) ? std::copysign(std::numeric_limits<float>::quiet_NaN(), raw) : raw;
+  }
+
+  void push_leaf(const Shape& shape) {
+    const std::int64_t numel = shape.numel();
+    const int seed_len =
+        1 + static_cast<int>(
+                in_.choice(static_cast<std::uint32_t>(std::min<std::int64_t>(numel, kMaxSeedLen))));
+    std::array<float, kMaxSeedLen> seed{};
+    for (int i = 0; i < seed_len; ++i)
+      seed[static_cast<std::size_t>(i)] = seed_value();
+    Leaf& leaf = program_.leaves.emplace_back();
+    leaf.shape = shape;
+    leaf.data.resize(static_cast<std::size_t>(numel));
+    for (std::int64_t i = 0; i < numel; ++i)
+      leaf.data[static_cast<std::size_t>(i)] = seed[static_cast<std::size_t>(i % seed_len)];
+    Stmt& s = program_.stmts.emplace_back();
+    s.kind = StmtKind::Leaf;
+    s.leaf = static_cast<int>(program_.leaves.size() - 1);
+    s.shape = shape;
+  }
+
+  void push_alias(Reg source) {
+    const Shape shape = shape_of(source);
+    Stmt& s = program_.stmts.emplace_back();
+    s.kind = StmtKind::Alias;
+    s.source = source;
+    s.shape = shape;
+  }
+
+  // ---- ops ----
+
+  void push_op(Op op, std::initializer_list<Reg> operands, const Attrs& attrs) {
+    std::array<Shape, 2> in;
+    std::size_t n = 0;
+    for (Reg r : operands)
+      in[n++] = shape_of(r);
+    const ShapeResult result = infer_shape(op, attrs, std::span<const Shape>(in.data(), n));
+    // The choice points only offer legal alternatives; a failure here is a generator bug.
+    if (!result.ok()) __builtin_trap();
+    Stmt& s = program_.stmts.emplace_back();
+    s.kind = StmtKind::Op;
+    s.instr.op = op;
+    s.instr.operands.assign(operands);
+    s.instr.attrs = attrs;
+    s.shape = result.shape();
+  }
+
+  void unary(Reg a) {
+    const Op op = kUnaryOps[in_.choice(kUnaryOps.size())];
+    Attrs attrs;
+    if (op == Op::Pow) attrs.exponent = kPowExponents[in_.choice(kPowExponents.size())];
+    if (op == Op::Clamp) {
+      const ClampBounds& b = kClampBounds[in_.choice(kClampBounds.size())];
+      attrs.lo = b.lo;
+      attrs.hi = b.hi;
+    }
+    push_op(op, {a}, attrs);
+  }
+
+  Reg pick(const std::vector<Reg>& candidates) {
+    return candidates[in_.choice(static_cast<std::uint32_t>(candidates.size()))];
+  }
+
+  void op_step() {
+    const Category category = kCategoryWheel[in_.choice(kCategoryWheel.size())];
+    const Reg a = static_cast<Reg>(in_.choice(num_regs()));
+    const Shape sa = shape_of(a);
+    const auto choose_dim = [&] {
+      return static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank())));
+    };
+    Attrs attrs;
+    switch (category) {
+    case Category::Unary: return unary(a);
+    case Category::Binary: {
+      const Op op = kBinaryOps[in_.choice(kBinaryOps.size())];
+      binary_partners(regs(), a, scratch_);
+      return push_op(op, {a, pick(scratch_)}, attrs);
+    }
+    case Category::Matmul:
+      matmul_partners(regs(), a, scratch_);
+      if (scratch_.empty()) return unary(a);
+      return push_op(Op::Matmul, {a, pick(scratch_)}, attrs);
+    case Category::Transpose: {
+      if (sa.rank() < 2) return unary(a);
+      attrs.dim = choose_dim();
+      const int other = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank() - 1)));
+      attrs.dim1 = other < attrs.dim ? other : other + 1;
+      return push_op(Op::Transpose, {a}, attrs);
+    }
+    case Category::ReduceDim: {
+      if (sa.rank() < 1) return unary(a);
+      const Op op = kDimReduceOps[in_.choice(kDimReduceOps.size())];
+      attrs.dim = choose_dim();
+      attrs.keepdim = in_.choice(2) == 1;
+      return push_op(op, {a}, attrs);
+    }
+    case Category::ReduceAll:
+      return push_op(kAllReduceOps[in_.choice(kAllReduceOps.size())], {a}, attrs);
+    case Category::Concat: {
+      if (sa.rank() < 1) return unary(a);
+      attrs.dim = choose_dim();
+      concat_partners(regs(), a, attrs.dim, scratch_);
+      if (scratch_.empty()) return unary(a);
+      return push_op(Op::Concat, {a, pick(scratch_)}, attrs);
+    }
+    case Category::Repeat: {
+      if (sa.rank() < 1) return unary(a);
+      attrs.dim = choose_dim();
+      attrs.times =
+          1 +
+          static_cast<int>(in_.choice(static_cast<std::uint32_t>(max_repeat_times(sa, attrs.dim))));
+      return push_op(Op::Repeat, {a}, attrs);
+    }
+    }
+  }
+
+  ByteReader in_;
+  Knobs k_;
+  Program program_;
+  std::vector<Reg> scratch_; // candidate registers, reused across steps
+};
+
+} // namespace
+
+Program generate(std::span<const std::uint8_t> bytes, const GeneratorOptions& options) {
+  return Decoder(bytes, options).run();
+}
+
+} // namespace burnmark

@@ -1,0 +1,5 @@
+# Generator and encoder: totality, caps, reachability, special values and round trips.
+burnmark_test(test_gen test_gen.cpp)
+target_link_libraries(test_gen PRIVATE burnmark_gen)
+# For running the binary by hand, outside ctest (which sets BURNMARK_SOURCE_DIR).
+target_compile_definitions(test_gen PRIVATE BURNMARK_FALLBACK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

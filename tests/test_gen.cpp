@@ -1,0 +1,329 @@
+// The generator is total and respects its caps, reaches every op and special value, and the
+// encoder inverts it: on random bytes, on hand-written corpus programs and on error cases.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/text.h"
+
+using namespace burnmark;
+
+namespace {
+
+std::vector<std::uint8_t> random_bytes(std::mt19937& rng, std::size_t max_len) {
+  std::uniform_int_distribution<std::size_t> len(0, max_len);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<std::uint8_t> out(len(rng));
+  for (auto& b : out)
+    b = static_cast<std::uint8_t>(byte(rng));
+  return out;
+}
+
+GeneratorOptions options(int max_leaves, double special_rate, int min_ops = 0, int min_dim = 1,
+                         int max_dim = 16, int max_steps = 48) {
+  GeneratorOptions o;
+  o.max_leaves = max_leaves;
+  o.special_rate = special_rate;
+  o.min_ops = min_ops;
+  o.min_dim = min_dim;
+  o.max_dim = max_dim;
+  o.max_steps = max_steps;
+  return o;
+}
+
+// The option settings every random-input test sweeps.
+const std::vector<GeneratorOptions>& settings() {
+  static const std::vector<GeneratorOptions> all = {
+      GeneratorOptions{},           options(1, 0.0),    options(8, 0.5),
+      options(8, 0.0, 12),          options(1, 0.5, 3), options(3, 0.05, 0, 2, 6, 24),
+      options(8, 1.0, 0, 1, 48, 64)};
+  return all;
+}
+
+std::uint32_t bits(float f) {
+  return std::bit_cast<std::uint32_t>(f);
+}
+
+int count_ops(const Program& p) {
+  int n = 0;
+  for (const Stmt& s : p.stmts)
+    n += s.kind == StmtKind::Op;
+  return n;
+}
+
+std::string source_dir() {
+  const char* dir = std::getenv("BURNMARK_SOURCE_DIR");
+  return dir ? dir : BURNMARK_FALLBACK_SOURCE_DIR;
+}
+
+} // namespace
+
+TEST(Generate, EmptyInputIsOneMinimalLeaf) {
+  const Program p = generate({}, GeneratorOptions{});
+  ASSERT_EQ(validate(p), "");
+  ASSERT_EQ(p.stmts.size(), 1u);
+  EXPECT_EQ(p.root, 0);
+  // Exhausted input reads zeros: rank choice 0 (rank 1), dim min_dim, and byte 0 maps to -1.
+  EXPECT_EQ(p.leaves[0].shape.to_string(), "[1]");
+  EXPECT_EQ(p.leaves[0].data, std::vector<float>{-1.0f});
+}
+
+TEST(Generate, MinOpsIsHonouredEvenOnEmptyInput) {
+  const Program p = generate({}, options(4, 0.05, 5));
+  ASSERT_EQ(validate(p), "");
+  EXPECT_EQ(count_ops(p), 5);
+  EXPECT_EQ(p.stmts.size(), 6u);
+}
+
+TEST(Generate, TotalAndWithinCapsOnRandomBytes) {
+  std::mt19937 rng(20240611);
+  std::array<int, kOpCount> per_op{};
+  std::array<int, 5> leaf_ranks{};
+  int aliases = 0, batched_matmuls = 0, broadcast_batch_matmuls = 0, transposes_3d = 0;
+  int keepdim_true = 0, keepdim_false = 0, broadcast_binaries = 0;
+  int programs = 0;
+  for (const GeneratorOptions& o : settings()) {
+    for (int n = 0; n < 3500; ++n, ++programs) {
+      const std::vector<std::uint8_t> bytes = random_bytes(rng, 400);
+      const Program p = generate(bytes, o);
+      ASSERT_EQ(validate(p), "") << to_text(p);
+      ASSERT_LE(static_cast<int>(p.leaves.size()), o.max_leaves);
+      ASSERT_LE(static_cast<int>(p.stmts.size()), o.max_steps + 1);
+      ASSERT_EQ(p.root, static_cast<Reg>(p.stmts.size() - 1));
+      if (static_cast<int>(p.stmts.size()) < o.max_steps + 1) ASSERT_GE(count_ops(p), o.min_ops);
+      int leaves_so_far = 0;
+      for (const Stmt& s : p.stmts) {
+        ASSERT_TRUE(s.shape.within_cap()) << s.shape.to_string();
+        switch (s.kind) {
+        case StmtKind::Leaf:
+          ++leaves_so_far;
+          ++leaf_ranks[static_cast<std::size_t>(s.shape.rank())];
+          for (int i = 0; i < s.shape.rank(); ++i) {
+            ASSERT_GE(s.shape[i], o.min_dim);
+            ASSERT_LE(s.shape[i], o.max_dim);
+          }
+          break;
+        case StmtKind::Alias:
+          ++aliases;
+          ASSERT_EQ(leaves_so_far, o.max_leaves) << "aliases only happen at the leaf cap";
+          break;
+        case StmtKind::Op: {
+          ++per_op[static_cast<std::size_t>(s.instr.op)];
+          const auto& ops = s.instr.operands;
+          if (s.instr.op == Op::Matmul) {
+            const Shape& a = p.shape_of(ops[0]);
+            const Shape& b = p.shape_of(ops[1]);
+            if (s.shape.rank() >= 3) ++batched_matmuls;
+            if (a.rank() >= 3 && b.rank() >= 3 && !(a == b) && a[a.rank() - 3] != b[b.rank() - 3])
+              ++broadcast_batch_matmuls;
+          }
+          if (s.instr.op == Op::Transpose && s.shape.rank() >= 3) ++transposes_3d;
+          if (s.instr.op == Op::SumDim || s.instr.op == Op::MeanDim)
+            ++(s.instr.attrs.keepdim ? keepdim_true : keepdim_false);
+          if (op_arity(s.instr.op) == 2 && s.instr.op != Op::Matmul && s.instr.op != Op::Concat &&
+              !(p.shape_of(ops[0]) == p.shape_of(ops[1])))
+            ++broadcast_binaries;
+          break;
+        }
+        }
+      }
+    }
+  }
+  EXPECT_GE(programs, 20000);
+  for (const OpInfo& info : kOpTable)
+    EXPECT_GT(per_op[static_cast<std::size_t>(info.op)], 0) << info.name;
+  for (int r = 1; r <= 4; ++r)
+    EXPECT_GT(leaf_ranks[static_cast<std::size_t>(r)], 0) << "rank " << r;
+  EXPECT_GT(aliases, 0);
+  EXPECT_GT(batched_matmuls, 0);
+  EXPECT_GT(broadcast_batch_matmuls, 0);
+  EXPECT_GT(transposes_3d, 0);
+  EXPECT_GT(keepdim_true, 0);
+  EXPECT_GT(keepdim_false, 0);
+  EXPECT_GT(broadcast_binaries, 0);
+}
+
+TEST(Generate, SpecialRateZeroGivesOnlyRegularValues) {
+  std::mt19937 rng(7);
+  for (int n = 0; n < 2000; ++n) {
+    const Program p = generate(random_bytes(rng, 600), options(8, 0.0));
+    for (const Leaf& leaf : p.leaves)
+      for (float v : leaf.data) {
+        ASSERT_TRUE(std::isfinite(v));
+        ASSERT_GE(v, -1.0f);
+        ASSERT_LE(v, 1.0f);
+        // Regular values are b/127.5 - 1 for a byte b: (v + 1) * 127.5 is (nearly) an integer.
+        const double b = (static_cast<double>(v) + 1.0) * 127.5;
+        ASSERT_NEAR(b, std::round(b), 1e-4) << v;
+      }
+  }
+}
+
+TEST(Generate, SpecialRateMixesInEverySpecialClass) {
+  const std::vector<float> specials = {std::numeric_limits<float>::quiet_NaN(),
+                                       std::numeric_limits<float>::infinity(),
+                                       -std::numeric_limits<float>::infinity(),
+                                       0.0f,
+                                       -0.0f,
+                                       1e-40f,
+                                       std::numeric_limits<float>::min(),
+                                       1.0f,
+                                       -1.0f,
+                                       1e30f,
+                                       -1e30f,
+                                       3e38f,
+                                       -3e38f,
+                                       1e-30f};
+  const auto is_regular = [](float v) {
+    if (!std::isfinite(v) || v < -1.0f || v > 1.0f) return false;
+    const double b = (static_cast<double>(v) + 1.0) * 127.5;
+    return std::abs(b - std::round(b)) < 1e-4 &&
+           static_cast<float>(std::round(b)) / 127.5f - 1.0f == v;
+  };
+  for (const double rate : {0.5, 0.05}) {
+    std::set<std::uint32_t> seen;
+    long long elements = 0, irregular = 0;
+    std::mt19937 rng(11);
+    for (int n = 0; n < 3000; ++n) {
+      // Long inputs so that leaf data rarely runs into the zero padding past the end.
+      const Program p = generate(random_bytes(rng, 4000), options(8, rate, 0, 1, 4));
+      for (const Leaf& leaf : p.leaves)
+        for (float v : leaf.data) {
+          seen.insert(bits(v));
+          ++elements;
+          irregular += !is_regular(v);
+        }
+    }
+    if (rate == 0.5)
+      for (float s : specials)
+        EXPECT_TRUE(seen.count(bits(s))) << "special value " << s << " never generated";
+    // Of the 15 special alternatives, ±1 are also regular values, so the irregular share is
+    // about rate * 13/15 (the raw-bits escape almost never lands on a regular value).
+    const double share = static_cast<double>(irregular) / static_cast<double>(elements);
+    EXPECT_NEAR(share, rate * 13.0 / 15.0, rate * 0.25) << "rate " << rate;
+  }
+}
+
+TEST(Encode, RoundTripsGeneratedPrograms) {
+  std::mt19937 rng(99);
+  for (const GeneratorOptions& o : settings()) {
+    for (int n = 0; n < 700; ++n) {
+      const Program p = generate(random_bytes(rng, 400), o);
+      const EncodeResult e = encode(p, o);
+      ASSERT_TRUE(e.ok()) << e.error() << "\n" << to_text(p);
+      ASSERT_EQ(generate(e.bytes(), o), p) << to_text(p) << "\nre-decoded as\n"
+                                           << to_text(generate(e.bytes(), o));
+    }
+  }
+}
+
+TEST(Text, RoundTripsGeneratedPrograms) {
+  std::mt19937 rng(5);
+  for (const GeneratorOptions& o : settings()) {
+    for (int n = 0; n < 500; ++n) {
+      const Program p = generate(random_bytes(rng, 400), o);
+      const ParseResult back = parse_program(to_text(p));
+      ASSERT_TRUE(back.ok()) << back.error() << "\n" << to_text(p);
+      ASSERT_EQ(back.program(), p) << to_text(p);
+    }
+  }
+}
+
+TEST(Encode, RoundTripsEveryCorpusProgram) {
+  const std::filesystem::path dir = std::filesystem::path(source_dir()) / "corpus" / "programs";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  std::set<Op> used;
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".txt") continue;
+    ++files;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const ParseResult parsed = parse_program(text.str());
+    ASSERT_TRUE(parsed.ok()) << entry.path() << ": " << parsed.error();
+    const Program& p = parsed.program();
+    const EncodeResult e = encode(p, GeneratorOptions{});
+    ASSERT_TRUE(e.ok()) << entry.path() << ": " << e.error();
+    EXPECT_EQ(generate(e.bytes(), GeneratorOptions{}), p) << entry.path();
+    for (const Stmt& s : p.stmts)
+      if (s.kind == StmtKind::Op) used.insert(s.instr.op);
+  }
+  EXPECT_GE(files, 12);
+  for (const OpInfo& info : kOpTable)
+    EXPECT_TRUE(used.count(info.op)) << "no corpus program uses " << info.name;
+}
+
+namespace {
+
+std::string encode_error(const char* text, const GeneratorOptions& o = GeneratorOptions{}) {
+  const ParseResult parsed = parse_program(text);
+  EXPECT_TRUE(parsed.ok()) << parsed.error();
+  if (!parsed.ok()) return {};
+  const EncodeResult e = encode(parsed.program(), o);
+  EXPECT_FALSE(e.ok()) << text;
+  return e.ok() ? std::string{} : e.error();
+}
+
+void expect_mentions(const std::string& error, const std::string& part) {
+  EXPECT_NE(error.find(part), std::string::npos)
+      << "error '" << error << "' should mention '" << part << "'";
+}
+
+} // namespace
+
+TEST(Encode, ExplainsWhatTheGeneratorCannotProduce) {
+  expect_mentions(
+      encode_error("%0 = leaf f32[1] [0.5]\n%1 = leaf f32[1] [0.5]\n", options(1, 0.05)),
+      "%1 = leaf f32[1]");
+  expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = alias %0 : f32[2]\n"),
+                  "%1 = alias %0");
+  std::string seventeen = "%0 = leaf f32[17] [1";
+  for (int i = 1; i < 17; ++i)
+    seventeen += ", 1";
+  expect_mentions(encode_error((seventeen + "]\n").c_str()),
+                  "%0 = leaf f32[17]: dim 17 is outside 1..16");
+  expect_mentions(encode_error("%0 = leaf f32[1] [1]\n", options(4, 0.05, 0, 2)),
+                  "dim 1 is outside");
+  expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = pow %0, exponent=2.5 : f32[2]\n"),
+                  "%1 = pow %0");
+  expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = clamp %0, min=-2, max=2 : f32[2]\n"),
+                  "kClampBounds");
+  const std::string zero_rate = encode_error("%0 = leaf f32[2] [-1, 0.5]\n", options(4, 0.0));
+  expect_mentions(zero_rate, "%0 = leaf");
+  expect_mentions(zero_rate, "element 1 is 0.5");
+  expect_mentions(encode_error("%0 = leaf f32[17] [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]\n",
+                               options(4, 0.05, 0, 1, 32)),
+                  "period");
+  expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = neg %0 : f32[2]\nroot %0\n"), "root");
+  expect_mentions(
+      encode_error("%0 = leaf f32[2] [1, 2]\n%1 = neg %0 : f32[2]\n", options(4, 0.05, 2)),
+      "min_ops");
+  expect_mentions(encode_error("%0 = leaf f32[1] [1]\n%1 = neg %0 : f32[1]\n%2 = neg %1 : f32[1]\n",
+                               options(4, 0.05, 0, 1, 16, 1)),
+                  "max_steps");
+}
+
+TEST(Encode, AcceptsArbitraryFloatsWhenSpecialValuesAreOn) {
+  const char* text =
+      "%0 = leaf f32[6] [0.1, -0.3, 1e-12, 12345.678, -nan, 2e-45]\n%1 = exp %0 : f32[6]\n";
+  const ParseResult parsed = parse_program(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  for (const double rate : {0.01, 0.05, 1.0}) {
+    const EncodeResult e = encode(parsed.program(), options(4, rate));
+    ASSERT_TRUE(e.ok()) << e.error();
+    EXPECT_EQ(generate(e.bytes(), options(4, rate)), parsed.program());
+  }
+}
