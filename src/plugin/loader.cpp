@@ -1,10 +1,113 @@
-// Finds, dlopens and handshakes a plugin (include/burnmark/plugin/plugin.h).
+// Finds, dlopens and handshakes a plugin (include/burnmark/plugin/plugin.h). Every failure
+// becomes one line saying what went wrong and where, because the user typed the name in BACKENDS
+// and needs to know which of several things to fix.
 #include "burnmark/plugin/loader.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "burnmark/plugin/plugin.h"
+#include "plugin_backend.h"
 
 namespace burnmark {
 
+namespace {
+
+bool is_path(std::string_view s) {
+  return s.find('/') != std::string_view::npos || (s.size() >= 3 && s.substr(s.size() - 3) == ".so");
+}
+
+// Directories searched for a plugin given by name, in order.
+std::vector<std::string> search_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("BURNMARK_PLUGIN_PATH")) {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const std::string_view dir = rest.substr(0, colon);
+      if (!dir.empty()) dirs.emplace_back(dir);
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  dirs.emplace_back(BURNMARK_PLUGIN_BUILD_DIR);
+  dirs.emplace_back(BURNMARK_PLUGIN_INSTALL_DIR);
+  return dirs;
+}
+
+PluginLoadResult fail(std::string message) { return PluginLoadResult{std::move(message)}; }
+
+} // namespace
+
 PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
-  return PluginLoadResult{std::string("plugin loading not implemented yet: ") + std::string(name_or_path)};
+  std::string path;
+  if (is_path(name_or_path)) {
+    path = std::string(name_or_path);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return fail(fmt::format("plugin '{}': no such file", path));
+  } else {
+    std::vector<std::string> tried;
+    for (const std::string& dir : search_dirs()) {
+      for (const char* prefix : {"burnmark_", "libburnmark_"}) {
+        std::string candidate = fmt::format("{}/{}{}.so", dir, prefix, name_or_path);
+        std::error_code ec;
+        if (path.empty() && std::filesystem::is_regular_file(candidate, ec)) path = candidate;
+        tried.push_back(std::move(candidate));
+      }
+      if (!path.empty()) break;
+    }
+    if (path.empty())
+      return fail(fmt::format("plugin '{}' not found; looked for {} (set BURNMARK_PLUGIN_PATH to add directories)",
+                              name_or_path, fmt::join(tried, ", ")));
+  }
+
+  // RTLD_LOCAL: two plugins bundling different builds of the same library must not see each
+  // other's symbols. RTLD_NOW: a missing symbol is a load error now, not a crash mid-run.
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    return fail(fmt::format("plugin '{}' cannot be loaded: {}", path, why ? why : "unknown dlopen error"));
+  }
+  std::shared_ptr<void> library(handle, [](void* h) { dlclose(h); });
+
+  dlerror();
+  void* sym = dlsym(handle, BURNMARK_PLUGIN_ENTRY_SYMBOL);
+  if (sym == nullptr)
+    return fail(fmt::format("plugin '{}' is not a BurnMark plugin: it does not export {}", path,
+                            BURNMARK_PLUGIN_ENTRY_SYMBOL));
+  auto entry = reinterpret_cast<BurnmarkPluginEntryFn>(sym);
+  const BurnmarkPluginV1* table = entry(BURNMARK_PLUGIN_ABI_VERSION);
+  if (table == nullptr)
+    return fail(fmt::format("plugin '{}' refused to load: {} returned null for host ABI version {}", path,
+                            BURNMARK_PLUGIN_ENTRY_SYMBOL, BURNMARK_PLUGIN_ABI_VERSION));
+  // Only abi_version is read before the versions are known to match: the rest of the table may
+  // have another layout.
+  if (table->abi_version != BURNMARK_PLUGIN_ABI_VERSION)
+    return fail(fmt::format("plugin '{}' speaks plugin ABI version {}, this BurnMark speaks version {}; rebuild "
+                            "the plugin against this BurnMark's plugin.h",
+                            path, table->abi_version, BURNMARK_PLUGIN_ABI_VERSION));
+  if (table->name == nullptr || table->name[0] == '\0' || table->run == nullptr || table->release_result == nullptr ||
+      (table->num_supported_ops > 0 && table->supported_ops == nullptr))
+    return fail(fmt::format("plugin '{}' has an incomplete table (name, run, release_result and the op list "
+                            "are required)",
+                            path));
+
+  void* context = nullptr;
+  if (table->create != nullptr) {
+    const char* why = nullptr;
+    context = table->create(&why);
+    if (context == nullptr)
+      return fail(fmt::format("plugin '{}' failed to initialise: {}", path, why ? why : "no reason given"));
+  }
+  return PluginLoadResult{std::make_unique<PluginBackend>(std::move(library), table, context)};
 }
 
 } // namespace burnmark

@@ -1,0 +1,69 @@
+// Program -> BurnmarkProgram: the host's half of the plugin ABI's program encoding.
+#include "abi_program.h"
+
+#include <cstddef>
+
+namespace burnmark {
+
+BurnmarkShape to_abi_shape(const Shape& shape) {
+  BurnmarkShape s{};
+  s.rank = shape.rank();
+  for (int i = 0; i < shape.rank(); ++i) s.dims[i] = shape[i];
+  return s;
+}
+
+const BurnmarkProgram& AbiProgram::build(const Program& program) {
+  leaves_.clear();
+  for (const Leaf& leaf : program.leaves) {
+    BurnmarkLeaf l{};
+    l.shape = to_abi_shape(leaf.shape);
+    l.numel = static_cast<std::int64_t>(leaf.data.size());
+    l.data = leaf.data.data();
+    leaves_.push_back(l);
+  }
+  stmts_.clear();
+  for (const Stmt& stmt : program.stmts) {
+    BurnmarkStmt s{};
+    s.leaf = -1;
+    s.source = -1;
+    s.operands[0] = s.operands[1] = -1;
+    s.attrs.times = 1;
+    s.shape = to_abi_shape(stmt.shape);
+    switch (stmt.kind) {
+    case StmtKind::Leaf:
+      s.kind = BURNMARK_STMT_LEAF;
+      s.leaf = stmt.leaf;
+      break;
+    case StmtKind::Alias:
+      s.kind = BURNMARK_STMT_ALIAS;
+      s.source = stmt.source;
+      break;
+    case StmtKind::Op: {
+      s.kind = BURNMARK_STMT_OP;
+      s.op = op_info(stmt.instr.op).stable_id;
+      s.num_operands = static_cast<std::int32_t>(stmt.instr.operands.size());
+      for (std::size_t i = 0; i < stmt.instr.operands.size() && i < BURNMARK_MAX_OPERANDS; ++i)
+        s.operands[i] = stmt.instr.operands[i];
+      const Attrs& a = stmt.instr.attrs;
+      s.attrs.dim = a.dim;
+      s.attrs.dim1 = a.dim1;
+      s.attrs.keepdim = a.keepdim ? 1 : 0;
+      s.attrs.times = a.times;
+      s.attrs.exponent = a.exponent;
+      s.attrs.lo = a.lo;
+      s.attrs.hi = a.hi;
+      break;
+    }
+    }
+    stmts_.push_back(s);
+  }
+  view_ = BurnmarkProgram{};
+  view_.num_leaves = static_cast<std::int32_t>(leaves_.size());
+  view_.num_stmts = static_cast<std::int32_t>(stmts_.size());
+  view_.leaves = leaves_.data();
+  view_.stmts = stmts_.data();
+  view_.root = program.root;
+  return view_;
+}
+
+} // namespace burnmark

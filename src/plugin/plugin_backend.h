@@ -1,0 +1,36 @@
+// The Backend that drives one loaded plugin: it checks the program against the plugin's op
+// list, hands the program across the ABI, and validates and converts what comes back.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abi_program.h"
+#include "burnmark/driver/driver.h"
+#include "burnmark/plugin/plugin.h"
+
+namespace burnmark {
+
+class PluginBackend final : public Backend {
+public:
+  // `library` keeps the shared object loaded for as long as this backend (and the table and
+  // context inside it) lives. `context` is what table->create returned (or null).
+  PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table, void* context);
+  ~PluginBackend() override;
+  PluginBackend(const PluginBackend&) = delete;
+  PluginBackend& operator=(const PluginBackend&) = delete;
+
+  const std::string& name() const override { return name_; }
+  Outcome run(const Program& program, const RunOptions& options) override;
+
+private:
+  std::shared_ptr<void> library_;
+  const BurnmarkPluginV1* table_;
+  void* context_;
+  std::string name_;
+  std::vector<bool> supported_; // by stable op id
+  AbiProgram abi_;
+};
+
+} // namespace burnmark
