@@ -1,0 +1,175 @@
+// Scalar arithmetic of the reference backend: every elementwise formula, forward and backward,
+// computed in double from f32 inputs, rounded to f32, and carried with a bound on how far a
+// correct f32 library may land from it (docs/conventions.md, "Error bounds").
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace burnmark::ref {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+// Unit roundoff of f32: half an ulp, relative.
+inline constexpr double kU = 0x1p-24;
+// Half the subnormal step: what a rounding may cost in absolute terms near zero.
+inline constexpr double kUnderflowStep = 0x1p-150;
+// Exact results of at least this magnitude round to infinity in f32 (FLT_MAX plus half an ulp).
+inline constexpr double kOverflow = 0x1.ffffffp127;
+
+// Ulp allowances in units of kU. Correctly rounded ops differ from ours only through their inputs,
+// but two roundings of nearby exact values may land one ulp (2u) apart. Transcendentals: Sleef's
+// u10 kernels are within 1 ulp, composed ones (sigmoid) a few roundings more.
+inline constexpr double kExactUlps = 2;
+inline constexpr double kTranscendentalUlps = 4;
+
+// A rounded f32 value (widened) and the bound E on |f32 implementation - v|. E = +inf means the
+// element is indeterminate in f32: an input interval touches a kink, a pole or a domain edge.
+struct Approx {
+  double v = 0;
+  double e = 0;
+};
+
+inline double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
+inline bool indeterminate(Approx a) { return std::isinf(a.e); }
+inline bool exact(Approx a) { return a.e == 0; }
+// v ± e contains zero, so a sign, a division by zero or a pole is possible.
+inline bool straddles_zero(Approx a) { return a.e > 0 && std::fabs(a.v) <= a.e; }
+// Sensitivity times input error; an exact input contributes nothing even where d is inf or NaN.
+inline double scaled(double d, double e) { return e == 0 ? 0.0 : d * e; }
+inline Approx unknown(double exact_value) { return {to_f32(exact_value), kInf}; }
+
+// Rounds an exact (double) result to f32 and closes its bound: adds the op's own rounding, makes
+// the element indeterminate when the interval reaches the f32 overflow threshold from either
+// side, and gives non-finite results bound 0 (they must match exactly).
+inline Approx finish(double exact_value, double e, double ulps) {
+  const double v = to_f32(exact_value);
+  if (!std::isfinite(exact_value)) return {v, 0.0};
+  const double mag = std::fabs(exact_value);
+  e += ulps * (kU * mag + kUnderflowStep);
+  if (std::isnan(e)) e = kInf;
+  if (mag + e >= kOverflow && mag - e < kOverflow) return {v, kInf};
+  if (!std::isfinite(v)) return {v, 0.0};
+  return {v, e};
+}
+// For correctly rounded ops: with exact inputs every f32 library computes the very same value.
+inline Approx finish_exact(double exact_value, double e) {
+  return finish(exact_value, e, e == 0 ? 0.0 : kExactUlps);
+}
+
+inline Approx neg(Approx a) { return {-a.v, a.e}; }
+inline Approx abs(Approx a) { return {std::fabs(a.v), a.e}; }
+
+inline Approx add(Approx a, Approx b) {
+  const double z = a.v + b.v;
+  if (indeterminate(a) || indeterminate(b)) return unknown(z);
+  return finish_exact(z, a.e + b.e);
+}
+inline Approx sub(Approx a, Approx b) { return add(a, neg(b)); }
+
+inline Approx mul(Approx a, Approx b) {
+  const double z = a.v * b.v;
+  if (indeterminate(a) || indeterminate(b)) return unknown(z);
+  // inf times something that may be zero: inf or NaN.
+  if ((std::isinf(a.v) && straddles_zero(b)) || (std::isinf(b.v) && straddles_zero(a))) return unknown(z);
+  return finish_exact(z, scaled(std::fabs(b.v), a.e) + scaled(std::fabs(a.v), b.e) + a.e * b.e);
+}
+
+inline Approx div(Approx a, Approx b) {
+  const double z = a.v / b.v;
+  if (indeterminate(a) || indeterminate(b) || straddles_zero(b)) return unknown(z);
+  if (b.v == 0 && (a.v == 0 || straddles_zero(a))) return unknown(z); // ±inf or NaN
+  if (!std::isfinite(z)) return finish_exact(z, 0.0);
+  // Worst case over the divisor's interval, so the bound holds beyond first order.
+  return finish_exact(z, (a.e + scaled(std::fabs(z), b.e)) / (std::fabs(b.v) - b.e));
+}
+
+inline Approx exp(Approx a) {
+  const double z = std::exp(a.v);
+  if (indeterminate(a)) return unknown(z);
+  return finish(z, scaled(std::fabs(z), std::expm1(a.e)), kTranscendentalUlps);
+}
+
+inline Approx log(Approx a) {
+  const double z = std::log(a.v);
+  if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0)) return unknown(z); // -inf or NaN possible
+  const double e = a.e == 0 ? 0.0 : -std::log1p(-a.e / a.v);
+  return finish(z, e, kTranscendentalUlps);
+}
+
+inline Approx sqrt(Approx a) {
+  const double z = std::sqrt(a.v);
+  if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0)) return unknown(z); // NaN, or an infinite slope
+  const double e = a.e == 0 ? 0.0 : a.e / (z + std::sqrt(a.v - a.e));
+  return finish_exact(z, e);
+}
+
+// clamp_min(x, 0): NaN passes through.
+inline Approx relu(Approx a) {
+  const double z = std::isnan(a.v) ? a.v : (a.v > 0 ? a.v : 0.0);
+  if (indeterminate(a)) return {z, kInf};
+  return {z, a.v + a.e < 0 ? 0.0 : a.e};
+}
+
+// NaN passes through; lo > hi returns hi (min(max(x, lo), hi)).
+inline Approx clamp(Approx a, double lo, double hi) {
+  if (std::isnan(a.v)) return a;
+  const double z = std::min(std::max(a.v, lo), hi);
+  if (indeterminate(a)) return {z, kInf};
+  if (lo > hi || a.v + a.e < lo || a.v - a.e > hi) return {z, 0.0};
+  return {z, a.e};
+}
+
+inline Approx sigmoid(Approx a) {
+  const double z = 1.0 / (1.0 + std::exp(-a.v));
+  if (indeterminate(a)) return unknown(z);
+  // sigmoid'(x + d) <= sigmoid'(x) * e^|d|, and never above 1/4.
+  const double slope = std::min(0.25, z * (1.0 - z) * std::exp(std::min(a.e, 700.0)));
+  return finish(z, scaled(slope, a.e), kTranscendentalUlps);
+}
+
+inline Approx tanh(Approx a) {
+  const double z = std::tanh(a.v);
+  if (indeterminate(a)) return unknown(z);
+  // tanh'(x + d) <= tanh'(x) * e^(2|d|), and never above 1.
+  const double slope = std::min(1.0, (1.0 - z * z) * std::exp(std::min(2.0 * a.e, 700.0)));
+  return finish(z, scaled(slope, a.e), kTranscendentalUlps);
+}
+
+// pow with a scalar exponent through LibTorch's fast paths, which decide the f32 roundings and
+// the results at -0 and NaN: c = 0 fills 1, c = 1 copies, 2 and 3 multiply, -2 is 1/(x*x),
+// 0.5 / -0.5 / -1 are sqrt / 1/sqrt / reciprocal, anything else is pow.
+inline Approx pow(Approx x, double c) {
+  constexpr Approx one{1.0, 0.0};
+  if (c == 0) return one;
+  if (c == 1) return x;
+  if (c == 2) return mul(x, x);
+  if (c == 3) return mul(mul(x, x), x);
+  if (c == -2) return div(one, mul(x, x));
+  if (c == 0.5) return sqrt(x);
+  if (c == -0.5) return div(one, sqrt(x));
+  if (c == -1) return div(one, x);
+  const double z = std::pow(x.v, c);
+  if (indeterminate(x)) return unknown(z);
+  const bool integral = c == std::floor(c);
+  if ((!integral && x.e > 0 && x.v - x.e <= 0) || (c < 0 && straddles_zero(x))) return unknown(z);
+  // The slope |c| |x|^(c-1) at the far end of the interval.
+  const double far = c < 1 ? std::fabs(x.v) - x.e : std::fabs(x.v) + x.e;
+  return finish(z, scaled(std::fabs(c) * std::pow(far, c - 1), x.e), kTranscendentalUlps);
+}
+
+// sgn: ±0 and NaN give 0. Uncertain where the interval touches the jump at 0.
+inline double sign_of(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
+
+// A gradient routed by a mask (where(mask, g, 0)). When the mask itself is uncertain (the input
+// interval touches the kink) the element is indeterminate, unless g is exactly 0 either way.
+inline Approx gate(Approx g, bool pass, bool uncertain) {
+  const Approx out = pass ? g : Approx{0.0, 0.0};
+  if (uncertain && !(g.v == 0 && g.e == 0)) return {out.v, kInf};
+  return out;
+}
+
+// The interval x ± e reaches the point k (a kink of the op).
+inline bool touches(Approx x, double k) { return indeterminate(x) || (x.e > 0 && std::fabs(x.v - k) <= x.e); }
+
+} // namespace burnmark::ref

@@ -1,0 +1,99 @@
+// The reference tape: leaves, op application, reverse-mode accumulation with the one central
+// un-broadcasting step, and read-out into HostTensors.
+#include <cstdlib>
+
+#include "tape.h"
+
+namespace burnmark::ref {
+
+Node& ReferenceFramework::fresh() {
+  if (used_ == nodes_.size()) nodes_.emplace_back();
+  Node& n = nodes_[used_++];
+  n.in = {-1, -1};
+  n.attrs = {};
+  n.is_leaf = false;
+  n.requires_grad = false;
+  n.has_grad = false;
+  return n;
+}
+
+ReferenceFramework::Tensor ReferenceFramework::leaf(const Leaf& leaf, bool requires_grad) {
+  Node& n = fresh();
+  n.shape = leaf.shape;
+  n.is_leaf = true;
+  n.requires_grad = requires_grad;
+  n.value.resize(static_cast<std::int64_t>(leaf.data.size()));
+  for (std::size_t i = 0; i < leaf.data.size(); ++i) {
+    n.value.v[i] = leaf.data[i];
+    n.value.e[i] = 0.0; // leaves are exact inputs
+  }
+  return {static_cast<int>(used_ - 1)};
+}
+
+ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr, std::span<const Tensor* const> operands,
+                                                     const Shape& shape) {
+  // fresh() may grow the arena, so operand nodes are looked up only afterwards.
+  Node& out = fresh();
+  const int id = static_cast<int>(used_ - 1);
+  out.op = instr.op;
+  out.attrs = instr.attrs;
+  out.shape = shape;
+  for (std::size_t k = 0; k < operands.size() && k < 2; ++k) {
+    out.in[k] = operands[k]->node;
+    out.requires_grad = out.requires_grad || node(operands[k]->node).requires_grad;
+  }
+  const Node* b = out.in[1] >= 0 ? &node(out.in[1]) : nullptr;
+  forward_rule(node(out.in[0]), b, out, scratch_);
+  return {id};
+}
+
+void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
+  Buf* src = &g.buf;
+  if (!(g.shape == target.shape)) {
+    sum_to(g.buf, g.shape, target.shape, summed_, scratch_);
+    src = &summed_;
+  }
+  if (src->size() != target.shape.numel()) std::abort(); // a backward rule produced the wrong shape
+  if (!target.has_grad) {
+    std::swap(target.grad, *src); // the scratch buffer inherits the old capacity
+    target.has_grad = true;
+    return;
+  }
+  for (std::int64_t i = 0; i < src->size(); ++i) target.grad.set(i, add(target.grad.at(i), src->at(i)));
+}
+
+void ReferenceFramework::backward(const Tensor& root) {
+  for (std::size_t i = 0; i < used_; ++i) nodes_[i].has_grad = false;
+  Node& r = node(root.node);
+  if (!r.requires_grad) return;
+  r.grad.resize(r.shape.numel());
+  std::fill(r.grad.v.begin(), r.grad.v.end(), 1.0);
+  std::fill(r.grad.e.begin(), r.grad.e.end(), 0.0);
+  r.has_grad = true;
+  // Registers are in SSA order, so walking down from the root visits every consumer of a node
+  // before the node itself: its gradient is complete when its rule runs.
+  for (int i = root.node; i >= 0; --i) {
+    const Node& n = node(i);
+    if (!n.has_grad || n.is_leaf) continue;
+    const Node& a = node(n.in[0]);
+    const Node* b = n.in[1] >= 0 ? &node(n.in[1]) : nullptr;
+    dx_[0].wanted = a.requires_grad;
+    dx_[1].wanted = b != nullptr && b->requires_grad;
+    backward_rule(n, a, b, dx_, scratch_);
+    for (std::size_t k = 0; k < 2; ++k)
+      if (dx_[k].wanted) accumulate(node(n.in[k]), dx_[k]);
+  }
+}
+
+std::optional<HostTensor> ReferenceFramework::grad(const Tensor& t) {
+  const Node& n = node(t.node);
+  if (!n.is_leaf || !n.has_grad) return std::nullopt;
+  return HostTensor{n.shape, n.grad.v, n.grad.e};
+}
+
+HostTensor ReferenceFramework::read(const Tensor& t) {
+  const Node& n = node(t.node);
+  return HostTensor{n.shape, n.value.v, n.value.e};
+}
+
+} // namespace burnmark::ref
