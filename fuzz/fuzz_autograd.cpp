@@ -1,0 +1,11 @@
+// libFuzzer target: forward values and every leaf gradient, compared across BACKENDS.
+#include "fuzz_common.h"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  burnmark::fuzz::initialize("fuzz_autograd", /*gradients=*/true);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return burnmark::fuzz::test_one_input(data, size);
+}

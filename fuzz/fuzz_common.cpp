@@ -1,0 +1,139 @@
+// The per-input logic of the libFuzzer targets (see fuzz_common.h). State lives in one static
+// harness built at initialisation; per input only the program and the outcomes are built, and
+// the outcome vector is reused so memory stays flat across millions of inputs.
+#include "fuzz_common.h"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "burnmark/backends/registry.h"
+#include "burnmark/config/config.h"
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/oracle/oracle.h"
+#include "burnmark/oracle/summary.h"
+
+namespace burnmark::fuzz {
+
+namespace {
+
+constexpr std::size_t kReportValues = 16; // values per tensor in a report
+
+struct Harness {
+  const char* target = "";
+  Config config;
+  GeneratorOptions generator;
+  OracleOptions oracle;
+  RunOptions run;
+  std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<Outcome> outcomes;
+  // Continuous mode only: running totals, never the findings themselves.
+  std::uint64_t inputs = 0;
+  std::uint64_t findings = 0;
+  std::array<std::uint64_t, 4> by_kind{}; // indexed by DivergenceKind
+};
+
+Harness& harness() {
+  static Harness h;
+  return h;
+}
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "burnmark: %s\n", message.c_str());
+  std::exit(2);
+}
+
+std::uint64_t fnv1a(std::span<const std::uint8_t> bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::uint8_t b : bytes)
+    h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
+// libFuzzer only writes artifacts for crashes, so continuous mode saves its own.
+void save_finding(const Harness& h, std::span<const std::uint8_t> bytes) {
+  const std::string path = fmt::format("{}/finding-{:016x}", h.config.findings_dir, fnv1a(bytes));
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "burnmark: cannot write %s\n", path.c_str());
+    return;
+  }
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+}
+
+std::string full_report(const Harness& h, const Program& program, const Verdict& verdict) {
+  std::string out =
+      fmt::format("\n==burnmark== DIVERGENCE in {} ({} backends)\n", h.target, h.backends.size());
+  out += to_text(program);
+  for (const Outcome& o : h.outcomes)
+    out += format_outcome(o, kReportValues);
+  out += format_verdict(verdict);
+  return out;
+}
+
+} // namespace
+
+void initialize(const char* target_name, bool gradients) {
+  Harness& h = harness();
+  h.target = target_name;
+  ConfigResult config = load_config_from_environment();
+  if (!config.ok()) die(config.error());
+  h.config = config.config();
+  h.generator = generator_options(h.config);
+  h.oracle = oracle_options(h.config, gradients);
+  h.run.gradients = gradients;
+  BackendsResult backends = make_backends(h.config.backends, RegistryOptions{h.config.threads});
+  if (!backends.ok()) die(backends.error());
+  h.backends = backends.take();
+  h.outcomes.resize(h.backends.size());
+  std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s\n", target_name,
+               h.config.backends.c_str(),
+               h.config.mode == HarnessMode::Panic ? "panic" : "continuous");
+}
+
+int test_one_input(const std::uint8_t* data, std::size_t size) {
+  Harness& h = harness();
+  const std::span<const std::uint8_t> bytes(data, size);
+  const Program program = generate(bytes, h.generator);
+  for (std::size_t i = 0; i < h.backends.size(); ++i)
+    h.outcomes[i] = h.backends[i]->run(program, h.run);
+  ++h.inputs;
+  const Verdict verdict = compare(h.outcomes, h.oracle);
+  if (verdict.agree()) return 0;
+
+  if (h.config.mode == HarnessMode::Panic) {
+    const std::string report = full_report(h, program, verdict);
+    std::fputs(report.c_str(), stderr);
+    std::fflush(stderr);
+    std::abort(); // libFuzzer's SIGABRT handler writes the input as crash-<sha1>
+  }
+
+  ++h.findings;
+  for (const Divergence& d : verdict.divergences)
+    ++h.by_kind[static_cast<std::size_t>(d.kind)];
+  if (!h.config.findings_dir.empty()) save_finding(h, bytes);
+  if (h.findings <= static_cast<std::uint64_t>(h.config.full_reports)) {
+    std::fputs(full_report(h, program, verdict).c_str(), stderr);
+  } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {
+    std::fprintf(stderr,
+                 "SUMMARY target=%s inputs=%llu findings=%llu forward=%llu gradient=%llu "
+                 "error=%llu shape=%llu\n",
+                 h.target, static_cast<unsigned long long>(h.inputs),
+                 static_cast<unsigned long long>(h.findings),
+                 static_cast<unsigned long long>(h.by_kind[0]),
+                 static_cast<unsigned long long>(h.by_kind[1]),
+                 static_cast<unsigned long long>(h.by_kind[2]),
+                 static_cast<unsigned long long>(h.by_kind[3]));
+  }
+  return 0;
+}
+
+} // namespace burnmark::fuzz

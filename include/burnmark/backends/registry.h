@@ -1,0 +1,37 @@
+// Turns a BACKENDS spec ("ref,libtorch", "all", "ref,./my_plugin.so") into backends. The first
+// entry is the reference the oracle compares the others against.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "burnmark/driver/driver.h"
+
+namespace burnmark {
+
+struct RegistryOptions {
+  int libtorch_threads = 1; // BURNMARK_THREADS
+};
+
+struct BackendsResult {
+  // The backends in spec order, or one line: "BACKENDS: unknown backend 'xyz' (valid: ...)".
+  std::variant<std::vector<std::unique_ptr<Backend>>, std::string> value;
+  bool ok() const { return std::holds_alternative<std::vector<std::unique_ptr<Backend>>>(value); }
+  std::vector<std::unique_ptr<Backend>> take() { return std::move(std::get<0>(value)); }
+  const std::string& error() const { return std::get<std::string>(value); }
+};
+
+// Names accepted besides plugins, in the order `all` expands to.
+std::span<const std::string_view> builtin_backend_names();
+
+// Each comma-separated entry is a built-in name, `all` (every built-in, in table order), or a
+// plugin name or path (load_plugin_backend). A name appearing twice, after expanding `all` and
+// after loading plugins, is an error: comparing a backend with itself hides nothing but doubles
+// the cost, and is most likely a typo in the spec.
+BackendsResult make_backends(std::string_view spec, const RegistryOptions& options);
+
+} // namespace burnmark

@@ -1,0 +1,68 @@
+// The environment knobs (knobs.def) as one struct, read once at start-up, and their mapping onto
+// the generator's and the oracle's options. A bad value is a one-line message naming the valid
+// choices; the entry points print it as "burnmark: <message>" and exit with status 2.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "burnmark/gen/generator.h"
+#include "burnmark/oracle/oracle.h"
+
+namespace burnmark {
+
+enum class HarnessMode {
+  Panic,      // report, then abort() so libFuzzer writes the input as a crash artifact
+  Continuous, // report (then summarise) and keep fuzzing
+};
+
+namespace knob_types {
+using Int = int;
+using Real = double;
+using Text = std::string;
+using Mode = HarnessMode;
+} // namespace knob_types
+
+struct Config {
+#define BURNMARK_KNOB(field, env, type, def, lo, hi, help) knob_types::type field{};
+#include "burnmark/config/knobs.def"
+#undef BURNMARK_KNOB
+};
+
+struct KnobInfo {
+  std::string_view env;
+  std::string_view default_text;
+  std::string_view range; // "1..8", "panic|continuous", or empty
+  std::string_view help;
+};
+std::span<const KnobInfo> knob_table();
+
+struct ConfigResult {
+  std::variant<Config, std::string> value; // the config, or "ENV: what is wrong (valid: ...)"
+  bool ok() const { return std::holds_alternative<Config>(value); }
+  const Config& config() const { return std::get<Config>(value); }
+  const std::string& error() const { return std::get<std::string>(value); }
+};
+
+// Looks a variable up; nullopt when unset. An empty value counts as unset, so `MODE= cmd`
+// behaves like not setting it.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+
+ConfigResult load_config(const EnvLookup& lookup);
+ConfigResult load_config_from_environment();
+Config default_config();
+
+// Loads from the environment or prints "burnmark: <message>" on stderr and exits with status 2.
+Config config_or_exit();
+
+GeneratorOptions generator_options(const Config& config);
+OracleOptions oracle_options(const Config& config, bool gradients);
+
+// The knob table as aligned text lines, for --help.
+std::string knobs_help();
+
+} // namespace burnmark

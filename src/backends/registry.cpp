@@ -1,0 +1,104 @@
+// BACKENDS parsing: the table of built-in backends, `all`, plugin loading and the duplicate
+// check. Every failure is one line for the user; nothing throws out of here.
+#include "burnmark/backends/registry.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/plugin/loader.h"
+
+namespace burnmark {
+
+namespace {
+
+struct Builtin {
+  std::string_view name;
+  std::unique_ptr<Backend> (*make)(const RegistryOptions&);
+};
+
+// Adding a built-in backend is one line here (its factory lives in builtin.h).
+constexpr std::array<Builtin, 2> kBuiltins = {{
+    {"ref", [](const RegistryOptions&) { return make_reference_backend(); }},
+    {"libtorch",
+     [](const RegistryOptions& o) { return make_libtorch_backend(o.libtorch_threads); }},
+}};
+
+constexpr std::array<std::string_view, kBuiltins.size()> kBuiltinNames = [] {
+  std::array<std::string_view, kBuiltins.size()> names{};
+  for (std::size_t i = 0; i < kBuiltins.size(); ++i)
+    names[i] = kBuiltins[i].name;
+  return names;
+}();
+
+std::string valid_choices() {
+  return fmt::format("valid: {}, all, or a plugin name/path", fmt::join(kBuiltinNames, ", "));
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+} // namespace
+
+std::span<const std::string_view> builtin_backend_names() {
+  return kBuiltinNames;
+}
+
+BackendsResult make_backends(std::string_view spec, const RegistryOptions& options) {
+  auto fail = [](std::string message) { return BackendsResult{std::move(message)}; };
+
+  // Expand first, so that duplicates are caught before anything (LibTorch, a plugin) is loaded.
+  std::vector<std::string_view> entries;
+  std::string_view rest = spec;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view entry = trim(rest.substr(0, comma));
+    if (entry.empty())
+      return fail(fmt::format("BACKENDS: empty entry in '{}' ({})", spec, valid_choices()));
+    if (entry == "all") {
+      entries.insert(entries.end(), kBuiltinNames.begin(), kBuiltinNames.end());
+    } else {
+      entries.push_back(entry);
+    }
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (std::find(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(i), entries[i]) !=
+        entries.begin() + static_cast<std::ptrdiff_t>(i))
+      return fail(
+          fmt::format("BACKENDS: duplicate backend '{}' in '{}' (each backend may appear once)",
+                      entries[i], spec));
+
+  std::vector<std::unique_ptr<Backend>> backends;
+  for (std::string_view entry : entries) {
+    const auto builtin = std::find_if(kBuiltins.begin(), kBuiltins.end(),
+                                      [&](const Builtin& b) { return b.name == entry; });
+    if (builtin != kBuiltins.end()) {
+      backends.push_back(builtin->make(options));
+      continue;
+    }
+    PluginLoadResult plugin = load_plugin_backend(entry);
+    if (!plugin.ok())
+      return fail(fmt::format("BACKENDS: unknown backend '{}' ({}): {}", entry, valid_choices(),
+                              plugin.error()));
+    backends.push_back(plugin.take());
+  }
+  // A plugin may call itself by a built-in's name (or two paths may be the same plugin).
+  for (std::size_t i = 0; i < backends.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (backends[i]->name() == backends[j]->name())
+        return fail(fmt::format(
+            "BACKENDS: duplicate backend '{}' in '{}' (entries {} and {} are the same backend)",
+            backends[i]->name(), spec, j + 1, i + 1));
+  return BackendsResult{std::move(backends)};
+}
+
+} // namespace burnmark

@@ -1,0 +1,82 @@
+// Helpers shared by the `burnmark` subcommands (see cli_common.h).
+#include "cli_common.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "burnmark/backends/registry.h"
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/text.h"
+
+namespace burnmark::cli {
+
+int usage_error(std::string_view message) {
+  fmt::print(stderr, "burnmark: {}\n", message);
+  return kExitUsage;
+}
+
+std::optional<std::vector<std::uint8_t>> read_file(std::string_view path) {
+  std::ifstream in{std::string(path), std::ios::binary};
+  if (!in) return std::nullopt;
+  std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in),
+                                  std::istreambuf_iterator<char>()};
+  if (in.bad()) return std::nullopt;
+  return bytes;
+}
+
+bool write_file(std::string_view path, std::span<const std::uint8_t> bytes) {
+  std::ofstream out{std::string(path), std::ios::binary | std::ios::trunc};
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out.flush());
+}
+
+bool looks_like_text(std::span<const std::uint8_t> bytes) {
+  std::string_view s(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
+    s.remove_prefix(1);
+  return s.starts_with("# burnmark program") || s.starts_with("%0 =");
+}
+
+std::optional<Program> load_program(std::string_view path, const Config& config) {
+  const std::optional<std::vector<std::uint8_t>> bytes = read_file(path);
+  if (!bytes) {
+    usage_error(fmt::format("{}: cannot read file", path));
+    return std::nullopt;
+  }
+  if (!looks_like_text(*bytes)) return generate(*bytes, generator_options(config));
+  ParseResult parsed =
+      parse_program(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  if (!parsed.ok()) {
+    usage_error(fmt::format("{}: {}", path, parsed.error()));
+    return std::nullopt;
+  }
+  return std::move(parsed.program());
+}
+
+std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(const Config& config) {
+  BackendsResult r = make_backends(config.backends, RegistryOptions{config.threads});
+  if (!r.ok()) {
+    usage_error(r.error());
+    return std::nullopt;
+  }
+  return r.take();
+}
+
+Judgement run_and_compare(const Program& program,
+                          std::span<const std::unique_ptr<Backend>> backends, const Config& config,
+                          bool gradients) {
+  Judgement j;
+  RunOptions run;
+  run.gradients = gradients;
+  for (const auto& b : backends)
+    j.outcomes.push_back(b->run(program, run));
+  j.verdict = compare(j.outcomes, oracle_options(config, gradients));
+  return j;
+}
+
+} // namespace burnmark::cli

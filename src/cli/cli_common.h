@@ -1,0 +1,49 @@
+// Helpers every `burnmark` subcommand shares: exit codes, loading a FILE as a program, building
+// BACKENDS, running and judging. Failures print one "burnmark: ..." line to stderr.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "burnmark/config/config.h"
+#include "burnmark/driver/driver.h"
+#include "burnmark/ir/program.h"
+#include "burnmark/oracle/oracle.h"
+
+namespace burnmark::cli {
+
+inline constexpr int kExitAgree = 0;
+inline constexpr int kExitDivergence = 1;
+inline constexpr int kExitUsage = 2;
+
+// Prints "burnmark: <message>" on stderr and returns kExitUsage, for `return usage_error(...)`.
+int usage_error(std::string_view message);
+
+std::optional<std::vector<std::uint8_t>> read_file(std::string_view path);
+bool write_file(std::string_view path, std::span<const std::uint8_t> bytes);
+
+// True when the bytes are a text program: the first non-blank line starts "# burnmark program"
+// or "%0 =". Anything else is a raw libFuzzer input.
+bool looks_like_text(std::span<const std::uint8_t> bytes);
+
+// A text program is parsed; raw bytes are decoded by generate() with the env's generator
+// options, exactly as the fuzz targets do. nullopt after printing the reason.
+std::optional<Program> load_program(std::string_view path, const Config& config);
+
+// BACKENDS built per the config; nullopt after printing the registry's one-line error.
+std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(const Config& config);
+
+struct Judgement {
+  std::vector<Outcome> outcomes; // in BACKENDS order; [0] is the reference
+  Verdict verdict;
+};
+Judgement run_and_compare(const Program& program,
+                          std::span<const std::unique_ptr<Backend>> backends, const Config& config,
+                          bool gradients);
+
+} // namespace burnmark::cli

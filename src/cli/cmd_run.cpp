@@ -1,0 +1,42 @@
+// `burnmark run [--forward-only] FILE`: replays one program on BACKENDS and shows why they agree
+// or not. The exit status is the verdict, so scripts can bisect and minimise with it.
+#include <fmt/format.h>
+
+#include "burnmark/oracle/summary.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace burnmark::cli {
+
+namespace {
+constexpr std::size_t kShownValues = 24; // per tensor; long ones keep their first and last values
+}
+
+int run_run(std::span<const std::string_view> args) {
+  bool gradients = true;
+  std::optional<std::string_view> file;
+  for (std::string_view a : args) {
+    if (a == "--forward-only") {
+      gradients = false;
+    } else if (a.starts_with("-") || file) {
+      return usage_error(fmt::format(
+          "run: unexpected argument '{}' (usage: burnmark run [--forward-only] FILE)", a));
+    } else {
+      file = a;
+    }
+  }
+  if (!file) return usage_error("run: expected FILE (usage: burnmark run [--forward-only] FILE)");
+  const Config config = config_or_exit();
+  const std::optional<Program> program = load_program(*file, config);
+  if (!program) return kExitUsage;
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+
+  const Judgement j = run_and_compare(*program, *backends, config, gradients);
+  for (const Outcome& o : j.outcomes)
+    fmt::print("{}", format_outcome(o, kShownValues));
+  fmt::print("{}", format_verdict(j.verdict));
+  return j.verdict.agree() ? kExitAgree : kExitDivergence;
+}
+
+} // namespace burnmark::cli

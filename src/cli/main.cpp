@@ -1,0 +1,44 @@
+// `burnmark`: dispatches argv[1] to the subcommand table (commands.def) and prints usage.
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "burnmark/config/config.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace {
+
+std::string usage() {
+  using namespace burnmark::cli;
+  std::string out = "usage: burnmark <command> [arguments]\n\ncommands:\n";
+  for (const Command& c : commands())
+    fmt::format_to(std::back_inserter(out), "  {:<8} {:<22} {}\n", c.name, c.arguments, c.summary);
+  out += "\nFILE is a text program (first line \"# burnmark program\" or \"%0 = ...\") or a raw "
+         "fuzzer\n"
+         "input such as a crash-* artifact, decoded with the environment's generator knobs.\n"
+         "\nexit status: 0 agreement (or success), 1 divergence, 2 usage or input error\n"
+         "\nenvironment (read once at start):\n";
+  out += burnmark::knobs_help();
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  using namespace burnmark::cli;
+  const std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    fmt::print(stderr, "{}", usage());
+    return kExitUsage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    fmt::print("{}", usage());
+    return kExitAgree;
+  }
+  for (const Command& c : commands())
+    if (c.name == args[0]) return c.run(std::span(args).subspan(1));
+  return usage_error(
+      fmt::format("unknown command '{}' (run 'burnmark --help' for the list)", args[0]));
+}

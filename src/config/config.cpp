@@ -1,0 +1,162 @@
+// Reads the knobs of knobs.def from the environment. Defaults go through the same parser as
+// the environment, so a typo in the table fails the tests rather than shipping a bad default.
+#include "burnmark/config/config.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace burnmark {
+
+namespace {
+
+constexpr std::string_view kModeChoices = "panic, continuous";
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+using Error = std::optional<std::string>;
+
+Error parse(std::string_view env, std::string_view text, int& out, double lo, double hi) {
+  const auto range = fmt::format("valid: {}..{}", lo, hi);
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return fmt::format("{}: '{}' is not an integer ({})", env, text, range);
+  if (static_cast<double>(v) < lo || static_cast<double>(v) > hi)
+    return fmt::format("{}: '{}' out of range ({})", env, text, range);
+  out = static_cast<int>(v);
+  return std::nullopt;
+}
+
+Error parse(std::string_view env, std::string_view text, double& out, double lo, double hi) {
+  const auto range = fmt::format("valid: {}..{}", lo, hi);
+  const std::string copy(text); // strtod needs a terminator
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || errno == ERANGE || std::isnan(v))
+    return fmt::format("{}: '{}' is not a number ({})", env, text, range);
+  if (v < lo || v > hi) return fmt::format("{}: '{}' out of range ({})", env, text, range);
+  out = v;
+  return std::nullopt;
+}
+
+Error parse(std::string_view, std::string_view text, std::string& out, double, double) {
+  out = std::string(text);
+  return std::nullopt;
+}
+
+Error parse(std::string_view env, std::string_view text, HarnessMode& out, double, double) {
+  if (text == "panic") {
+    out = HarnessMode::Panic;
+  } else if (text == "continuous") {
+    out = HarnessMode::Continuous;
+  } else {
+    return fmt::format("{}: unknown mode '{}' (valid: {})", env, text, kModeChoices);
+  }
+  return std::nullopt;
+}
+
+// Constraints between knobs, which the per-knob ranges cannot express.
+Error cross_check(const Config& c) {
+  if (c.min_dim > c.max_dim)
+    return fmt::format(
+        "FUZZ_MIN_DIM: {} exceeds FUZZ_MAX_DIM {} (valid: FUZZ_MIN_DIM <= FUZZ_MAX_DIM)", c.min_dim,
+        c.max_dim);
+  return std::nullopt;
+}
+
+// Numeric knobs show their range; a Mode shows its choices; Text has none.
+constexpr std::string_view range_for(std::string_view type, std::string_view numeric_range) {
+  if (type == "Mode") return "panic|continuous";
+  if (type == "Text") return {};
+  return numeric_range;
+}
+
+} // namespace
+
+std::span<const KnobInfo> knob_table() {
+  static const KnobInfo table[] = {
+#define BURNMARK_KNOB(field, env, type, def, lo, hi, help)                                         \
+  {env, def, range_for(#type, #lo ".." #hi), help},
+#include "burnmark/config/knobs.def"
+#undef BURNMARK_KNOB
+  };
+  return table;
+}
+
+ConfigResult load_config(const EnvLookup& lookup) {
+  Config c;
+#define BURNMARK_KNOB(field, env, type, def, lo, hi, help)                                         \
+  {                                                                                                \
+    std::optional<std::string> value = lookup(env);                                                \
+    std::string_view text = value ? trim(*value) : std::string_view();                             \
+    if (text.empty()) text = def;                                                                  \
+    if (Error e = parse(env, text, c.field, lo, hi)) return ConfigResult{std::move(*e)};           \
+  }
+#include "burnmark/config/knobs.def"
+#undef BURNMARK_KNOB
+  if (Error e = cross_check(c)) return ConfigResult{std::move(*e)};
+  return ConfigResult{std::move(c)};
+}
+
+ConfigResult load_config_from_environment() {
+  return load_config([](std::string_view name) -> std::optional<std::string> {
+    const char* v = std::getenv(std::string(name).c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  });
+}
+
+Config default_config() {
+  ConfigResult r = load_config([](std::string_view) { return std::nullopt; });
+  return r.config(); // the defaults are valid by construction (tested)
+}
+
+Config config_or_exit() {
+  ConfigResult r = load_config_from_environment();
+  if (!r.ok()) {
+    std::fprintf(stderr, "burnmark: %s\n", r.error().c_str());
+    std::exit(2);
+  }
+  return r.config();
+}
+
+GeneratorOptions generator_options(const Config& c) {
+  GeneratorOptions g;
+  g.max_leaves = c.max_leaves;
+  g.min_ops = c.min_ops;
+  g.min_dim = c.min_dim;
+  g.max_dim = c.max_dim;
+  g.special_rate = c.special_rate;
+  return g;
+}
+
+OracleOptions oracle_options(const Config& c, bool gradients) {
+  OracleOptions o;
+  o.tolerance = c.tolerance;
+  o.gradients = gradients;
+  return o;
+}
+
+std::string knobs_help() {
+  std::string out;
+  for (const KnobInfo& k : knob_table()) {
+    const std::string def = k.default_text.empty() ? "\"\"" : std::string(k.default_text);
+    fmt::format_to(std::back_inserter(out), "  {:<24} default {:<14} {:<18} {}\n", k.env, def,
+                   k.range, k.help);
+  }
+  return out;
+}
+
+} // namespace burnmark

@@ -1,0 +1,119 @@
+// The knob table read from a fake environment: defaults, every knob's parsing, the one-line
+// error naming the valid choices, and the mapping onto the generator's options.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "burnmark/config/config.h"
+
+using namespace burnmark;
+
+namespace {
+
+ConfigResult load(std::map<std::string, std::string> env) {
+  return load_config([env](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::string error_of(std::map<std::string, std::string> env) {
+  ConfigResult r = load(std::move(env));
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? std::string() : r.error();
+}
+
+} // namespace
+
+TEST(Config, DefaultsAreTheDocumentedOnes) {
+  const ConfigResult r = load({});
+  ASSERT_TRUE(r.ok()) << r.error();
+  const Config& c = r.config();
+  EXPECT_EQ(c.backends, "ref,libtorch");
+  EXPECT_EQ(c.mode, HarnessMode::Panic);
+  EXPECT_EQ(c.max_leaves, 4);
+  EXPECT_EQ(c.min_ops, 0);
+  EXPECT_EQ(c.min_dim, 1);
+  EXPECT_EQ(c.max_dim, 16);
+  EXPECT_EQ(c.tolerance, 1e-4);
+  EXPECT_EQ(c.special_rate, 0.05);
+  EXPECT_EQ(c.threads, 1);
+  EXPECT_EQ(c.findings_dir, "");
+  // The generator's own defaults agree with the knob table's.
+  const GeneratorOptions g = generator_options(c);
+  const GeneratorOptions d;
+  EXPECT_EQ(g.max_leaves, d.max_leaves);
+  EXPECT_EQ(g.min_ops, d.min_ops);
+  EXPECT_EQ(g.min_dim, d.min_dim);
+  EXPECT_EQ(g.max_dim, d.max_dim);
+  EXPECT_EQ(g.special_rate, d.special_rate);
+  EXPECT_EQ(oracle_options(c, true).tolerance, kDefaultTolerance);
+}
+
+TEST(Config, EveryKnobIsReadAndMapped) {
+  const ConfigResult r = load({{"BACKENDS", "ref,libtorch,eigen"},
+                               {"MODE", "continuous"},
+                               {"MAX_LEAVES", "8"},
+                               {"MIN_OPS", "3"},
+                               {"FUZZ_MIN_DIM", "2"},
+                               {"FUZZ_MAX_DIM", " 48 "},
+                               {"BURNMARK_TOLERANCE", "1e-3"},
+                               {"BURNMARK_SPECIAL_RATE", "0"},
+                               {"BURNMARK_THREADS", "4"},
+                               {"BURNMARK_FINDINGS_DIR", "/tmp/f"}});
+  ASSERT_TRUE(r.ok()) << r.error();
+  const Config& c = r.config();
+  EXPECT_EQ(c.backends, "ref,libtorch,eigen");
+  EXPECT_EQ(c.mode, HarnessMode::Continuous);
+  EXPECT_EQ(c.threads, 4);
+  EXPECT_EQ(c.findings_dir, "/tmp/f");
+  const GeneratorOptions g = generator_options(c);
+  EXPECT_EQ(g.max_leaves, 8);
+  EXPECT_EQ(g.min_ops, 3);
+  EXPECT_EQ(g.min_dim, 2);
+  EXPECT_EQ(g.max_dim, 48);
+  EXPECT_EQ(g.special_rate, 0.0);
+  const OracleOptions o = oracle_options(c, false);
+  EXPECT_EQ(o.tolerance, 1e-3);
+  EXPECT_FALSE(o.gradients);
+}
+
+TEST(Config, EmptyValueMeansUnset) {
+  const ConfigResult r = load({{"MODE", ""}, {"MAX_LEAVES", "  "}});
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.config().mode, HarnessMode::Panic);
+  EXPECT_EQ(r.config().max_leaves, 4);
+}
+
+TEST(Config, BadValuesGiveOneLineNamingTheValidChoices) {
+  EXPECT_EQ(error_of({{"MAX_LEAVES", "9"}}), "MAX_LEAVES: '9' out of range (valid: 1..8)");
+  EXPECT_EQ(error_of({{"MAX_LEAVES", "0"}}), "MAX_LEAVES: '0' out of range (valid: 1..8)");
+  EXPECT_EQ(error_of({{"MAX_LEAVES", "four"}}),
+            "MAX_LEAVES: 'four' is not an integer (valid: 1..8)");
+  EXPECT_EQ(error_of({{"MAX_LEAVES", "4x"}}), "MAX_LEAVES: '4x' is not an integer (valid: 1..8)");
+  EXPECT_EQ(error_of({{"MODE", "pancake"}}),
+            "MODE: unknown mode 'pancake' (valid: panic, continuous)");
+  EXPECT_EQ(error_of({{"FUZZ_MAX_DIM", "49"}}), "FUZZ_MAX_DIM: '49' out of range (valid: 1..48)");
+  EXPECT_EQ(error_of({{"BURNMARK_TOLERANCE", "nan"}}),
+            "BURNMARK_TOLERANCE: 'nan' is not a number (valid: 0..1)");
+  EXPECT_EQ(error_of({{"BURNMARK_TOLERANCE", "-1e-4"}}),
+            "BURNMARK_TOLERANCE: '-1e-4' out of range (valid: 0..1)");
+  EXPECT_EQ(error_of({{"BURNMARK_SPECIAL_RATE", "1.5"}}),
+            "BURNMARK_SPECIAL_RATE: '1.5' out of range (valid: 0..1)");
+  EXPECT_EQ(error_of({{"FUZZ_MIN_DIM", "20"}}),
+            "FUZZ_MIN_DIM: 20 exceeds FUZZ_MAX_DIM 16 (valid: FUZZ_MIN_DIM <= FUZZ_MAX_DIM)");
+}
+
+TEST(Config, HelpListsEveryKnobOnItsOwnLine) {
+  const std::string help = knobs_help();
+  std::size_t lines = 0;
+  for (char ch : help)
+    lines += ch == '\n';
+  EXPECT_EQ(lines, knob_table().size());
+  for (const KnobInfo& k : knob_table())
+    EXPECT_NE(help.find(k.env), std::string::npos) << k.env;
+  EXPECT_NE(help.find("1..8"), std::string::npos);
+  EXPECT_NE(help.find("panic|continuous"), std::string::npos);
+}
