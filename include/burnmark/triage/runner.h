@@ -1,0 +1,73 @@
+// Running one program through a fixed set of backends and the oracle, and the facts triage
+// derives from that: which (backend, kind) classes diverge, the primary one, and the culprit —
+// the earliest register whose prefix program already shows the primary divergence.
+//
+// These are the only places triage executes anything; the minimiser, signatures, suppression
+// and the sweep all see backends through a Runner, so tests can substitute a planted-bug backend
+// without touching them.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "burnmark/driver/driver.h"
+#include "burnmark/ir/program.h"
+#include "burnmark/oracle/oracle.h"
+
+namespace burnmark {
+
+class Runner {
+public:
+  // backends[0] is the reference; the Runner does not own them.
+  Runner(std::vector<Backend*> backends, OracleOptions options);
+
+  Verdict check(const Program& program);
+  // The reference's values of register `reg` (forward only); nullopt if it errors or yields no
+  // values of the register's shape. Used to cut an intermediate into a leaf.
+  std::optional<std::vector<double>> values(const Program& program, Reg reg);
+
+  // Programs executed so far (each runs every backend once).
+  std::size_t runs() const { return runs_; }
+  const OracleOptions& options() const { return options_; }
+
+private:
+  std::vector<Backend*> backends_;
+  OracleOptions options_;
+  std::size_t runs_ = 0;
+};
+
+// "backend:kind", e.g. "libtorch:gradient": the unit a signature and the minimiser reason about.
+std::string divergence_class(const Divergence& divergence);
+// Sorted, without duplicates.
+std::vector<std::string> divergence_classes(const Verdict& verdict);
+// The class a minimiser must keep: errors first, then shape, forward, gradient (a forward
+// divergence usually drags gradient divergences behind it, never the reverse), then by backend
+// name. Empty when the verdict agrees.
+std::string primary_class(const Verdict& verdict);
+bool has_class(const Verdict& verdict, const std::string& cls);
+
+// What an op-producing statement is, for signatures: the op name, plus the attributes that pick
+// a different code path whatever the shapes (pow's exponent, clamp's bounds). Dims are left out
+// on purpose: they follow the shapes, which minimisation changes.
+std::string stmt_label(const Program& program, Reg reg);
+// True when some statement of the program has this label.
+bool has_label(const Program& program, const std::string& label);
+
+// One diverging program, analysed: its verdict, primary class and culprit.
+struct Finding {
+  Verdict verdict;
+  std::string primary;  // primary_class(verdict)
+  Reg culprit = -1;     // earliest register whose prefix (re-rooted there) shows `primary`
+  std::string culprit_label;
+};
+
+// nullopt when the backends agree on the program. Costs at most one run per register.
+std::optional<Finding> analyse(Runner& runner, const Program& program);
+
+// Whether a candidate still shows the same bug: the primary class still diverges and the
+// culprit's op is still in the program. Cheap: one run.
+bool reproduces(Runner& runner, const Program& candidate, const Finding& finding);
+
+} // namespace burnmark

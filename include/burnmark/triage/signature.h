@@ -1,0 +1,53 @@
+// Signatures: a stable name for a bug, so that a pile of crash artifacts becomes one line per
+// distinct bug and a known bug can be recognised again.
+//
+// The signature of a MINIMISED program is the canonical text
+//   sig1|div=<sorted backend:kind classes>|graph=<canonical DAG>|special=<value classes>
+// and its id is the first 12 hex digits of the text's FNV-1a-64 hash.
+//   - graph: a post-order walk from the root, each node numbered on first visit, written as
+//     `label(args)`; operands of add and mul are ordered by a structural hash, so two programs
+//     that differ only in register numbering, in the order of independent statements or in the
+//     operand order of a commutative op get the same text. Leaves are `leaf` (their shapes and
+//     values are left out: minimisation already chose the fewest elements that reproduce).
+//   - special: the special-value classes present in the leaves (nan, inf, -inf, -0,
+//     subnormal, huge); minimisation only keeps a special value when the bug needs it.
+//
+// The pre-signature is the cheap stand-in computed from an UNMINIMISED program (triage's
+// grouping key, suppression's cache key):
+//   pre1|<primary class>|<culprit label>(<operand labels>)|special=<classes in the culprit's cone>
+// It needs analyse() (at most one run per register) instead of a minimisation (hundreds).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "burnmark/ir/program.h"
+#include "burnmark/oracle/oracle.h"
+#include "burnmark/triage/runner.h"
+
+namespace burnmark {
+
+struct Signature {
+  std::string text;
+  std::string id;                // 12 hex digits of fnv1a64(text)
+  std::vector<std::string> kinds; // "backend:kind", sorted
+  std::vector<std::string> ops;  // op labels of the canonical walk, in order (leaves left out)
+  std::vector<std::string> specials;
+};
+
+Signature make_signature(const Program& minimized, const Verdict& verdict);
+std::string pre_signature(const Program& program, const Finding& finding);
+
+std::uint64_t fnv1a64(std::string_view bytes);
+std::string short_id(std::string_view text); // 12 hex digits of fnv1a64(text)
+
+// "nan", "inf", "-inf", "-0", "subnormal", "huge" (finite, |x| >= 1e15), or "" for an ordinary
+// finite value.
+std::string_view special_class(float value);
+// Sorted classes present in the leaves of `program` (all of them when `regs` is empty,
+// otherwise only the leaves among `regs`).
+std::vector<std::string> special_classes(const Program& program, const std::vector<Reg>& regs = {});
+
+} // namespace burnmark

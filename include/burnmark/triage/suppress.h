@@ -1,0 +1,78 @@
+// Known-bug suppression: corpus/known_bugs.txt lists bugs already triaged, so a campaign keeps
+// finding new bugs instead of re-reporting one that saturates the channel.
+//
+// File format, one bug per line, '#' starts a comment:
+//   <signature-id> <bugs.md anchor> <one-line description>
+//   3f9a0c2e11d4 sigmoid-tail    sigmoid wrong past the 8th element
+//
+// Design of the hot-path check (KnownBugFilter). The file names FULL signatures, which need a
+// minimised program, and minimising on every divergence (hundreds of runs) would stall a
+// campaign that hits one bug every few executions. So the filter keys a cache on the
+// pre-signature (one analyse(): at most one run per register, no minimisation) and only
+// minimises the first time it meets a pre-signature; later divergences with that pre-signature
+// cost one analyse() and a hash lookup. Entries in the file stay exact signatures, so the file
+// is written from `burnmark triage` output and needs no second id per bug. The price: two
+// different bugs sharing a pre-signature (same primary class, culprit op, its operands and the
+// special values upstream of it) inherit the first one's answer within a process.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "burnmark/ir/program.h"
+#include "burnmark/oracle/oracle.h"
+#include "burnmark/triage/minimize.h"
+#include "burnmark/triage/runner.h"
+#include "burnmark/triage/signature.h"
+
+namespace burnmark {
+
+struct KnownBug {
+  std::string id;
+  std::string anchor;
+  std::string description;
+};
+
+class Suppressions {
+public:
+  // A missing file is an error (the caller decides whether that matters); so is a malformed
+  // line, reported as "PATH:LINE: why". `error` is cleared on success.
+  static Suppressions load(const std::string& path, std::string& error);
+  static Suppressions parse(std::string_view text, std::string& error);
+
+  bool empty() const { return bugs_.empty(); }
+  std::size_t size() const { return bugs_.size(); }
+  const std::vector<KnownBug>& bugs() const { return bugs_; }
+  // The entry for this signature id, or nullptr.
+  const KnownBug* find(std::string_view id) const;
+  bool matches(const Signature& signature) const { return find(signature.id) != nullptr; }
+
+private:
+  std::vector<KnownBug> bugs_;
+};
+
+// The per-divergence check for fuzz targets. Holds the suppression list, a Runner over the same
+// backends the target compares, and the pre-signature cache described above.
+class KnownBugFilter {
+public:
+  KnownBugFilter(Suppressions suppressions, Runner runner, MinimizeOptions options = {});
+
+  // The known bug `program` shows, or nullptr (also when the backends agree). Free when the
+  // list is empty.
+  const KnownBug* match(const Program& program);
+  bool is_known(const Program& program) { return match(program) != nullptr; }
+
+  std::size_t minimisations() const { return minimisations_; }
+
+private:
+  Suppressions suppressions_;
+  Runner runner_;
+  MinimizeOptions options_;
+  std::unordered_map<std::string, std::string> signature_of_pre_; // pre-signature -> id
+  std::size_t minimisations_ = 0;
+};
+
+} // namespace burnmark

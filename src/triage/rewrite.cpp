@@ -1,0 +1,139 @@
+// Structural program edits for the minimiser and the sweep (see burnmark/triage/rewrite.h).
+#include "burnmark/triage/rewrite.h"
+
+#include <cassert>
+
+#include "burnmark/ir/shape_rules.h"
+
+namespace burnmark {
+namespace {
+
+// Copies the statements with keep[r] set, in order, renaming every register read through
+// `subst` first (subst[r] == r when r is not replaced). Leaves are renumbered in order.
+Program copy_kept(const Program& p, const std::vector<bool>& keep, const std::vector<Reg>& subst) {
+  Program out;
+  std::vector<Reg> map(p.stmts.size(), -1);
+  const auto rename = [&](Reg r) { return map[static_cast<std::size_t>(subst[static_cast<std::size_t>(r)])]; };
+  for (std::size_t r = 0; r < p.stmts.size(); ++r) {
+    if (!keep[r]) continue;
+    Stmt s = p.stmts[r];
+    switch (s.kind) {
+    case StmtKind::Leaf:
+      out.leaves.push_back(p.leaves[static_cast<std::size_t>(s.leaf)]);
+      s.leaf = static_cast<int>(out.leaves.size()) - 1;
+      break;
+    case StmtKind::Alias: s.source = rename(s.source); break;
+    case StmtKind::Op:
+      for (Reg& o : s.instr.operands) o = rename(o);
+      break;
+    }
+    map[r] = static_cast<Reg>(out.stmts.size());
+    out.stmts.push_back(std::move(s));
+  }
+  out.root = rename(p.root);
+  return out;
+}
+
+std::vector<Reg> identity(std::size_t n) {
+  std::vector<Reg> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<Reg>(i);
+  return v;
+}
+
+} // namespace
+
+std::optional<Program> reinfer(Program p) {
+  for (std::size_t r = 0; r < p.stmts.size(); ++r) {
+    Stmt& s = p.stmts[r];
+    switch (s.kind) {
+    case StmtKind::Leaf: s.shape = p.leaves[static_cast<std::size_t>(s.leaf)].shape; break;
+    case StmtKind::Alias: s.shape = p.shape_of(s.source); break;
+    case StmtKind::Op: {
+      std::vector<Shape> in;
+      for (Reg o : s.instr.operands) in.push_back(p.shape_of(o));
+      const ShapeResult res = infer_shape(s.instr.op, s.instr.attrs, in);
+      if (!res.ok()) return std::nullopt;
+      s.shape = res.shape();
+      break;
+    }
+    }
+  }
+  if (!validate(p).empty()) return std::nullopt;
+  return p;
+}
+
+Program compact(const Program& p) {
+  std::vector<bool> live(p.stmts.size(), false);
+  live[static_cast<std::size_t>(p.root)] = true;
+  for (std::size_t i = p.stmts.size(); i-- > 0;) {
+    if (!live[i]) continue;
+    const Stmt& s = p.stmts[i];
+    switch (s.kind) {
+    case StmtKind::Leaf: break;
+    case StmtKind::Alias: live[static_cast<std::size_t>(s.source)] = true; break;
+    case StmtKind::Op:
+      for (Reg o : s.instr.operands) live[static_cast<std::size_t>(o)] = true;
+      break;
+    }
+  }
+  return copy_kept(p, live, identity(p.stmts.size()));
+}
+
+Program replace_register(const Program& p, Reg reg, Reg with) {
+  assert(with < reg);
+  std::vector<bool> keep(p.stmts.size(), true);
+  keep[static_cast<std::size_t>(reg)] = false;
+  std::vector<Reg> subst = identity(p.stmts.size());
+  subst[static_cast<std::size_t>(reg)] = with;
+  return copy_kept(p, keep, subst);
+}
+
+Program cut_to_leaf(const Program& p, Reg reg, std::vector<float> data) {
+  Program out;
+  for (std::size_t r = 0; r < p.stmts.size(); ++r) {
+    Stmt s = p.stmts[r];
+    if (static_cast<Reg>(r) == reg) {
+      s = Stmt{};
+      s.kind = StmtKind::Leaf;
+      s.shape = p.stmts[r].shape;
+      out.leaves.push_back(Leaf{s.shape, std::move(data)});
+      s.leaf = static_cast<int>(out.leaves.size()) - 1;
+    } else if (s.kind == StmtKind::Leaf) {
+      out.leaves.push_back(p.leaves[static_cast<std::size_t>(s.leaf)]);
+      s.leaf = static_cast<int>(out.leaves.size()) - 1;
+    }
+    out.stmts.push_back(std::move(s));
+  }
+  out.root = p.root;
+  return out;
+}
+
+Program reroot(const Program& p, Reg root) {
+  Program q = p;
+  q.root = root;
+  return compact(q);
+}
+
+Leaf resize_axis(const Leaf& leaf, int axis, std::int64_t size) {
+  Leaf out;
+  out.shape = leaf.shape;
+  out.shape[axis] = size;
+  const auto old_strides = leaf.shape.strides();
+  const std::int64_t n = out.shape.numel();
+  out.data.resize(static_cast<std::size_t>(n));
+  const int rank = out.shape.rank();
+  for (std::int64_t flat = 0; flat < n; ++flat) {
+    // Walk the new multi-index from the innermost axis, mapping it into the old leaf.
+    std::int64_t rest = flat, src = 0;
+    for (int a = rank - 1; a >= 0; --a) {
+      std::int64_t i = rest % out.shape[a];
+      rest /= out.shape[a];
+      if (a == axis) i %= leaf.shape[a];
+      src += i * old_strides[static_cast<std::size_t>(a)];
+    }
+    out.data[static_cast<std::size_t>(flat)] = leaf.data[static_cast<std::size_t>(src)];
+  }
+  return out;
+}
+
+} // namespace burnmark

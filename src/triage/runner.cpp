@@ -1,0 +1,127 @@
+// Runs programs through the backends and the oracle, and derives the primary divergence class
+// and the culprit register (see burnmark/triage/runner.h).
+#include "burnmark/triage/runner.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "burnmark/ir/text.h"
+#include "burnmark/triage/rewrite.h"
+
+namespace burnmark {
+
+Runner::Runner(std::vector<Backend*> backends, OracleOptions options)
+    : backends_(std::move(backends)), options_(options) {}
+
+Verdict Runner::check(const Program& program) {
+  ++runs_;
+  std::vector<Outcome> outcomes;
+  outcomes.reserve(backends_.size());
+  const RunOptions run{options_.gradients};
+  for (Backend* b : backends_) outcomes.push_back(b->run(program, run));
+  return compare(outcomes, options_);
+}
+
+std::optional<std::vector<double>> Runner::values(const Program& program, Reg reg) {
+  if (backends_.empty()) return std::nullopt;
+  ++runs_;
+  const Outcome out = backends_[0]->run(reroot(program, reg), RunOptions{false});
+  if (out.status != Status::Ok ||
+      static_cast<std::int64_t>(out.root.values.size()) != program.shape_of(reg).numel())
+    return std::nullopt;
+  return out.root.values;
+}
+
+std::string divergence_class(const Divergence& d) { return d.backend + ":" + kind_name(d.kind); }
+
+std::vector<std::string> divergence_classes(const Verdict& verdict) {
+  std::vector<std::string> out;
+  for (const Divergence& d : verdict.divergences) out.push_back(divergence_class(d));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+int kind_rank(DivergenceKind kind) {
+  switch (kind) {
+  case DivergenceKind::Error: return 0;
+  case DivergenceKind::Shape: return 1;
+  case DivergenceKind::Forward: return 2;
+  case DivergenceKind::Gradient: return 3;
+  }
+  return 4;
+}
+
+} // namespace
+
+std::string primary_class(const Verdict& verdict) {
+  const Divergence* best = nullptr;
+  for (const Divergence& d : verdict.divergences) {
+    if (!best || kind_rank(d.kind) < kind_rank(best->kind) ||
+        (kind_rank(d.kind) == kind_rank(best->kind) && d.backend < best->backend))
+      best = &d;
+  }
+  return best ? divergence_class(*best) : std::string{};
+}
+
+bool has_class(const Verdict& verdict, const std::string& cls) {
+  return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
+                     [&](const Divergence& d) { return divergence_class(d) == cls; });
+}
+
+std::string stmt_label(const Program& p, Reg reg) {
+  const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
+  switch (s.kind) {
+  case StmtKind::Leaf: return "leaf";
+  case StmtKind::Alias: return "alias";
+  case StmtKind::Op: break;
+  }
+  const Attrs& a = s.instr.attrs;
+  switch (op_info(s.instr.op).attr_kind) {
+  case AttrKind::Exponent:
+    return fmt::format("{}[{}]", op_name(s.instr.op), float_to_text(static_cast<float>(a.exponent)));
+  case AttrKind::Bounds:
+    return fmt::format("{}[{},{}]", op_name(s.instr.op), float_to_text(static_cast<float>(a.lo)),
+                       float_to_text(static_cast<float>(a.hi)));
+  case AttrKind::None:
+  case AttrKind::DimKeep:
+  case AttrKind::TwoDims:
+  case AttrKind::Dim:
+  case AttrKind::DimTimes: break;
+  }
+  return std::string(op_name(s.instr.op));
+}
+
+bool has_label(const Program& p, const std::string& label) {
+  for (std::size_t r = 0; r < p.stmts.size(); ++r)
+    if (stmt_label(p, static_cast<Reg>(r)) == label) return true;
+  return false;
+}
+
+std::optional<Finding> analyse(Runner& runner, const Program& program) {
+  Finding f;
+  f.verdict = runner.check(program);
+  if (f.verdict.agree()) return std::nullopt;
+  f.primary = primary_class(f.verdict);
+  f.culprit = program.root;
+  // The earliest prefix that already diverges the same way ends at the op that went wrong;
+  // every statement after it only carries the damage along.
+  for (Reg r = 0; r < program.root; ++r) {
+    if (program.stmts[static_cast<std::size_t>(r)].kind == StmtKind::Leaf) continue;
+    if (has_class(runner.check(reroot(program, r)), f.primary)) {
+      f.culprit = r;
+      break;
+    }
+  }
+  f.culprit_label = stmt_label(program, f.culprit);
+  return f;
+}
+
+bool reproduces(Runner& runner, const Program& candidate, const Finding& finding) {
+  if (!has_label(candidate, finding.culprit_label)) return false;
+  return has_class(runner.check(candidate), finding.primary);
+}
+
+} // namespace burnmark

@@ -1,0 +1,159 @@
+// Signatures and pre-signatures of divergences (see burnmark/triage/signature.h).
+#include "burnmark/triage/signature.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <unordered_map>
+
+namespace burnmark {
+
+std::uint64_t fnv1a64(std::string_view bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string short_id(std::string_view text) {
+  return fmt::format("{:016x}", fnv1a64(text)).substr(0, 12);
+}
+
+std::string_view special_class(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0.0f) return std::signbit(v) ? "-0" : "";
+  if (std::fpclassify(v) == FP_SUBNORMAL) return "subnormal";
+  if (std::fabs(v) >= 1e15f) return "huge";
+  return "";
+}
+
+namespace {
+
+std::vector<std::string> sorted_unique(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) out += sep;
+    out += v[i];
+  }
+  return out;
+}
+
+bool commutative(const Stmt& s) {
+  return s.kind == StmtKind::Op && (s.instr.op == Op::Add || s.instr.op == Op::Mul);
+}
+
+std::vector<Reg> inputs(const Stmt& s) {
+  switch (s.kind) {
+  case StmtKind::Leaf: return {};
+  case StmtKind::Alias: return {s.source};
+  case StmtKind::Op: return s.instr.operands;
+  }
+  return {};
+}
+
+// The structure-only walk that makes register numbering and statement order irrelevant.
+class Canonicalizer {
+public:
+  explicit Canonicalizer(const Program& p) : p_(p) {}
+
+  void walk(Reg r) {
+    if (ids_.count(r)) return;
+    std::vector<std::string> args;
+    for (Reg o : ordered_inputs(r)) {
+      walk(o);
+      args.push_back(fmt::format("n{}", ids_.at(o)));
+    }
+    const int id = static_cast<int>(ids_.size());
+    ids_[r] = id;
+    const std::string label = stmt_label(p_, r);
+    if (p_.stmts[static_cast<std::size_t>(r)].kind != StmtKind::Leaf) ops_.push_back(label);
+    nodes_.push_back(fmt::format("n{}={}({})", id, label, join(args, ",")));
+  }
+
+  const std::vector<std::string>& nodes() const { return nodes_; }
+  const std::vector<std::string>& ops() const { return ops_; }
+  std::vector<Reg> visited() const {
+    std::vector<Reg> out;
+    for (const auto& [reg, id] : ids_) out.push_back(reg);
+    return out;
+  }
+
+private:
+  // A Merkle hash of the sub-DAG under r, blind to register numbers.
+  std::uint64_t hash(Reg r) {
+    if (auto it = hashes_.find(r); it != hashes_.end()) return it->second;
+    std::string key = stmt_label(p_, r);
+    for (Reg o : ordered_inputs(r)) key += fmt::format(",{:x}", hash(o));
+    return hashes_[r] = fnv1a64(key);
+  }
+
+  std::vector<Reg> ordered_inputs(Reg r) {
+    const Stmt& s = p_.stmts[static_cast<std::size_t>(r)];
+    std::vector<Reg> in = inputs(s);
+    if (commutative(s))
+      std::stable_sort(in.begin(), in.end(), [&](Reg a, Reg b) { return hash(a) < hash(b); });
+    return in;
+  }
+
+  const Program& p_;
+  std::unordered_map<Reg, int> ids_;
+  std::unordered_map<Reg, std::uint64_t> hashes_;
+  std::vector<std::string> nodes_;
+  std::vector<std::string> ops_;
+};
+
+} // namespace
+
+std::vector<std::string> special_classes(const Program& p, const std::vector<Reg>& regs) {
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < p.stmts.size(); ++r) {
+    const Stmt& s = p.stmts[r];
+    if (s.kind != StmtKind::Leaf) continue;
+    if (!regs.empty() && std::find(regs.begin(), regs.end(), static_cast<Reg>(r)) == regs.end()) continue;
+    for (float v : p.leaves[static_cast<std::size_t>(s.leaf)].data)
+      if (const std::string_view c = special_class(v); !c.empty()) out.emplace_back(c);
+  }
+  return sorted_unique(std::move(out));
+}
+
+Signature make_signature(const Program& minimized, const Verdict& verdict) {
+  Signature sig;
+  sig.kinds = divergence_classes(verdict);
+  Canonicalizer canon(minimized);
+  canon.walk(minimized.root);
+  sig.ops = canon.ops();
+  // Only what the root reads counts, even if the caller passed an uncompacted program.
+  sig.specials = special_classes(minimized, canon.visited());
+  sig.text = fmt::format("sig1|div={}|graph={}|special={}", join(sig.kinds, ","),
+                         join(canon.nodes(), ";"), join(sig.specials, ","));
+  sig.id = short_id(sig.text);
+  return sig;
+}
+
+std::string pre_signature(const Program& p, const Finding& f) {
+  std::vector<std::string> operand_labels;
+  for (Reg o : inputs(p.stmts[static_cast<std::size_t>(f.culprit)]))
+    operand_labels.push_back(stmt_label(p, o));
+  // The cone: every register the culprit reads, directly or not.
+  std::vector<bool> in_cone(p.stmts.size(), false);
+  in_cone[static_cast<std::size_t>(f.culprit)] = true;
+  std::vector<Reg> cone;
+  for (std::size_t i = static_cast<std::size_t>(f.culprit) + 1; i-- > 0;) {
+    if (!in_cone[i]) continue;
+    cone.push_back(static_cast<Reg>(i));
+    for (Reg o : inputs(p.stmts[i])) in_cone[static_cast<std::size_t>(o)] = true;
+  }
+  return fmt::format("pre1|{}|{}({})|special={}", f.primary, f.culprit_label, join(operand_labels, ","),
+                     join(special_classes(p, cone), ","));
+}
+
+} // namespace burnmark

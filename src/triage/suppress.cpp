@@ -1,0 +1,103 @@
+// Loading corpus/known_bugs.txt and the cached per-divergence check (see
+// burnmark/triage/suppress.h for the design).
+#include "burnmark/triage/suppress.h"
+
+#include <cctype>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "burnmark/triage/triage.h"
+
+namespace burnmark {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view next_word(std::string_view& s) {
+  s = trim(s);
+  std::size_t n = 0;
+  while (n < s.size() && !std::isspace(static_cast<unsigned char>(s[n]))) ++n;
+  const std::string_view w = s.substr(0, n);
+  s.remove_prefix(n);
+  return w;
+}
+
+bool is_signature_id(std::string_view w) {
+  if (w.size() != 12) return false;
+  for (char c : w)
+    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+} // namespace
+
+Suppressions Suppressions::parse(std::string_view text, std::string& error) {
+  Suppressions out;
+  error.clear();
+  int line_no = 0;
+  while (!text.empty()) {
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++line_no;
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    if (trim(line).empty()) continue;
+    KnownBug bug;
+    bug.id = next_word(line);
+    bug.anchor = next_word(line);
+    bug.description = trim(line);
+    if (!is_signature_id(bug.id)) {
+      error = fmt::format("line {}: '{}' is not a 12-digit lowercase hex signature id", line_no, bug.id);
+      return {};
+    }
+    if (bug.anchor.empty()) {
+      error = fmt::format("line {}: missing bugs.md anchor after the signature id", line_no);
+      return {};
+    }
+    out.bugs_.push_back(std::move(bug));
+  }
+  return out;
+}
+
+Suppressions Suppressions::load(const std::string& path, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = fmt::format("{}: cannot open", path);
+    return {};
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  Suppressions out = parse(buf.str(), error);
+  if (!error.empty()) error = path + ":" + error.substr(5); // "line N: why" -> "PATH:N: why"
+  return out;
+}
+
+const KnownBug* Suppressions::find(std::string_view id) const {
+  for (const KnownBug& b : bugs_)
+    if (b.id == id) return &b;
+  return nullptr;
+}
+
+KnownBugFilter::KnownBugFilter(Suppressions suppressions, Runner runner, MinimizeOptions options)
+    : suppressions_(std::move(suppressions)), runner_(std::move(runner)), options_(std::move(options)) {}
+
+const KnownBug* KnownBugFilter::match(const Program& program) {
+  if (suppressions_.empty()) return nullptr;
+  const std::optional<Finding> finding = analyse(runner_, program);
+  if (!finding) return nullptr;
+  const std::string pre = pre_signature(program, *finding);
+  auto it = signature_of_pre_.find(pre);
+  if (it == signature_of_pre_.end()) {
+    ++minimisations_;
+    const Characterization c = characterize(runner_, program, *finding, options_);
+    it = signature_of_pre_.emplace(pre, c.signature.id).first;
+  }
+  return suppressions_.find(it->second);
+}
+
+} // namespace burnmark

@@ -1,0 +1,124 @@
+// Characterising one diverging program and grouping many by signature (see
+// burnmark/triage/triage.h).
+#include "burnmark/triage/triage.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "burnmark/ir/text.h"
+
+namespace burnmark {
+
+Evaluator reference_evaluator(Runner& runner) {
+  return [&runner](const Program& p, Reg r) { return runner.values(p, r); };
+}
+
+Characterization characterize(Runner& runner, const Program& program, const Finding& finding,
+                              const MinimizeOptions& options) {
+  Characterization c;
+  c.finding = finding;
+  c.pre = pre_signature(program, finding);
+  MinimizeOptions opts = options;
+  if (!opts.evaluate) opts.evaluate = reference_evaluator(runner);
+  const MinimizeResult m = minimize(
+      program, [&](const Program& p) { return reproduces(runner, p, finding); }, opts);
+  c.minimized = m.program;
+  c.checks = m.checks;
+  c.exhausted = m.exhausted;
+  c.minimized_verdict = runner.check(c.minimized);
+  c.signature = make_signature(c.minimized, c.minimized_verdict);
+  return c;
+}
+
+std::optional<Characterization> characterize(Runner& runner, const Program& program,
+                                             const MinimizeOptions& options) {
+  const std::optional<Finding> f = analyse(runner, program);
+  if (!f) return std::nullopt;
+  return characterize(runner, program, *f, options);
+}
+
+std::string load_program_file(const std::string& path, const GeneratorOptions& options, Program& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return path + ": cannot open";
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string bytes = buf.str();
+  const auto first = std::find_if(bytes.begin(), bytes.end(), [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
+  if (first != bytes.end() && (*first == '#' || *first == '%')) {
+    ParseResult parsed = parse_program(bytes);
+    if (parsed.ok()) {
+      out = std::move(parsed.program());
+      return {};
+    }
+    // Not a program after all: raw bytes may start with '#'; decoding never fails.
+  }
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  out = generate(std::span<const std::uint8_t>(data, bytes.size()), options);
+  return {};
+}
+
+TriageReport triage(Runner& runner, const std::vector<TriageInput>& inputs, const TriageOptions& options) {
+  TriageReport report;
+  struct PreGroup {
+    std::vector<std::size_t> members; // indices into inputs
+    Finding finding;                  // of the first member
+  };
+  std::map<std::string, PreGroup> pre_groups; // ordered, so the output does not depend on hashing
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::optional<Finding> f = analyse(runner, inputs[i].program);
+    if (!f) {
+      report.agreeing.push_back(inputs[i].name);
+    } else {
+      PreGroup& g = pre_groups[pre_signature(inputs[i].program, *f)];
+      if (g.members.empty()) g.finding = *f;
+      g.members.push_back(i);
+    }
+    if (options.progress) options.progress("analysed", i + 1, inputs.size());
+  }
+
+  std::map<std::string, TriageGroup> by_id;
+  std::size_t done = 0;
+  for (const auto& [pre, g] : pre_groups) {
+    // The representative is the smallest member: less to minimise, the same bug.
+    std::size_t rep = g.members.front();
+    for (std::size_t m : g.members)
+      if (inputs[m].program.stmts.size() < inputs[rep].program.stmts.size()) rep = m;
+    Finding f = g.finding;
+    if (rep != g.members.front()) {
+      if (std::optional<Finding> fr = analyse(runner, inputs[rep].program)) f = std::move(*fr);
+      else rep = g.members.front(); // a flaky member: fall back to the one analysed above
+    }
+    const Characterization c = characterize(runner, inputs[rep].program, f, options.minimize);
+    TriageGroup& out = by_id[c.signature.id];
+    if (out.members.empty()) {
+      out.signature = c.signature;
+      out.minimized = c.minimized;
+      out.representative = inputs[rep].name;
+    }
+    for (std::size_t m : g.members) out.members.push_back(inputs[m].name);
+    out.pre_signatures.push_back(pre);
+    if (options.progress) options.progress("minimised", ++done, pre_groups.size());
+  }
+  for (auto& [id, g] : by_id) {
+    std::sort(g.members.begin(), g.members.end());
+    report.groups.push_back(std::move(g));
+  }
+  std::stable_sort(report.groups.begin(), report.groups.end(), [](const TriageGroup& a, const TriageGroup& b) {
+    return a.members.size() > b.members.size();
+  });
+  return report;
+}
+
+std::string op_sequence(const Signature& signature) {
+  std::string out;
+  for (std::size_t i = 0; i < signature.ops.size(); ++i) {
+    if (i) out += " -> ";
+    out += signature.ops[i];
+  }
+  return out;
+}
+
+} // namespace burnmark
