@@ -1,5 +1,20 @@
 // Turns fuzzer bytes into a legal program (a total function: every byte string decodes), and
 // back: the encoder finds bytes that decode to a given program, so text programs become seeds.
+//
+// Decoding is a state machine read from the front of the bytes: a first leaf, then up to
+// max_steps steps, each a new leaf (30% of steps; an alias of an existing register once
+// max_leaves leaves exist) or an op whose operands and attributes are chosen only among legal
+// alternatives for the shapes built so far. A choice among n alternatives reads one byte modulo n
+// (two little-endian bytes when n > 256, nothing when n == 1); past the end every byte reads 0,
+// and a zero always selects an op step and a unary op, so min_ops is reached on any input.
+//
+// Leaf values: a seed of 1..16 entries is cycled over the leaf's elements. With special_rate 0
+// an entry is one byte b giving b / 127.5f - 1.0f (single precision, so -1 and 1 are exact).
+// Otherwise an entry starts with a tag byte t; t < 256 - T (T = round(256 * special_rate), at
+// least 1) is followed by the regular byte b, and t >= 256 - T picks one of NaN, +inf, -inf, +0,
+// -0, 1e-40 (subnormal), FLT_MIN, 1, -1, ±1e30, ±3e38, 1e-30, or an escape followed by four
+// bytes of raw f32 bits (NaNs are made quiet, keeping their sign). On uniform bytes a share
+// special_rate of the seed entries is special, and the escape makes every float encodable.
 #pragma once
 
 #include <cstdint>
@@ -12,25 +27,36 @@
 
 namespace burnmark {
 
+// Out-of-range knobs are clamped (max_leaves to 1..8, dims to 1..kMaxDim with
+// max_dim >= min_dim, max_steps to 0..1024, min_ops to 0..max_steps, special_rate to 0..1), the
+// same way by generate() and encode().
 struct GeneratorOptions {
-  int max_leaves = 4;          // MAX_LEAVES, 1..8: new-leaf steps past this alias a register
-  int min_ops = 0;             // MIN_OPS: op steps forced before the bytes may end the program
-  int min_dim = 1;             // FUZZ_MIN_DIM
-  int max_dim = 16;            // FUZZ_MAX_DIM (at most kMaxDim)
-  int max_steps = 48;          // leaf + op steps
-  double special_rate = 0.05;  // share of leaf elements drawn from the special-value table
+  int max_leaves = 4;         // MAX_LEAVES, 1..8: new-leaf steps past this alias a register
+  int min_ops = 0;            // MIN_OPS: op steps forced before the bytes may end the program
+  int min_dim = 1;            // FUZZ_MIN_DIM: smallest leaf dimension
+  int max_dim = 16;           // FUZZ_MAX_DIM (at most kMaxDim): largest leaf dimension
+  int max_steps = 48;         // leaf + op steps after the first leaf
+  double special_rate = 0.05; // share of leaf seed entries drawn from the special values
 };
 
+// Every result passes validate(); the root is the last register.
 Program generate(std::span<const std::uint8_t> bytes, const GeneratorOptions& options);
 
 struct EncodeResult {
   std::variant<std::vector<std::uint8_t>, std::string> value; // bytes, or why it cannot be encoded
   bool ok() const { return std::holds_alternative<std::vector<std::uint8_t>>(value); }
-  const std::vector<std::uint8_t>& bytes() const { return std::get<std::vector<std::uint8_t>>(value); }
+  const std::vector<std::uint8_t>& bytes() const {
+    return std::get<std::vector<std::uint8_t>>(value);
+  }
   const std::string& error() const { return std::get<std::string>(value); }
 };
 
-// generate(encode(p).bytes(), options) == p whenever encoding succeeds.
+// generate(encode(p).bytes(), options) == p whenever encoding succeeds. Fails, naming the
+// statement, for programs the decoder cannot produce with these options: a root other than the
+// last register, more than max_steps steps or max_leaves leaves, an alias before max_leaves
+// leaves exist, leaf dims outside min_dim..max_dim, leaf data that is not a cycle of at most 16
+// values, values other than b / 127.5 - 1 when special_rate is 0, NaNs with a payload, pow
+// exponents or clamp bounds outside kPowExponents / kClampBounds, or fewer than min_ops ops.
 EncodeResult encode(const Program& program, const GeneratorOptions& options);
 
 } // namespace burnmark
