@@ -35,11 +35,19 @@ bool write_file(std::string_view path, std::span<const std::uint8_t> bytes) {
 }
 
 bool looks_like_text(std::span<const std::uint8_t> bytes) {
-  std::string_view s(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
-    s.remove_prefix(1);
-  return s.starts_with("# burnmark program") || s.starts_with("%0 =");
+  std::string_view rest(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  // Hand-written programs open with comment lines, so those are skipped on the way to "%0 =".
+  while (!rest.empty()) {
+    const std::size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
+    if (line.starts_with("# burnmark program") || line.starts_with("%0 =")) return true;
+    if (!line.empty() && line.front() != '#') return false;
+    if (eol == std::string_view::npos) break;
+    rest.remove_prefix(eol + 1);
+  }
+  return false;
 }
 
 std::optional<Program> load_program(std::string_view path, const Config& config) {

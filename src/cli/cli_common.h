@@ -27,8 +27,8 @@ int usage_error(std::string_view message);
 std::optional<std::vector<std::uint8_t>> read_file(std::string_view path);
 bool write_file(std::string_view path, std::span<const std::uint8_t> bytes);
 
-// True when the bytes are a text program: the first non-blank line starts "# burnmark program"
-// or "%0 =". Anything else is a raw libFuzzer input.
+// True when the bytes are a text program: a "# burnmark program" line, or a first line that is
+// neither blank nor a '#' comment starting "%0 =". Anything else is a raw libFuzzer input.
 bool looks_like_text(std::span<const std::uint8_t> bytes);
 
 // A text program is parsed; raw bytes are decoded by generate() with the env's generator

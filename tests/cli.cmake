@@ -1,0 +1,12 @@
+# The `burnmark` binary end to end (invoked as a process) and the BACKENDS registry.
+burnmark_test(test_cli test_cli.cpp)
+target_link_libraries(test_cli PRIVATE burnmark_cli_common burnmark_registry burnmark_gen burnmark_ir fmt::fmt)
+add_dependencies(test_cli burnmark)
+target_compile_definitions(test_cli PRIVATE BURNMARK_CLI_PATH="$<TARGET_FILE:burnmark>"
+                                            BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# A plugin that returns malformed results gives `run` a real divergence to report.
+if(TARGET burnmark_fixture_bad_result)
+  add_dependencies(test_cli burnmark_fixture_bad_result)
+  target_compile_definitions(test_cli PRIVATE
+    BURNMARK_TEST_BAD_PLUGIN="$<TARGET_FILE:burnmark_fixture_bad_result>")
+endif()

@@ -1,0 +1,259 @@
+// `burnmark` as a user runs it (a child process with a controlled environment): exit codes,
+// one-line errors, text round trips, raw fuzzer inputs; and the BACKENDS registry directly.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "burnmark/backends/registry.h"
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/text.h"
+#include "cli_common.h"
+
+using namespace burnmark;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch_dir() {
+  const fs::path dir =
+      fs::temp_directory_path() / ("burnmark_test_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Every knob is cleared so the caller's environment cannot leak in; `env` then sets some.
+Result invoke(const std::string& args, const std::string& env = "") {
+  static const fs::path dir = scratch_dir();
+  const fs::path out = dir / "stdout", err = dir / "stderr";
+  const std::string cmd =
+      "env -u BACKENDS -u MODE -u MAX_LEAVES -u MIN_OPS -u FUZZ_MIN_DIM -u FUZZ_MAX_DIM "
+      "-u BURNMARK_TOLERANCE -u BURNMARK_SPECIAL_RATE -u BURNMARK_THREADS " +
+      env + " " BURNMARK_CLI_PATH " " + args + " >" + out.string() + " 2>" + err.string();
+  const int raw = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::size_t lines(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s)
+    n += c == '\n';
+  return n;
+}
+
+std::vector<fs::path> corpus_programs() {
+  std::vector<fs::path> files;
+  for (const auto& e :
+       fs::directory_iterator(fs::path(BURNMARK_TEST_SOURCE_DIR) / "corpus" / "programs"))
+    if (e.path().extension() == ".txt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+fs::path write_bytes(const std::string& name, const std::vector<std::uint8_t>& bytes) {
+  const fs::path p = scratch_dir() / name;
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  return p;
+}
+
+std::vector<std::uint8_t> random_bytes(std::uint32_t seed, std::size_t n) {
+  std::mt19937 rng(seed);
+  std::vector<std::uint8_t> b(n);
+  for (auto& x : b)
+    x = static_cast<std::uint8_t>(rng());
+  return b;
+}
+
+} // namespace
+
+TEST(Cli, RunAgreesOnEveryCorpusProgram) {
+  const auto files = corpus_programs();
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& f : files) {
+    const Result r = invoke("run " + f.string(), "BACKENDS=ref,libtorch");
+    EXPECT_EQ(r.status, 0) << f << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("result=agree"), std::string::npos) << f;
+    EXPECT_NE(r.out.find("backend=libtorch status=ok"), std::string::npos) << f << "\n" << r.out;
+  }
+}
+
+TEST(Cli, BadKnobIsOneLineAndExitTwo) {
+  Result r = invoke("run " + corpus_programs().front().string(), "BACKENDS=ref,xyz");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_TRUE(r.err.starts_with("burnmark: BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, "
+                                "all, or a plugin name/path)"))
+      << r.err;
+  EXPECT_EQ(r.out, "");
+
+  r = invoke("run " + corpus_programs().front().string(), "BACKENDS=ref,ref");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+
+  r = invoke("show " + corpus_programs().front().string(), "MODE=sometimes");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "burnmark: MODE: unknown mode 'sometimes' (valid: panic, continuous)\n");
+}
+
+TEST(Cli, ShowRoundTripsText) {
+  for (const fs::path& f : corpus_programs()) {
+    const Result r = invoke("show " + f.string());
+    ASSERT_EQ(r.status, 0) << f << r.err;
+    const ParseResult original = parse_program(slurp(f));
+    ASSERT_TRUE(original.ok()) << original.error();
+    const ParseResult shown = parse_program(r.out);
+    ASSERT_TRUE(shown.ok()) << shown.error();
+    EXPECT_EQ(shown.program(), original.program()) << f;
+    EXPECT_EQ(r.out, to_text(original.program()));
+  }
+}
+
+TEST(Cli, RawBytesDecodeWithTheGenerator) {
+  for (std::uint32_t seed = 1; seed <= 5; ++seed) {
+    const auto bytes = random_bytes(seed, 64 * seed);
+    const fs::path file = write_bytes("raw" + std::to_string(seed), bytes);
+    const Result shown = invoke("show " + file.string());
+    ASSERT_EQ(shown.status, 0) << shown.err;
+    EXPECT_EQ(shown.out, to_text(generate(bytes, GeneratorOptions{})));
+
+    const Result run = invoke("run " + file.string(), "BACKENDS=ref,libtorch");
+    EXPECT_TRUE(run.status == 0 || run.status == 1)
+        << run.err; // bytes are arbitrary: no claim of agreement
+    EXPECT_NE(run.out.find("VERDICT reference=ref compared="), std::string::npos) << run.out;
+  }
+  // The generator knobs apply to raw inputs: MAX_LEAVES=1 leaves exactly one leaf.
+  const fs::path file = write_bytes("raw_leaves", random_bytes(99, 512));
+  GeneratorOptions one;
+  one.max_leaves = 1;
+  EXPECT_EQ(invoke("show " + file.string(), "MAX_LEAVES=1").out,
+            to_text(generate(random_bytes(99, 512), one)));
+}
+
+TEST(Cli, EncodeThenShowGivesBackTheProgram) {
+  for (const fs::path& f : corpus_programs()) {
+    const fs::path bytes = scratch_dir() / (f.stem().string() + ".bin");
+    const Result enc = invoke("encode " + f.string() + " " + bytes.string());
+    ASSERT_EQ(enc.status, 0) << f << enc.err;
+    const std::string raw = slurp(bytes);
+    EXPECT_FALSE(
+        cli::looks_like_text({reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size()}));
+    const Result shown = invoke("show " + bytes.string());
+    EXPECT_EQ(shown.out, to_text(parse_program(slurp(f)).program())) << f;
+  }
+}
+
+TEST(Cli, UsageAndInputErrors) {
+  Result r = invoke("");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("usage: burnmark"), std::string::npos);
+
+  r = invoke("--help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* word :
+       {"show", "run", "encode", "BACKENDS", "MODE", "MAX_LEAVES", "BURNMARK_TOLERANCE"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word;
+
+  r = invoke("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "burnmark: unknown command 'frobnicate' (run 'burnmark --help' for the list)\n");
+
+  r = invoke("show /nonexistent/file");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "burnmark: /nonexistent/file: cannot read file\n");
+
+  r = invoke("show");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(lines(r.err), 1u);
+
+  const fs::path bad = scratch_dir() / "bad.txt";
+  std::ofstream(bad)
+      << "# burnmark program v1\n%0 = leaf f32[2] [1, 2]\n%1 = frob %0 : f32[2]\nroot %1\n";
+  r = invoke("run " + bad.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("line 3"), std::string::npos) << r.err;
+}
+
+TEST(Cli, TextDetection) {
+  auto text = [](std::string_view s) {
+    return cli::looks_like_text({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
+  };
+  EXPECT_TRUE(text("# burnmark program v1\n%0 = leaf f32[1] [1]\nroot %0\n"));
+  EXPECT_TRUE(text("# a note\n\n%0 = leaf f32[1] [1]\n"));
+  EXPECT_TRUE(text("%0 = leaf f32[1] [1]\n"));
+  EXPECT_FALSE(text("\x01\x02%0 ="));
+  EXPECT_FALSE(text("# comment only\n"));
+  EXPECT_FALSE(text(""));
+}
+
+#ifdef BURNMARK_TEST_BAD_PLUGIN
+TEST(Cli, RunExitsOneOnADivergence) {
+  // The fixture plugin answers a program whose root is an add with a root of shape [1].
+  const fs::path prog = scratch_dir() / "add_root.txt";
+  std::ofstream(prog)
+      << "# burnmark program v1\n%0 = leaf f32[3] [1, 2, 3]\n%1 = add %0, %0 : f32[3]\nroot %1\n";
+  const Result r = invoke("run " + prog.string(), "BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("DIVERGENCE backend="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result=diverge"), std::string::npos) << r.out;
+}
+#endif
+
+TEST(Registry, BuiltinsAllAndErrors) {
+  auto names = [](BackendsResult r) {
+    std::vector<std::string> n;
+    if (!r.ok()) return std::vector<std::string>{"error: " + r.error()};
+    for (const auto& b : r.take())
+      n.push_back(b->name());
+    return n;
+  };
+  EXPECT_EQ(names(make_backends("ref,libtorch", {})),
+            (std::vector<std::string>{"ref", "libtorch"}));
+  EXPECT_EQ(names(make_backends(" libtorch , ref ", {})),
+            (std::vector<std::string>{"libtorch", "ref"}));
+  EXPECT_EQ(names(make_backends("all", {})), (std::vector<std::string>{"ref", "libtorch"}));
+
+  BackendsResult dup = make_backends("ref,all", {});
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error(),
+            "BACKENDS: duplicate backend 'ref' in 'ref,all' (each backend may appear once)");
+  BackendsResult empty = make_backends("ref,,libtorch", {});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_TRUE(empty.error().starts_with("BACKENDS: empty entry in 'ref,,libtorch'"))
+      << empty.error();
+  BackendsResult unknown = make_backends("ref,xyz", {});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(unknown.error().starts_with(
+      "BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, all, or a plugin "
+      "name/path)"))
+      << unknown.error();
+  EXPECT_EQ(unknown.error().find('\n'), std::string::npos);
+}
