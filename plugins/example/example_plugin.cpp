@@ -1,0 +1,107 @@
+// The example plugin: a minimal complete BurnMark plugin in plain C++, written against
+// plugin_walk.h. It shows the whole contract a real library binding (oneDNN, Eigen) follows:
+// a Kernels type with one forward and one backward case per op, an op list, and the entry
+// symbol. Ops outside the list are never sent here; the host reports such programs as
+// unsupported by this plugin.
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+
+#include "burnmark/plugin/plugin_walk.h"
+
+namespace {
+
+using burnmark::plugin::Dense;
+using burnmark::plugin::OpId;
+
+struct ExampleKernels {
+  using Scalar = float;
+  using In = std::span<const Dense<float>* const>;
+
+  void forward(const BurnmarkStmt& s, In in, Dense<float>& out) {
+    switch (static_cast<OpId>(s.op)) {
+    case OpId::Add: binary(in, out, [](float a, float b) { return a + b; }); return;
+    case OpId::Sub: binary(in, out, [](float a, float b) { return a - b; }); return;
+    case OpId::Mul: binary(in, out, [](float a, float b) { return a * b; }); return;
+    case OpId::Neg: unary(in, out, [](float a) { return -a; }); return;
+    case OpId::Relu: unary(in, out, [](float a) { return a > 0.0f ? a : 0.0f; }); return;
+    case OpId::Exp: unary(in, out, [](float a) { return std::exp(a); }); return;
+    // Not implemented here: the op list below keeps the host from ever sending these.
+    case OpId::Div: case OpId::Abs: case OpId::Log: case OpId::Sqrt: case OpId::Pow:
+    case OpId::Sigmoid: case OpId::Tanh: case OpId::SumAll: case OpId::MeanAll: case OpId::SumDim:
+    case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
+    case OpId::Matmul: case OpId::Clamp: break;
+    }
+    throw burnmark::plugin::Unsupported{s.op, {}};
+  }
+
+  // grad_in[i] arrives zeroed in operand i's shape; broadcasting is undone by accumulating
+  // every output element into the operand element it was read from.
+  void backward(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g,
+                std::span<Dense<float>* const> grad_in) {
+    switch (static_cast<OpId>(s.op)) {
+    case OpId::Add:
+    case OpId::Sub: {
+      const float sign_b = static_cast<OpId>(s.op) == OpId::Sub ? -1.0f : 1.0f;
+      burnmark::plugin::for_each_broadcast(out.shape, in[0]->shape, in[1]->shape,
+                                           [&](std::int64_t o, std::int64_t a, std::int64_t b) {
+                                             grad_in[0]->data[idx(a)] += g.data[idx(o)];
+                                             grad_in[1]->data[idx(b)] += sign_b * g.data[idx(o)];
+                                           });
+      return;
+    }
+    case OpId::Mul:
+      burnmark::plugin::for_each_broadcast(out.shape, in[0]->shape, in[1]->shape,
+                                           [&](std::int64_t o, std::int64_t a, std::int64_t b) {
+                                             grad_in[0]->data[idx(a)] += g.data[idx(o)] * in[1]->data[idx(b)];
+                                             grad_in[1]->data[idx(b)] += g.data[idx(o)] * in[0]->data[idx(a)];
+                                           });
+      return;
+    case OpId::Neg:
+      for (std::size_t i = 0; i < g.data.size(); ++i) grad_in[0]->data[i] = -g.data[i];
+      return;
+    case OpId::Relu: // PyTorch's convention: the gradient at exactly 0 is 0.
+      for (std::size_t i = 0; i < g.data.size(); ++i) grad_in[0]->data[i] = out.data[i] > 0.0f ? g.data[i] : 0.0f;
+      return;
+    case OpId::Exp:
+      for (std::size_t i = 0; i < g.data.size(); ++i) grad_in[0]->data[i] = g.data[i] * out.data[i];
+      return;
+    // Not implemented here: the op list below keeps the host from ever sending these.
+    case OpId::Div: case OpId::Abs: case OpId::Log: case OpId::Sqrt: case OpId::Pow:
+    case OpId::Sigmoid: case OpId::Tanh: case OpId::SumAll: case OpId::MeanAll: case OpId::SumDim:
+    case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
+    case OpId::Matmul: case OpId::Clamp: break;
+    }
+    throw burnmark::plugin::Unsupported{s.op, {}};
+  }
+
+private:
+  static std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
+
+  template <class F>
+  static void unary(In in, Dense<float>& out, F f) {
+    for (std::size_t i = 0; i < out.data.size(); ++i) out.data[i] = f(in[0]->data[i]);
+  }
+  template <class F>
+  static void binary(In in, Dense<float>& out, F f) {
+    burnmark::plugin::for_each_broadcast(out.shape, in[0]->shape, in[1]->shape,
+                                         [&](std::int64_t o, std::int64_t a, std::int64_t b) {
+                                           out.data[idx(o)] = f(in[0]->data[idx(a)], in[1]->data[idx(b)]);
+                                         });
+  }
+};
+
+constexpr std::uint32_t kOps[] = {
+    static_cast<std::uint32_t>(OpId::Add), static_cast<std::uint32_t>(OpId::Sub),
+    static_cast<std::uint32_t>(OpId::Mul), static_cast<std::uint32_t>(OpId::Neg),
+    static_cast<std::uint32_t>(OpId::Relu), static_cast<std::uint32_t>(OpId::Exp),
+};
+
+} // namespace
+
+extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
+  static constexpr BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<ExampleKernels>(
+      "example", "BurnMark example plugin: add, sub, mul, neg, relu, exp in plain C++ float32", kOps);
+  return &table;
+}

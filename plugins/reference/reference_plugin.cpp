@@ -1,0 +1,141 @@
+// BurnMark's own reference backend behind the plugin ABI. It exists to test the ABI end to end:
+// the built-in `ref` and this plugin must agree bit for bit, so any difference is a bug in the
+// program encoding, the result decoding or the loader, never in arithmetic.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/ir/program.h"
+#include "burnmark/plugin/plugin_walk.h"
+
+namespace {
+
+using namespace burnmark;
+
+Shape from_abi(const BurnmarkShape& s) {
+  if (s.rank < 0 || s.rank > kMaxRank) throw std::runtime_error("shape rank out of range");
+  Shape shape;
+  for (int i = 0; i < s.rank; ++i) shape.push_back(s.dims[i]);
+  return shape;
+}
+
+// The inverse of the host's Program -> BurnmarkProgram encoding.
+Program from_abi(const BurnmarkProgram& p) {
+  Program program;
+  for (int i = 0; i < p.num_leaves; ++i) {
+    const BurnmarkLeaf& l = p.leaves[i];
+    program.leaves.push_back(Leaf{from_abi(l.shape), std::vector<float>(l.data, l.data + l.numel)});
+  }
+  for (int i = 0; i < p.num_stmts; ++i) {
+    const BurnmarkStmt& s = p.stmts[i];
+    Stmt stmt;
+    stmt.shape = from_abi(s.shape);
+    switch (s.kind) {
+    case BURNMARK_STMT_LEAF:
+      stmt.kind = StmtKind::Leaf;
+      stmt.leaf = s.leaf;
+      break;
+    case BURNMARK_STMT_ALIAS:
+      stmt.kind = StmtKind::Alias;
+      stmt.source = s.source;
+      break;
+    case BURNMARK_STMT_OP: {
+      const std::optional<Op> op = op_from_stable_id(s.op);
+      if (!op) throw plugin::Unsupported{s.op, "unknown op id " + std::to_string(s.op)};
+      stmt.kind = StmtKind::Op;
+      stmt.instr.op = *op;
+      stmt.instr.operands.assign(s.operands, s.operands + s.num_operands);
+      // Only the fields of the op's AttrKind are set, as the IR requires for exact equality.
+      stmt.instr.attrs.dim = s.attrs.dim;
+      stmt.instr.attrs.dim1 = s.attrs.dim1;
+      stmt.instr.attrs.keepdim = s.attrs.keepdim != 0;
+      stmt.instr.attrs.times = s.attrs.times;
+      stmt.instr.attrs.exponent = s.attrs.exponent;
+      stmt.instr.attrs.lo = s.attrs.lo;
+      stmt.instr.attrs.hi = s.attrs.hi;
+      break;
+    }
+    default: throw std::runtime_error("unknown statement kind " + std::to_string(s.kind));
+    }
+    program.stmts.push_back(std::move(stmt));
+  }
+  program.root = p.root;
+  return program;
+}
+
+BurnmarkShape to_abi(const Shape& shape) {
+  BurnmarkShape s{};
+  s.rank = shape.rank();
+  for (int i = 0; i < shape.rank(); ++i) s.dims[i] = shape[i];
+  return s;
+}
+
+void* create(const char** error) {
+  try {
+    return make_reference_backend().release();
+  } catch (const std::exception& e) {
+    static std::string message;
+    message = e.what();
+    if (error != nullptr) *error = message.c_str();
+    return nullptr;
+  }
+}
+
+void destroy(void* context) { delete static_cast<Backend*>(context); }
+
+std::int32_t run(void* context, const BurnmarkProgram* abi_program, const BurnmarkRunOptions* options,
+                 BurnmarkResult* result) {
+  return plugin::guarded_run(result, [&](plugin::ResultStorage& storage) {
+    const Program program = from_abi(*abi_program);
+    RunOptions run_options;
+    run_options.gradients = options->gradients != 0;
+    Outcome outcome = static_cast<Backend*>(context)->run(program, run_options);
+    switch (outcome.status) {
+    case Status::Ok:
+      storage.set_root(to_abi(outcome.root.shape), std::move(outcome.root.values), std::move(outcome.root.error_bound));
+      for (HostTensor& g : outcome.grads)
+        storage.add_grad(to_abi(g.shape), std::optional<std::vector<double>>(std::move(g.values)),
+                         std::move(g.error_bound));
+      return;
+    case Status::Error: storage.set_error(outcome.message); return;
+    case Status::Unsupported: {
+      const std::optional<Op> op = op_from_name(outcome.message);
+      storage.set_unsupported(op ? op_info(*op).stable_id : 0, outcome.message);
+      return;
+    }
+    }
+  });
+}
+
+void release(void*, BurnmarkResult* result) { plugin::ResultStorage::release(result); }
+
+constexpr std::array<std::uint32_t, kOpCount> all_ops() {
+  std::array<std::uint32_t, kOpCount> ids{};
+  for (std::size_t i = 0; i < kOpCount; ++i) ids[i] = kOpTable[i].stable_id;
+  return ids;
+}
+constexpr std::array<std::uint32_t, kOpCount> kOps = all_ops();
+
+} // namespace
+
+extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
+  static constexpr BurnmarkPluginV1 table = [] {
+    BurnmarkPluginV1 t{};
+    t.abi_version = BURNMARK_PLUGIN_ABI_VERSION;
+    t.name = "ref_plugin";
+    t.description = "BurnMark's CPU reference (double precision) behind the plugin ABI, for testing the ABI";
+    t.supported_ops = kOps.data();
+    t.num_supported_ops = static_cast<std::uint32_t>(kOps.size());
+    t.computes_gradients = 1;
+    t.create = &create;
+    t.destroy = &destroy;
+    t.run = &run;
+    t.release_result = &release;
+    return t;
+  }();
+  return &table;
+}

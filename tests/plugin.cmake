@@ -1,0 +1,40 @@
+# Tests of the plugin ABI, the loader and the in-tree plugins.
+
+# plugin.h must stay valid C11 (no extensions): compiled on its own, pedantically.
+add_library(burnmark_plugin_header_c OBJECT plugin_header_c.c)
+target_include_directories(burnmark_plugin_header_c PRIVATE ${PROJECT_SOURCE_DIR}/include)
+set_target_properties(burnmark_plugin_header_c PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(burnmark_plugin_header_c PRIVATE -pedantic-errors)
+
+# Shared objects the loader must reject (or, for bad_result, whose results it must reject).
+set(BURNMARK_PLUGIN_FIXTURE_DIR ${CMAKE_CURRENT_BINARY_DIR}/plugin_fixtures)
+set(burnmark_plugin_fixtures)
+foreach(fixture no_entry wrong_version null_entry bad_result)
+  add_library(burnmark_fixture_${fixture} MODULE plugin_fixtures/${fixture}.c)
+  target_include_directories(burnmark_fixture_${fixture} PRIVATE ${PROJECT_SOURCE_DIR}/include)
+  set_target_properties(burnmark_fixture_${fixture} PROPERTIES
+    PREFIX "" OUTPUT_NAME burnmark_${fixture} LIBRARY_OUTPUT_DIRECTORY ${BURNMARK_PLUGIN_FIXTURE_DIR}
+    C_STANDARD 11 C_EXTENSIONS OFF)
+  list(APPEND burnmark_plugin_fixtures burnmark_fixture_${fixture})
+endforeach()
+
+burnmark_test(test_plugin test_plugin.cpp $<TARGET_OBJECTS:burnmark_plugin_header_c>)
+target_link_libraries(test_plugin PRIVATE burnmark_plugin_loader burnmark_ir fmt::fmt ${CMAKE_DL_LIBS})
+target_compile_definitions(test_plugin PRIVATE
+  BURNMARK_TEST_FIXTURE_DIR="${BURNMARK_PLUGIN_FIXTURE_DIR}"
+  BURNMARK_TEST_PLUGIN_DIR="${PROJECT_BINARY_DIR}/plugins")
+add_dependencies(test_plugin ${burnmark_plugin_fixtures})
+if(TARGET burnmark_plugin_example)
+  add_dependencies(test_plugin burnmark_plugin_example)
+  target_compile_definitions(test_plugin PRIVATE BURNMARK_TEST_HAVE_EXAMPLE=1)
+endif()
+# The bit-for-bit test needs both forms of the reference.
+if(TARGET burnmark_plugin_ref)
+  add_dependencies(test_plugin burnmark_plugin_ref)
+  target_link_libraries(test_plugin PRIVATE burnmark_ref)
+  target_compile_definitions(test_plugin PRIVATE BURNMARK_TEST_HAVE_REF=1)
+endif()
+if(TARGET burnmark_gen)
+  target_link_libraries(test_plugin PRIVATE burnmark_gen)
+  target_compile_definitions(test_plugin PRIVATE BURNMARK_TEST_HAVE_GEN=1)
+endif()
