@@ -147,8 +147,13 @@ private:
           variants.push_back(std::move(sq));
         }
         if (leaf.shape.rank() > 1) variants.push_back(Leaf{Shape{leaf.shape.numel()}, leaf.data});
+        // Both the leading and the trailing rows, so that the one element that matters can
+        // end up alone whichever end it sits at.
         for (int a = 0; a < leaf.shape.rank(); ++a)
-          for (std::int64_t n : smaller_sizes(leaf.shape[a])) variants.push_back(resize_axis(leaf, a, n));
+          for (std::int64_t n : smaller_sizes(leaf.shape[a])) {
+            variants.push_back(slice_axis(leaf, a, 0, n));
+            variants.push_back(slice_axis(leaf, a, leaf.shape[a] - n, n));
+          }
         for (Leaf& v : variants) {
           Program q = best_;
           q.leaves[i] = std::move(v);

@@ -114,6 +114,26 @@ Program reroot(const Program& p, Reg root) {
   return compact(q);
 }
 
+Leaf slice_axis(const Leaf& leaf, int axis, std::int64_t start, std::int64_t size) {
+  Leaf out;
+  out.shape = leaf.shape;
+  out.shape[axis] = size;
+  const auto old_strides = leaf.shape.strides();
+  const std::int64_t n = out.shape.numel();
+  out.data.resize(static_cast<std::size_t>(n));
+  for (std::int64_t flat = 0; flat < n; ++flat) {
+    std::int64_t rest = flat, src = 0;
+    for (int a = out.shape.rank() - 1; a >= 0; --a) {
+      std::int64_t i = rest % out.shape[a];
+      rest /= out.shape[a];
+      if (a == axis) i += start;
+      src += i * old_strides[static_cast<std::size_t>(a)];
+    }
+    out.data[static_cast<std::size_t>(flat)] = leaf.data[static_cast<std::size_t>(src)];
+  }
+  return out;
+}
+
 Leaf resize_axis(const Leaf& leaf, int axis, std::int64_t size) {
   Leaf out;
   out.shape = leaf.shape;

@@ -7,8 +7,9 @@
 //   3. replace a statement by one of its operands or by an earlier leaf (aliases included), with
 //      every downstream shape re-inferred — a candidate that makes some op illegal is dropped;
 //   4. cut an intermediate into a fresh leaf holding the reference's values (needs `evaluate`);
-//   5. shrink leaf shapes: squeeze unit axes, flatten to rank 1, then per axis 1, half, minus
-//      one — per leaf and jointly over every leaf axis of the same size (broadcast partners);
+//   5. shrink leaf shapes: squeeze unit axes, flatten to rank 1, then per axis to 1, a quarter,
+//      half, three quarters, minus one (keeping the leading rows, else the trailing ones) —
+//      per leaf, then jointly over every leaf axis of one size (broadcast partners);
 //   6. simplify leaf data towards 0, then 1, -1, then the value rounded to an integer, in
 //      halving chunks, only ever moving an element to a strictly simpler value. NaN and
 //      infinities rank as the least simple, so one survives only when replacing it breaks the

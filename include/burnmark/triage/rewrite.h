@@ -37,4 +37,7 @@ Program reroot(const Program& program, Reg root);
 // original leaf held.
 Leaf resize_axis(const Leaf& leaf, int axis, std::int64_t size);
 
+// A copy of `leaf` keeping only rows start..start+size-1 of `axis`.
+Leaf slice_axis(const Leaf& leaf, int axis, std::int64_t start, std::int64_t size);
+
 } // namespace burnmark

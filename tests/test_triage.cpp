@@ -1,0 +1,533 @@
+// Triage end to end: a backend with two planted bugs (wrapping the real reference) is compared
+// with the reference through the real oracle; the minimiser, signatures, suppression, grouping
+// and sweep must recover what was planted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/shape_rules.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/triage/minimize.h"
+#include "burnmark/triage/rewrite.h"
+#include "burnmark/triage/signature.h"
+#include "burnmark/triage/suppress.h"
+#include "burnmark/triage/sweep.h"
+#include "burnmark/triage/triage.h"
+
+using namespace burnmark;
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// The reference with two bugs planted, both in the forward pass of one op:
+//   A: sigmoid adds 0.25 to every element at flat index >= 8 (a vector-tail bug);
+//   B: exp(-inf) gives 1 instead of 0.
+// Each is planted by rewriting the program before the real reference runs it: the op's result
+// gets a constant leaf added, whose gradient is then dropped, so gradients stay correct and
+// downstream ops carry the damage exactly as a wrong kernel would. Rank-0 results are left
+// alone (a leaf cannot be rank 0).
+class PlantedBackend final : public Backend {
+public:
+  const std::string& name() const override { return name_; }
+
+  Outcome run(const Program& p, const RunOptions& options) override {
+    Program q;
+    std::vector<Reg> map(p.stmts.size(), -1);
+    std::vector<std::size_t> injected;
+    for (std::size_t r = 0; r < p.stmts.size(); ++r) {
+      Stmt s = p.stmts[r];
+      switch (s.kind) {
+      case StmtKind::Leaf:
+        q.leaves.push_back(p.leaves[static_cast<std::size_t>(s.leaf)]);
+        s.leaf = static_cast<int>(q.leaves.size()) - 1;
+        break;
+      case StmtKind::Alias: s.source = map[static_cast<std::size_t>(s.source)]; break;
+      case StmtKind::Op:
+        for (Reg& o : s.instr.operands) o = map[static_cast<std::size_t>(o)];
+        break;
+      }
+      q.stmts.push_back(s);
+      map[r] = static_cast<Reg>(q.stmts.size()) - 1;
+      const std::vector<float> delta = planted_delta(p, static_cast<Reg>(r));
+      if (std::all_of(delta.begin(), delta.end(), [](float d) { return d == 0.0f; })) continue;
+      Stmt leaf;
+      leaf.kind = StmtKind::Leaf;
+      leaf.shape = s.shape;
+      leaf.leaf = static_cast<int>(q.leaves.size());
+      injected.push_back(q.leaves.size());
+      q.leaves.push_back(Leaf{s.shape, delta});
+      q.stmts.push_back(leaf);
+      Stmt add;
+      add.kind = StmtKind::Op;
+      add.instr.op = Op::Add;
+      add.instr.operands = {map[r], static_cast<Reg>(q.stmts.size()) - 1};
+      add.shape = s.shape;
+      q.stmts.push_back(add);
+      map[r] = static_cast<Reg>(q.stmts.size()) - 1;
+    }
+    q.root = map[static_cast<std::size_t>(p.root)];
+    Outcome out = ref_->run(q, options);
+    out.backend = name_;
+    for (auto it = injected.rbegin(); it != injected.rend() && !out.grads.empty(); ++it)
+      out.grads.erase(out.grads.begin() + static_cast<std::ptrdiff_t>(*it));
+    return out;
+  }
+
+private:
+  std::vector<float> planted_delta(const Program& p, Reg r) {
+    const Stmt& s = p.stmts[static_cast<std::size_t>(r)];
+    const auto n = static_cast<std::size_t>(s.shape.numel());
+    std::vector<float> delta(n, 0.0f);
+    if (s.kind != StmtKind::Op || s.shape.rank() == 0) return delta;
+    if (s.instr.op == Op::Sigmoid) {
+      for (std::size_t i = 8; i < n; ++i) delta[i] = 0.25f;
+    } else if (s.instr.op == Op::Exp) {
+      const Outcome in = ref_->run(reroot(p, s.instr.operands[0]), RunOptions{false});
+      for (std::size_t i = 0; i < n && i < in.root.values.size(); ++i)
+        if (in.root.values[i] == -std::numeric_limits<double>::infinity()) delta[i] = 1.0f;
+    }
+    return delta;
+  }
+
+  std::string name_ = "planted";
+  std::unique_ptr<Backend> ref_ = make_reference_backend();
+};
+
+// Backends and a Runner over them, as a fuzz target or the CLI would hold them.
+struct Bench {
+  std::unique_ptr<Backend> ref = make_reference_backend();
+  PlantedBackend planted;
+  Runner runner{{ref.get(), &planted}, OracleOptions{}};
+};
+
+// Builds programs statement by statement, shapes inferred.
+struct Builder {
+  Program p;
+  Reg leaf(Shape shape, std::vector<float> data = {}) {
+    if (data.empty())
+      for (std::int64_t i = 0; i < shape.numel(); ++i) data.push_back(0.1f * static_cast<float>(i % 7) - 0.2f);
+    Stmt s;
+    s.kind = StmtKind::Leaf;
+    s.leaf = static_cast<int>(p.leaves.size());
+    s.shape = shape;
+    p.leaves.push_back(Leaf{shape, std::move(data)});
+    return push(std::move(s));
+  }
+  Reg op(Op op, std::vector<Reg> in, Attrs attrs = {}) {
+    Stmt s;
+    s.kind = StmtKind::Op;
+    s.instr = Instr{op, in, attrs};
+    std::vector<Shape> shapes;
+    for (Reg r : in) shapes.push_back(p.shape_of(r));
+    const ShapeResult res = infer_shape(op, attrs, shapes);
+    EXPECT_TRUE(res.ok()) << res.error();
+    s.shape = res.shape();
+    return push(std::move(s));
+  }
+  Program done(Reg root) {
+    p.root = root;
+    EXPECT_EQ(validate(p), "");
+    return p;
+  }
+  Reg push(Stmt s) {
+    p.stmts.push_back(std::move(s));
+    return static_cast<Reg>(p.stmts.size()) - 1;
+  }
+};
+
+Attrs dims(int d0, int d1) {
+  Attrs a;
+  a.dim = d0;
+  a.dim1 = d1;
+  return a;
+}
+
+// 30 ops around one sigmoid over 12 elements. `c_chain_first` emits the independent c-chain
+// before the a/b part, renumbering every register without changing the computation.
+Program big_sigmoid_program(bool c_chain_first) {
+  Builder b;
+  Reg a = -1, bb = -1, c = -1, t5 = -1, s = -1, x2 = -1;
+  const auto ab_part = [&] {
+    a = b.leaf({4, 3});
+    bb = b.leaf({3}, {0.5f, -1.5f, 2.0f});
+    const Reg t1 = b.op(Op::Mul, {a, bb});
+    const Reg t2 = b.op(Op::Tanh, {t1});
+    const Reg t3 = b.op(Op::Exp, {bb});
+    const Reg t4 = b.op(Op::Add, {t2, t3});
+    t5 = b.op(Op::Transpose, {t4}, dims(0, 1)); // [3,4]
+    const Reg x1 = b.op(Op::Mul, {a, a});
+    x2 = b.op(Op::MeanAll, {x1}); // small, so that tanh below does not saturate
+  };
+  const auto c_part = [&] {
+    c = b.leaf({12}, {0.3f, -0.7f, 1.1f, 2.5f, -3.0f, 0.05f, 0.9f, -0.4f, 1.7f, -2.2f, 0.6f, 3.3f});
+    const Reg u1 = b.op(Op::Abs, {c});
+    const Reg u2 = b.op(Op::Neg, {u1});
+    const Reg u3 = b.op(Op::Add, {c, u2});
+    const Reg u4 = b.op(Op::Mul, {u3, c});
+    const Reg u5 = b.op(Op::Tanh, {u4});
+    s = b.op(Op::Sigmoid, {u5});
+  };
+  if (c_chain_first) {
+    c_part();
+    ab_part();
+  } else {
+    ab_part();
+    c_part();
+  }
+  const Reg v1 = b.op(Op::SumAll, {t5});
+  const Reg v2 = b.op(Op::Mul, {s, x2});
+  const Reg v3 = b.op(Op::Tanh, {v2});
+  const Reg v4 = b.op(Op::Abs, {v3});
+  const Reg w1 = b.op(Op::SumDim, {t5}, dims(1, 0)); // [3]
+  const Reg w2 = b.op(Op::Relu, {w1});
+  const Reg w3 = b.op(Op::Repeat, {w2}, [] { Attrs r; r.dim = 0; r.times = 4; return r; }()); // [12]
+  const Reg w4 = b.op(Op::Mul, {w3, v4});
+  const Reg w5 = b.op(Op::Sub, {w4, c});
+  const Reg w6 = b.op(Op::Clamp, {w5}, [] { Attrs r; r.lo = -1; r.hi = 1; return r; }());
+  const Reg x3 = b.op(Op::Add, {w6, v1});
+  const Reg x4 = b.op(Op::Neg, {x3});
+  const Reg x5 = b.op(Op::Exp, {x4});
+  const Reg x6 = b.op(Op::Mul, {x5, x3});
+  const Reg x7 = b.op(Op::Add, {x6, v4});
+  const Reg x8 = b.op(Op::Tanh, {x7});
+  const Reg root = b.op(Op::SumAll, {x8});
+  return b.done(root);
+}
+
+// Bug B in a larger program: exp over a leaf holding -inf, then more arithmetic.
+Program exp_program(float scale) {
+  Builder b;
+  const Reg x = b.leaf({4}, {0.5f, kNegInf, 2.0f * scale, 1.0f});
+  const Reg y = b.leaf({4}, {1.5f, 0.25f, -1.0f, scale});
+  const Reg e = b.op(Op::Exp, {x});
+  const Reg m = b.op(Op::Mul, {e, y});
+  const Reg t = b.op(Op::Tanh, {m});
+  return b.done(b.op(Op::SumAll, {t}));
+}
+
+int count_ops(const Program& p) {
+  return static_cast<int>(std::count_if(p.stmts.begin(), p.stmts.end(),
+                                        [](const Stmt& s) { return s.kind == StmtKind::Op; }));
+}
+
+std::string expected_sigmoid_repro() {
+  return "# burnmark program v1\n"
+         "%0 = leaf f32[9] [0, 0, 0, 0, 0, 0, 0, 0, 0]\n"
+         "%1 = sigmoid %0 : f32[9]\n"
+         "root %1\n";
+}
+
+} // namespace
+
+TEST(PlantedBackend, AgreesExceptWherePlanted) {
+  Bench bench;
+  Builder small;
+  const Reg x = small.leaf({8});
+  const Program eight = small.done(small.op(Op::Sigmoid, {x}));
+  EXPECT_TRUE(bench.runner.check(eight).agree()) << "sigmoid over 8 elements is not planted";
+  const Verdict v = bench.runner.check(big_sigmoid_program(false));
+  ASSERT_FALSE(v.agree());
+  EXPECT_EQ(primary_class(v), "planted:forward");
+}
+
+TEST(Rewrite, ResizeAxisKeepsRowsAndRepeatsThemCyclically) {
+  const Leaf l{Shape{2, 3}, {1, 2, 3, 4, 5, 6}};
+  EXPECT_EQ(resize_axis(l, 1, 2).data, (std::vector<float>{1, 2, 4, 5}));
+  EXPECT_EQ(resize_axis(l, 1, 5).data, (std::vector<float>{1, 2, 3, 1, 2, 4, 5, 6, 4, 5}));
+  EXPECT_EQ(resize_axis(l, 0, 3).shape.to_string(), "[3,3]");
+  EXPECT_EQ(resize_axis(l, 0, 3).data, (std::vector<float>{1, 2, 3, 4, 5, 6, 1, 2, 3}));
+}
+
+TEST(Rewrite, ReplaceAndCompactRenumberRegistersAndLeaves) {
+  Builder b;
+  const Reg x = b.leaf({3});
+  const Reg y = b.leaf({3});
+  const Reg n = b.op(Op::Neg, {x});
+  const Reg e = b.op(Op::Exp, {n});
+  const Program p = b.done(b.op(Op::Add, {e, y}));
+  // exp(neg(x)) + y  ->  neg(x) + y
+  const Program q = replace_register(p, e, n);
+  EXPECT_EQ(to_text(q), "# burnmark program v1\n%0 = leaf f32[3] [-0.2, -0.1, 0]\n"
+                        "%1 = leaf f32[3] [-0.2, -0.1, 0]\n%2 = neg %0 : f32[3]\n"
+                        "%3 = add %2, %1 : f32[3]\nroot %3\n");
+  // Rooting at neg(x) leaves y unused: it is dropped and x stays leaf 0.
+  const Program r = reroot(p, n);
+  EXPECT_EQ(r.leaves.size(), 1u);
+  EXPECT_EQ(r.stmts.size(), 2u);
+  EXPECT_EQ(validate(r), "");
+}
+
+TEST(Minimize, ReducesThirtyOpProgramToThePlantedSigmoid) {
+  Bench bench;
+  const Program big = big_sigmoid_program(false);
+  ASSERT_EQ(count_ops(big), 30);
+  const std::optional<Characterization> c = characterize(bench.runner, big);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_FALSE(c->exhausted);
+  EXPECT_EQ(c->finding.culprit_label, "sigmoid");
+  // Nine elements is the fewest that reach index 8; zero is the simplest value.
+  EXPECT_EQ(to_text(c->minimized), expected_sigmoid_repro());
+  EXPECT_EQ(c->signature.ops, std::vector<std::string>{"sigmoid"});
+  EXPECT_EQ(c->signature.kinds, std::vector<std::string>{"planted:forward"});
+  EXPECT_TRUE(c->signature.specials.empty());
+}
+
+TEST(Minimize, KeepsASpecialValueOnlyWhenTheBugNeedsIt) {
+  Bench bench;
+  const std::optional<Characterization> c = characterize(bench.runner, exp_program(1.0f));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(to_text(c->minimized), "# burnmark program v1\n%0 = leaf f32[1] [-inf]\n"
+                                   "%1 = exp %0 : f32[1]\nroot %1\n");
+  EXPECT_EQ(c->signature.specials, std::vector<std::string>{"-inf"});
+}
+
+TEST(Minimize, IsAPureFunctionOfProgramAndPredicate) {
+  // A predicate without backends: "some relu reads a leaf holding a NaN".
+  Builder b;
+  const Reg x = b.leaf({6}, {1, std::nanf(""), 3.5f, -2, 7, 0.25f});
+  const Reg y = b.leaf({6});
+  const Reg s = b.op(Op::Add, {x, y});
+  const Reg r = b.op(Op::Relu, {x});
+  const Program p = b.done(b.op(Op::Mul, {s, r}));
+  const Predicate pred = [](const Program& q) {
+    for (const Stmt& st : q.stmts) {
+      if (st.kind != StmtKind::Op || st.instr.op != Op::Relu) continue;
+      const Stmt& in = q.stmts[static_cast<std::size_t>(st.instr.operands[0])];
+      if (in.kind != StmtKind::Leaf) continue;
+      for (float v : q.leaves[static_cast<std::size_t>(in.leaf)].data)
+        if (std::isnan(v)) return true;
+    }
+    return false;
+  };
+  const MinimizeResult a = minimize(p, pred);
+  const MinimizeResult again = minimize(p, pred);
+  EXPECT_EQ(to_text(a.program), to_text(again.program));
+  EXPECT_EQ(a.checks, again.checks);
+  EXPECT_EQ(to_text(a.program), "# burnmark program v1\n%0 = leaf f32[1] [nan]\n%1 = relu %0 : f32[1]\nroot %1\n");
+}
+
+TEST(Signature, StableAcrossRunsAndIrrelevantReordering) {
+  Bench bench;
+  const Program p1 = big_sigmoid_program(false);
+  const Program p2 = big_sigmoid_program(true);
+  ASSERT_NE(to_text(p1), to_text(p2));
+  const auto first = characterize(bench.runner, p1);
+  const auto second = characterize(bench.runner, p1);
+  const auto reordered = characterize(bench.runner, p2);
+  ASSERT_TRUE(first && second && reordered);
+  EXPECT_EQ(first->signature.text, second->signature.text);
+  EXPECT_EQ(first->signature.id, reordered->signature.id);
+  EXPECT_EQ(first->signature.id.size(), 12u);
+  EXPECT_EQ(first->signature.id, short_id(first->signature.text));
+}
+
+TEST(Signature, CanonicalUnderRegisterOrderAndCommutedOperands) {
+  // tanh(x) * exp(y), written in two statement orders with the mul's operands swapped.
+  Builder b1;
+  const Reg x1 = b1.leaf({2});
+  const Reg y1 = b1.leaf({2});
+  const Reg t1 = b1.op(Op::Tanh, {x1});
+  const Reg e1 = b1.op(Op::Exp, {y1});
+  const Program p1 = b1.done(b1.op(Op::Mul, {t1, e1}));
+  Builder b2;
+  const Reg y2 = b2.leaf({2});
+  const Reg e2 = b2.op(Op::Exp, {y2});
+  const Reg x2 = b2.leaf({2});
+  const Reg t2 = b2.op(Op::Tanh, {x2});
+  const Program p2 = b2.done(b2.op(Op::Mul, {e2, t2}));
+  Verdict v;
+  Divergence d;
+  d.backend = "lib";
+  d.kind = DivergenceKind::Gradient;
+  v.divergences.push_back(d);
+  EXPECT_EQ(make_signature(p1, v).text, make_signature(p2, v).text);
+  // A non-commutative op keeps its operand order.
+  Builder b3;
+  const Reg x3 = b3.leaf({2});
+  const Reg y3 = b3.leaf({2});
+  const Reg t3 = b3.op(Op::Tanh, {x3});
+  const Reg e3 = b3.op(Op::Exp, {y3});
+  const Program p3 = b3.done(b3.op(Op::Sub, {t3, e3}));
+  Builder b4;
+  const Reg x4 = b4.leaf({2});
+  const Reg y4 = b4.leaf({2});
+  const Reg t4 = b4.op(Op::Tanh, {x4});
+  const Reg e4 = b4.op(Op::Exp, {y4});
+  const Program p4 = b4.done(b4.op(Op::Sub, {e4, t4}));
+  EXPECT_NE(make_signature(p3, v).text, make_signature(p4, v).text);
+  EXPECT_EQ(make_signature(p1, v).kinds, std::vector<std::string>{"lib:gradient"});
+}
+
+TEST(Signature, SpecialClasses) {
+  EXPECT_EQ(special_class(std::nanf("")), "nan");
+  EXPECT_EQ(special_class(kNegInf), "-inf");
+  EXPECT_EQ(special_class(-0.0f), "-0");
+  EXPECT_EQ(special_class(0.0f), "");
+  EXPECT_EQ(special_class(1e-40f), "subnormal");
+  EXPECT_EQ(special_class(3e38f), "huge");
+  EXPECT_EQ(special_class(12.5f), "");
+}
+
+TEST(Suppression, ParsesTheFileFormatAndRejectsBadIds) {
+  std::string error;
+  const Suppressions s = Suppressions::parse("# header\n\n0123456789ab sigmoid-tail  sigmoid wrong past 8  # note\n", error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.bugs()[0].anchor, "sigmoid-tail");
+  EXPECT_EQ(s.bugs()[0].description, "sigmoid wrong past 8");
+  EXPECT_NE(s.find("0123456789ab"), nullptr);
+  Suppressions::parse("xyz anchor text\n", error);
+  EXPECT_EQ(error.rfind("line 1:", 0), 0u) << error;
+  Suppressions::parse("0123456789ab\n", error);
+  EXPECT_NE(error, "");
+}
+
+TEST(Suppression, TheShippedFileParses) {
+  const char* src = std::getenv("BURNMARK_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  std::string error;
+  Suppressions::load(std::string(src) + "/corpus/known_bugs.txt", error);
+  EXPECT_EQ(error, "");
+}
+
+TEST(Suppression, SkipsAKnownBugButReportsANewOne) {
+  Bench bench;
+  const auto known = characterize(bench.runner, big_sigmoid_program(false));
+  ASSERT_TRUE(known.has_value());
+  std::string error;
+  Suppressions list = Suppressions::parse(known->signature.id + " sigmoid-tail sigmoid past index 8\n", error);
+  ASSERT_EQ(error, "");
+  ASSERT_TRUE(list.matches(known->signature));
+
+  Bench fuzz; // the fuzz target's own backends
+  KnownBugFilter filter(list, fuzz.runner);
+  const KnownBug* hit = filter.match(big_sigmoid_program(true));
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->anchor, "sigmoid-tail");
+  EXPECT_FALSE(filter.is_known(exp_program(1.0f))) << "bug B is not in the list";
+  EXPECT_EQ(filter.minimisations(), 2u);
+  // Seen again: answered from the pre-signature cache, no new minimisation.
+  EXPECT_TRUE(filter.is_known(big_sigmoid_program(false)));
+  EXPECT_FALSE(filter.is_known(exp_program(2.0f)));
+  EXPECT_EQ(filter.minimisations(), 2u);
+  // An agreeing program is never known.
+  Builder b;
+  const Reg x = b.leaf({3});
+  EXPECT_FALSE(filter.is_known(b.done(b.op(Op::Tanh, {x}))));
+}
+
+TEST(Triage, GroupsADirectoryIntoOneLinePerBug) {
+  Bench bench;
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "burnmark_test_triage";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write = [&](const std::string& name, const Program& p) {
+    std::ofstream(dir / name) << to_text(p);
+  };
+  write("a1", big_sigmoid_program(false));
+  write("a2", big_sigmoid_program(true));
+  Builder small;
+  const Reg x = small.leaf({3, 4});
+  const Reg y = small.leaf({4});
+  const Reg s = small.op(Op::Sigmoid, {small.op(Op::Add, {x, y})});
+  write("a3", small.done(small.op(Op::MeanAll, {s})));
+  // Bug B, saved as raw fuzzer bytes rather than text.
+  const EncodeResult bytes = encode(exp_program(1.0f), GeneratorOptions{});
+  ASSERT_TRUE(bytes.ok()) << bytes.error();
+  std::ofstream(dir / "b1", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.bytes().data()), static_cast<std::streamsize>(bytes.bytes().size()));
+  Builder calm;
+  const Reg z = calm.leaf({5});
+  write("ok", calm.done(calm.op(Op::Tanh, {z})));
+
+  std::vector<TriageInput> inputs;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    TriageInput in{entry.path().filename().string(), {}};
+    ASSERT_EQ(load_program_file(entry.path().string(), GeneratorOptions{}, in.program), "");
+    inputs.push_back(std::move(in));
+  }
+  std::sort(inputs.begin(), inputs.end(), [](const TriageInput& l, const TriageInput& r) { return l.name < r.name; });
+  std::size_t progress_calls = 0;
+  TriageOptions options;
+  options.progress = [&](std::string_view, std::size_t, std::size_t) { ++progress_calls; };
+  const TriageReport report = triage(bench.runner, inputs, options);
+  ASSERT_EQ(report.groups.size(), 2u);
+  EXPECT_EQ(report.groups[0].members, (std::vector<std::string>{"a1", "a2", "a3"}));
+  EXPECT_EQ(op_sequence(report.groups[0].signature), "sigmoid");
+  EXPECT_EQ(to_text(report.groups[0].minimized), expected_sigmoid_repro());
+  EXPECT_EQ(report.groups[1].members, std::vector<std::string>{"b1"});
+  EXPECT_EQ(op_sequence(report.groups[1].signature), "exp");
+  EXPECT_EQ(report.agreeing, std::vector<std::string>{"ok"});
+  EXPECT_GE(progress_calls, inputs.size());
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, FindsThePlantedSizeThreshold) {
+  Bench bench;
+  const ParseResult repro = parse_program(expected_sigmoid_repro());
+  ASSERT_TRUE(repro.ok());
+  const SweepResult r = sweep(bench.runner, repro.program());
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_EQ(r.rows[0].parameter, "size 9");
+  EXPECT_EQ(r.rows[0].tried, "1-48");
+  EXPECT_EQ(r.rows[0].hits, "9-48");
+  EXPECT_EQ(r.rows[0].condition, "needs n > 8");
+  EXPECT_NE(std::find(r.conditions.begin(), r.conditions.end(), "needs n > 8"), r.conditions.end());
+  EXPECT_NE(format_sweep(r).find("needs: needs n > 8"), std::string::npos) << format_sweep(r);
+}
+
+TEST(Sweep, FindsThePlantedSpecialValue) {
+  Bench bench;
+  const auto c = characterize(bench.runner, exp_program(1.0f));
+  ASSERT_TRUE(c.has_value());
+  const SweepResult r = sweep(bench.runner, c->minimized);
+  const auto row = std::find_if(r.rows.begin(), r.rows.end(), [](const SweepRow& x) { return x.parameter == "L0[0]=-inf"; });
+  ASSERT_NE(row, r.rows.end()) << format_sweep(r);
+  EXPECT_EQ(row->hits, "-inf");
+  EXPECT_EQ(row->condition, "needs -inf");
+}
+
+TEST(Sweep, DescribesHitSets) {
+  std::vector<int> all;
+  for (int n = 1; n <= 16; ++n) all.push_back(n);
+  const auto where = [&](auto pred) {
+    std::vector<int> v;
+    for (int n : all)
+      if (pred(n)) v.push_back(n);
+    return v;
+  };
+  EXPECT_EQ(describe_hits(all, all), "any");
+  EXPECT_EQ(describe_hits(all, {}), "none");
+  EXPECT_EQ(describe_hits(all, where([](int n) { return n > 8; })), "needs n > 8");
+  EXPECT_EQ(describe_hits(all, where([](int n) { return n < 5; })), "needs n < 5");
+  EXPECT_EQ(describe_hits(all, where([](int n) { return n % 4 != 0; })), "needs n mod 4 != 0");
+  EXPECT_EQ(describe_hits(all, where([](int n) { return n % 8 == 0; })), "needs n mod 8 == 0");
+  EXPECT_EQ(describe_hits(all, where([](int n) { return n > 4 && n % 4 != 0; })), "needs n > 4 and n mod 4 != 0");
+  EXPECT_EQ(describe_hits(all, {3, 7}), "needs n in {3,7}");
+}
+
+TEST(Sweep, ChainLengthCondition) {
+  // A predicate-free check of the chain rebuild: relu(relu(x)) swept over chain lengths, with
+  // the planted backend's sigmoid standing in as the only divergence... instead use sigmoid
+  // chains: sigmoid applied k times over 9 elements diverges for every k >= 1.
+  Bench bench;
+  Builder b;
+  const Reg x = b.leaf({9}, std::vector<float>(9, 0.0f));
+  const Reg s1 = b.op(Op::Sigmoid, {x});
+  const Program p = b.done(b.op(Op::Sigmoid, {s1}));
+  const SweepResult r = sweep(bench.runner, p);
+  const auto row = std::find_if(r.rows.begin(), r.rows.end(), [](const SweepRow& x) { return x.parameter == "chain sigmoid"; });
+  ASSERT_NE(row, r.rows.end()) << format_sweep(r);
+  EXPECT_EQ(row->tried, "1-4");
+  EXPECT_EQ(row->hits, "1-4");
+  EXPECT_EQ(row->condition, "any");
+}

@@ -1,0 +1,4 @@
+# Tests of the triage layer: minimiser, signatures, suppression, grouping and sweep, driven by a
+# planted-bug backend wrapped around the real reference through the real oracle.
+burnmark_test(test_triage test_triage.cpp)
+target_link_libraries(test_triage PRIVATE burnmark_triage burnmark_ref)
