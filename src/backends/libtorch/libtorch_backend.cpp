@@ -1,0 +1,42 @@
+// make_libtorch_backend: the LibTorch framework wrapped as a Backend, with thread count and
+// grad mode fixed around each run.
+// Must come first: clang 14 + libstdc++ 12 in C++20 otherwise sees IValue as incomplete.
+#include <ATen/core/ivalue.h>
+
+#include <torch/utils.h>
+
+#include <memory>
+#include <string>
+
+#include "burnmark/backends/builtin.h"
+#include "libtorch_framework.h"
+
+namespace burnmark {
+namespace {
+
+// Forward-only runs also switch autograd off, so LibTorch records nothing; the guard is scoped
+// to one run so that grad mode in the caller's thread is left as it was.
+class LibTorchBackend final : public Backend {
+public:
+  const std::string& name() const override { return inner_.name(); }
+  Outcome run(const Program& program, const RunOptions& options) override {
+    if (options.gradients) return inner_.run(program, options);
+    torch::NoGradGuard no_grad;
+    return inner_.run(program, options);
+  }
+
+private:
+  FrameworkBackend<LibTorchFramework> inner_{"libtorch"};
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads) {
+  // The thread count changes reduction order and hence the last bits of sums and matmuls; the
+  // caller picks it (1 by default) so that a finding replays identically.
+  if (intra_op_threads > 0 && torch::get_num_threads() != intra_op_threads)
+    torch::set_num_threads(intra_op_threads);
+  return std::make_unique<LibTorchBackend>();
+}
+
+} // namespace burnmark

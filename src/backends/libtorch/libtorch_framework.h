@@ -1,0 +1,36 @@
+// The LibTorch eager backend's half of the Framework concept: how each step of the shared SSA
+// walk (driver.h) is done with LibTorch tensors. Included only by this backend and its tests.
+#pragma once
+
+// Must come first: clang 14 + libstdc++ 12 in C++20 otherwise sees IValue as incomplete.
+#include <ATen/core/ivalue.h>
+
+#include <torch/types.h>
+
+#include <optional>
+#include <span>
+
+#include "burnmark/driver/outcome.h"
+#include "burnmark/ir/program.h"
+
+namespace burnmark {
+
+// CPU, float32, autograd. Tensors are LibTorch's own handles, so copying one shares the data
+// and the autograd node, which is what the alias protocol needs.
+class LibTorchFramework {
+public:
+  using Tensor = torch::Tensor;
+
+  void reset() {}
+  Tensor leaf(const Leaf& leaf, bool track_gradient);
+  // The very same tensor: a clone would be a new autograd node whose gradient never reaches the
+  // aliased leaf, hiding exactly the bugs aliases are there to provoke.
+  Tensor alias(const Tensor& t) { return t; }
+  // Throws if LibTorch's result shape differs from the inferred one: that is a finding.
+  Tensor apply(const Instr& instr, std::span<const Tensor* const> operands, const Shape& shape);
+  void backward(const Tensor& root);
+  std::optional<HostTensor> grad(const Tensor& t);
+  HostTensor read(const Tensor& t);
+};
+
+} // namespace burnmark
