@@ -28,10 +28,22 @@ struct ExampleKernels {
     case OpId::Relu: unary(in, out, [](float a) { return a > 0.0f ? a : 0.0f; }); return;
     case OpId::Exp: unary(in, out, [](float a) { return std::exp(a); }); return;
     // Not implemented here: the op list below keeps the host from ever sending these.
-    case OpId::Div: case OpId::Abs: case OpId::Log: case OpId::Sqrt: case OpId::Pow:
-    case OpId::Sigmoid: case OpId::Tanh: case OpId::SumAll: case OpId::MeanAll: case OpId::SumDim:
-    case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
-    case OpId::Matmul: case OpId::Clamp: break;
+    case OpId::Div:
+    case OpId::Abs:
+    case OpId::Log:
+    case OpId::Sqrt:
+    case OpId::Pow:
+    case OpId::Sigmoid:
+    case OpId::Tanh:
+    case OpId::SumAll:
+    case OpId::MeanAll:
+    case OpId::SumDim:
+    case OpId::MeanDim:
+    case OpId::Transpose:
+    case OpId::Concat:
+    case OpId::Repeat:
+    case OpId::Matmul:
+    case OpId::Clamp: break;
     }
     throw burnmark::plugin::Unsupported{s.op, {}};
   }
@@ -54,24 +66,41 @@ struct ExampleKernels {
     case OpId::Mul:
       burnmark::plugin::for_each_broadcast(out.shape, in[0]->shape, in[1]->shape,
                                            [&](std::int64_t o, std::int64_t a, std::int64_t b) {
-                                             grad_in[0]->data[idx(a)] += g.data[idx(o)] * in[1]->data[idx(b)];
-                                             grad_in[1]->data[idx(b)] += g.data[idx(o)] * in[0]->data[idx(a)];
+                                             grad_in[0]->data[idx(a)] +=
+                                                 g.data[idx(o)] * in[1]->data[idx(b)];
+                                             grad_in[1]->data[idx(b)] +=
+                                                 g.data[idx(o)] * in[0]->data[idx(a)];
                                            });
       return;
     case OpId::Neg:
-      for (std::size_t i = 0; i < g.data.size(); ++i) grad_in[0]->data[i] = -g.data[i];
+      for (std::size_t i = 0; i < g.data.size(); ++i)
+        grad_in[0]->data[i] = -g.data[i];
       return;
     case OpId::Relu: // PyTorch's convention: the gradient at exactly 0 is 0.
-      for (std::size_t i = 0; i < g.data.size(); ++i) grad_in[0]->data[i] = out.data[i] > 0.0f ? g.data[i] : 0.0f;
+      for (std::size_t i = 0; i < g.data.size(); ++i)
+        grad_in[0]->data[i] = out.data[i] > 0.0f ? g.data[i] : 0.0f;
       return;
     case OpId::Exp:
-      for (std::size_t i = 0; i < g.data.size(); ++i) grad_in[0]->data[i] = g.data[i] * out.data[i];
+      for (std::size_t i = 0; i < g.data.size(); ++i)
+        grad_in[0]->data[i] = g.data[i] * out.data[i];
       return;
     // Not implemented here: the op list below keeps the host from ever sending these.
-    case OpId::Div: case OpId::Abs: case OpId::Log: case OpId::Sqrt: case OpId::Pow:
-    case OpId::Sigmoid: case OpId::Tanh: case OpId::SumAll: case OpId::MeanAll: case OpId::SumDim:
-    case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
-    case OpId::Matmul: case OpId::Clamp: break;
+    case OpId::Div:
+    case OpId::Abs:
+    case OpId::Log:
+    case OpId::Sqrt:
+    case OpId::Pow:
+    case OpId::Sigmoid:
+    case OpId::Tanh:
+    case OpId::SumAll:
+    case OpId::MeanAll:
+    case OpId::SumDim:
+    case OpId::MeanDim:
+    case OpId::Transpose:
+    case OpId::Concat:
+    case OpId::Repeat:
+    case OpId::Matmul:
+    case OpId::Clamp: break;
     }
     throw burnmark::plugin::Unsupported{s.op, {}};
   }
@@ -79,29 +108,30 @@ struct ExampleKernels {
 private:
   static std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
 
-  template <class F>
-  static void unary(In in, Dense<float>& out, F f) {
-    for (std::size_t i = 0; i < out.data.size(); ++i) out.data[i] = f(in[0]->data[i]);
+  template <class F> static void unary(In in, Dense<float>& out, F f) {
+    for (std::size_t i = 0; i < out.data.size(); ++i)
+      out.data[i] = f(in[0]->data[i]);
   }
-  template <class F>
-  static void binary(In in, Dense<float>& out, F f) {
-    burnmark::plugin::for_each_broadcast(out.shape, in[0]->shape, in[1]->shape,
-                                         [&](std::int64_t o, std::int64_t a, std::int64_t b) {
-                                           out.data[idx(o)] = f(in[0]->data[idx(a)], in[1]->data[idx(b)]);
-                                         });
+  template <class F> static void binary(In in, Dense<float>& out, F f) {
+    burnmark::plugin::for_each_broadcast(
+        out.shape, in[0]->shape, in[1]->shape, [&](std::int64_t o, std::int64_t a, std::int64_t b) {
+          out.data[idx(o)] = f(in[0]->data[idx(a)], in[1]->data[idx(b)]);
+        });
   }
 };
 
 constexpr std::uint32_t kOps[] = {
-    static_cast<std::uint32_t>(OpId::Add), static_cast<std::uint32_t>(OpId::Sub),
-    static_cast<std::uint32_t>(OpId::Mul), static_cast<std::uint32_t>(OpId::Neg),
+    static_cast<std::uint32_t>(OpId::Add),  static_cast<std::uint32_t>(OpId::Sub),
+    static_cast<std::uint32_t>(OpId::Mul),  static_cast<std::uint32_t>(OpId::Neg),
     static_cast<std::uint32_t>(OpId::Relu), static_cast<std::uint32_t>(OpId::Exp),
 };
 
 } // namespace
 
-extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
+extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1*
+burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
   static constexpr BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<ExampleKernels>(
-      "example", "BurnMark example plugin: add, sub, mul, neg, relu, exp in plain C++ float32", kOps);
+      "example", "BurnMark example plugin: add, sub, mul, neg, relu, exp in plain C++ float32",
+      kOps);
   return &table;
 }

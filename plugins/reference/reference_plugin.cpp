@@ -19,7 +19,8 @@ using namespace burnmark;
 Shape from_abi(const BurnmarkShape& s) {
   if (s.rank < 0 || s.rank > kMaxRank) throw std::runtime_error("shape rank out of range");
   Shape shape;
-  for (int i = 0; i < s.rank; ++i) shape.push_back(s.dims[i]);
+  for (int i = 0; i < s.rank; ++i)
+    shape.push_back(s.dims[i]);
   return shape;
 }
 
@@ -70,7 +71,8 @@ Program from_abi(const BurnmarkProgram& p) {
 BurnmarkShape to_abi(const Shape& shape) {
   BurnmarkShape s{};
   s.rank = shape.rank();
-  for (int i = 0; i < shape.rank(); ++i) s.dims[i] = shape[i];
+  for (int i = 0; i < shape.rank(); ++i)
+    s.dims[i] = shape[i];
   return s;
 }
 
@@ -85,10 +87,12 @@ void* create(const char** error) {
   }
 }
 
-void destroy(void* context) { delete static_cast<Backend*>(context); }
+void destroy(void* context) {
+  delete static_cast<Backend*>(context);
+}
 
-std::int32_t run(void* context, const BurnmarkProgram* abi_program, const BurnmarkRunOptions* options,
-                 BurnmarkResult* result) {
+std::int32_t run(void* context, const BurnmarkProgram* abi_program,
+                 const BurnmarkRunOptions* options, BurnmarkResult* result) {
   return plugin::guarded_run(result, [&](plugin::ResultStorage& storage) {
     const Program program = from_abi(*abi_program);
     RunOptions run_options;
@@ -96,7 +100,8 @@ std::int32_t run(void* context, const BurnmarkProgram* abi_program, const Burnma
     Outcome outcome = static_cast<Backend*>(context)->run(program, run_options);
     switch (outcome.status) {
     case Status::Ok:
-      storage.set_root(to_abi(outcome.root.shape), std::move(outcome.root.values), std::move(outcome.root.error_bound));
+      storage.set_root(to_abi(outcome.root.shape), std::move(outcome.root.values),
+                       std::move(outcome.root.error_bound));
       for (HostTensor& g : outcome.grads)
         storage.add_grad(to_abi(g.shape), std::optional<std::vector<double>>(std::move(g.values)),
                          std::move(g.error_bound));
@@ -111,23 +116,28 @@ std::int32_t run(void* context, const BurnmarkProgram* abi_program, const Burnma
   });
 }
 
-void release(void*, BurnmarkResult* result) { plugin::ResultStorage::release(result); }
+void release(void*, BurnmarkResult* result) {
+  plugin::ResultStorage::release(result);
+}
 
 constexpr std::array<std::uint32_t, kOpCount> all_ops() {
   std::array<std::uint32_t, kOpCount> ids{};
-  for (std::size_t i = 0; i < kOpCount; ++i) ids[i] = kOpTable[i].stable_id;
+  for (std::size_t i = 0; i < kOpCount; ++i)
+    ids[i] = kOpTable[i].stable_id;
   return ids;
 }
 constexpr std::array<std::uint32_t, kOpCount> kOps = all_ops();
 
 } // namespace
 
-extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
+extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1*
+burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
   static constexpr BurnmarkPluginV1 table = [] {
     BurnmarkPluginV1 t{};
     t.abi_version = BURNMARK_PLUGIN_ABI_VERSION;
     t.name = "ref_plugin";
-    t.description = "BurnMark's CPU reference (double precision) behind the plugin ABI, for testing the ABI";
+    t.description =
+        "BurnMark's CPU reference (double precision) behind the plugin ABI, for testing the ABI";
     t.supported_ops = kOps.data();
     t.num_supported_ops = static_cast<std::uint32_t>(kOps.size());
     t.computes_gradients = 1;

@@ -8,7 +8,8 @@ namespace burnmark {
 BurnmarkShape to_abi_shape(const Shape& shape) {
   BurnmarkShape s{};
   s.rank = shape.rank();
-  for (int i = 0; i < shape.rank(); ++i) s.dims[i] = shape[i];
+  for (int i = 0; i < shape.rank(); ++i)
+    s.dims[i] = shape[i];
   return s;
 }
 

@@ -21,7 +21,8 @@ namespace burnmark {
 namespace {
 
 bool is_path(std::string_view s) {
-  return s.find('/') != std::string_view::npos || (s.size() >= 3 && s.substr(s.size() - 3) == ".so");
+  return s.find('/') != std::string_view::npos ||
+         (s.size() >= 3 && s.substr(s.size() - 3) == ".so");
 }
 
 // Directories searched for a plugin given by name, in order.
@@ -42,7 +43,9 @@ std::vector<std::string> search_dirs() {
   return dirs;
 }
 
-PluginLoadResult fail(std::string message) { return PluginLoadResult{std::move(message)}; }
+PluginLoadResult fail(std::string message) {
+  return PluginLoadResult{std::move(message)};
+}
 
 } // namespace
 
@@ -51,7 +54,8 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
   if (is_path(name_or_path)) {
     path = std::string(name_or_path);
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return fail(fmt::format("plugin '{}': no such file", path));
+    if (!std::filesystem::exists(path, ec))
+      return fail(fmt::format("plugin '{}': no such file", path));
   } else {
     std::vector<std::string> tried;
     for (const std::string& dir : search_dirs()) {
@@ -64,8 +68,9 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
       if (!path.empty()) break;
     }
     if (path.empty())
-      return fail(fmt::format("plugin '{}' not found; looked for {} (set BURNMARK_PLUGIN_PATH to add directories)",
-                              name_or_path, fmt::join(tried, ", ")));
+      return fail(fmt::format(
+          "plugin '{}' not found; looked for {} (set BURNMARK_PLUGIN_PATH to add directories)",
+          name_or_path, fmt::join(tried, ", ")));
   }
 
   // RTLD_LOCAL: two plugins bundling different builds of the same library must not see each
@@ -74,7 +79,8 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return fail(fmt::format("plugin '{}' cannot be loaded: {}", path, why ? why : "unknown dlopen error"));
+    return fail(
+        fmt::format("plugin '{}' cannot be loaded: {}", path, why ? why : "unknown dlopen error"));
   }
   std::shared_ptr<void> library(handle, [](void* h) { dlclose(h); });
 
@@ -86,26 +92,30 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
   auto entry = reinterpret_cast<BurnmarkPluginEntryFn>(sym);
   const BurnmarkPluginV1* table = entry(BURNMARK_PLUGIN_ABI_VERSION);
   if (table == nullptr)
-    return fail(fmt::format("plugin '{}' refused to load: {} returned null for host ABI version {}", path,
-                            BURNMARK_PLUGIN_ENTRY_SYMBOL, BURNMARK_PLUGIN_ABI_VERSION));
+    return fail(fmt::format("plugin '{}' refused to load: {} returned null for host ABI version {}",
+                            path, BURNMARK_PLUGIN_ENTRY_SYMBOL, BURNMARK_PLUGIN_ABI_VERSION));
   // Only abi_version is read before the versions are known to match: the rest of the table may
   // have another layout.
   if (table->abi_version != BURNMARK_PLUGIN_ABI_VERSION)
-    return fail(fmt::format("plugin '{}' speaks plugin ABI version {}, this BurnMark speaks version {}; rebuild "
-                            "the plugin against this BurnMark's plugin.h",
-                            path, table->abi_version, BURNMARK_PLUGIN_ABI_VERSION));
-  if (table->name == nullptr || table->name[0] == '\0' || table->run == nullptr || table->release_result == nullptr ||
+    return fail(fmt::format(
+        "plugin '{}' speaks plugin ABI version {}, this BurnMark speaks version {}; rebuild "
+        "the plugin against this BurnMark's plugin.h",
+        path, table->abi_version, BURNMARK_PLUGIN_ABI_VERSION));
+  if (table->name == nullptr || table->name[0] == '\0' || table->run == nullptr ||
+      table->release_result == nullptr ||
       (table->num_supported_ops > 0 && table->supported_ops == nullptr))
-    return fail(fmt::format("plugin '{}' has an incomplete table (name, run, release_result and the op list "
-                            "are required)",
-                            path));
+    return fail(fmt::format(
+        "plugin '{}' has an incomplete table (name, run, release_result and the op list "
+        "are required)",
+        path));
 
   void* context = nullptr;
   if (table->create != nullptr) {
     const char* why = nullptr;
     context = table->create(&why);
     if (context == nullptr)
-      return fail(fmt::format("plugin '{}' failed to initialise: {}", path, why ? why : "no reason given"));
+      return fail(
+          fmt::format("plugin '{}' failed to initialise: {}", path, why ? why : "no reason given"));
   }
   return PluginLoadResult{std::make_unique<PluginBackend>(std::move(library), table, context)};
 }

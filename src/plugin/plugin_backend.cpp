@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <fmt/format.h>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -14,7 +15,8 @@ namespace {
 std::string shape_text(const BurnmarkShape& s) {
   if (s.rank < 0 || s.rank > BURNMARK_MAX_RANK) return fmt::format("<rank {}>", s.rank);
   std::string out = "[";
-  for (int i = 0; i < s.rank; ++i) out += fmt::format("{}{}", i ? "," : "", s.dims[i]);
+  for (int i = 0; i < s.rank; ++i)
+    out += fmt::format("{}{}", i ? "," : "", s.dims[i]);
   return out + "]";
 }
 
@@ -24,9 +26,11 @@ std::string read_tensor(const BurnmarkTensorOut& t, const Shape& expected, std::
                         bool null_means_zeros, HostTensor& out) {
   const BurnmarkShape want = to_abi_shape(expected);
   bool same = t.shape.rank == want.rank;
-  for (int i = 0; same && i < want.rank; ++i) same = t.shape.dims[i] == want.dims[i];
+  for (int i = 0; same && i < want.rank; ++i)
+    same = t.shape.dims[i] == want.dims[i];
   if (!same)
-    return fmt::format("plugin returned {} of shape {}, expected {}", what, shape_text(t.shape), expected.to_string());
+    return fmt::format("plugin returned {} of shape {}, expected {}", what, shape_text(t.shape),
+                       expected.to_string());
   const std::int64_t n = expected.numel();
   out.shape = expected;
   out.values.clear();
@@ -36,12 +40,14 @@ std::string read_tensor(const BurnmarkTensorOut& t, const Shape& expected, std::
     out.values.assign(static_cast<std::size_t>(n), 0.0);
     return {};
   }
-  if (t.numel != n) return fmt::format("plugin returned {} with {} values, expected {}", what, t.numel, n);
+  if (t.numel != n)
+    return fmt::format("plugin returned {} with {} values, expected {}", what, t.numel, n);
   out.values.resize(static_cast<std::size_t>(n));
   switch (t.dtype) {
   case BURNMARK_DTYPE_F32: {
     const auto* p = static_cast<const float*>(t.data);
-    for (std::int64_t i = 0; i < n; ++i) out.values[static_cast<std::size_t>(i)] = p[i];
+    for (std::int64_t i = 0; i < n; ++i)
+      out.values[static_cast<std::size_t>(i)] = p[i];
     break;
   }
   case BURNMARK_DTYPE_F64: {
@@ -57,7 +63,8 @@ std::string read_tensor(const BurnmarkTensorOut& t, const Shape& expected, std::
 
 } // namespace
 
-PluginBackend::PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table, void* context)
+PluginBackend::PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table,
+                             void* context)
     : library_(std::move(library)), table_(table), context_(context), name_(table->name) {
   for (std::uint32_t i = 0; i < table->num_supported_ops; ++i) {
     const std::uint32_t id = table->supported_ops[i];
@@ -97,17 +104,19 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
 
   switch (status) {
   case BURNMARK_STATUS_OK: {
-    std::string err = read_tensor(result.root, program.shape_of(program.root), "the root", false, out.root);
+    std::string err =
+        read_tensor(result.root, program.shape_of(program.root), "the root", false, out.root);
     if (err.empty() && options.gradients) {
       const std::vector<Reg> leaf_regs = program.leaf_registers();
-      if (result.num_grads != static_cast<std::int32_t>(leaf_regs.size()) || result.grads == nullptr) {
-        err = fmt::format("plugin returned {} gradients for {} leaves", result.grads ? result.num_grads : 0,
-                          leaf_regs.size());
+      if (result.num_grads != static_cast<std::int32_t>(leaf_regs.size()) ||
+          result.grads == nullptr) {
+        err = fmt::format("plugin returned {} gradients for {} leaves",
+                          result.grads ? result.num_grads : 0, leaf_regs.size());
       }
       for (std::size_t i = 0; err.empty() && i < leaf_regs.size(); ++i) {
         HostTensor g;
-        err = read_tensor(result.grads[i], program.shape_of(leaf_regs[i]), fmt::format("the gradient of leaf {}", i),
-                          true, g);
+        err = read_tensor(result.grads[i], program.shape_of(leaf_regs[i]),
+                          fmt::format("the gradient of leaf {}", i), true, g);
         out.grads.push_back(std::move(g));
       }
     }
@@ -121,8 +130,13 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
   }
   case BURNMARK_STATUS_UNSUPPORTED:
     out.status = Status::Unsupported;
-    out.message = fmt::format("op id {}{}{}", result.unsupported_op, result.message ? ": " : "",
-                              result.message ? result.message : "");
+    {
+      const std::optional<Op> op = op_from_stable_id(result.unsupported_op);
+      // Same "name (op id N)" form as the host's own check, so reports group both alike.
+      out.message =
+          fmt::format("{} (op id {}){}{}", op ? op_name(*op) : "unknown op", result.unsupported_op,
+                      result.message ? ": " : "", result.message ? result.message : "");
+    }
     break;
   case BURNMARK_STATUS_ERROR:
     out.status = Status::Error;

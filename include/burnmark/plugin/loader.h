@@ -19,8 +19,15 @@ struct PluginLoadResult {
 };
 
 // `name_or_path` is either a path to a shared object (contains '/' or ends in ".so") or a
-// plugin name, looked up as burnmark_<name>.so (or libburnmark_<name>.so) in BURNMARK_PLUGIN_PATH (colon-separated)
-// and then in the install's plugin directory.
+// plugin name, looked up as burnmark_<name>.so (or libburnmark_<name>.so) in BURNMARK_PLUGIN_PATH
+// (colon-separated), then in the build tree's plugin directory (<build>/plugins), then in the
+// install's plugin directory (<libdir>/burnmark/plugins).
+//
+// The backend is named by the plugin's own table (BurnmarkPluginV1::name), not by its file; the
+// registry checks names for duplicates. Its run() reports Status::Unsupported, without calling
+// the plugin, when the program uses an op outside the plugin's list (message "<op> (op id N)")
+// or when gradients are requested from a forward-only plugin; a malformed plugin result (wrong
+// shape, count or dtype) is Status::Error with a message.
 PluginLoadResult load_plugin_backend(std::string_view name_or_path);
 
 } // namespace burnmark

@@ -57,8 +57,9 @@ enum class OpId : std::uint32_t {
 
 inline std::string_view op_id_name(std::uint32_t id) {
   switch (id) {
-#define BURNMARK_OP(Enum, name, id, arity, attrs)                                                     \
-  case id: return name;
+#define BURNMARK_OP(Enum, name, id, arity, attrs)                                                  \
+  case id:                                                                                         \
+    return name;
 #include "burnmark/ir/ops.def"
 #undef BURNMARK_OP
   }
@@ -74,7 +75,8 @@ struct Unsupported {
 
 inline std::int64_t numel(const BurnmarkShape& shape) {
   std::int64_t n = 1;
-  for (int i = 0; i < shape.rank; ++i) n *= shape.dims[i];
+  for (int i = 0; i < shape.rank; ++i)
+    n *= shape.dims[i];
   return n;
 }
 
@@ -97,8 +99,7 @@ inline std::array<std::int64_t, BURNMARK_MAX_RANK> strides(const BurnmarkShape& 
 }
 
 // A dense row-major tensor: the helper's register and gradient type.
-template <class T>
-struct Dense {
+template <class T> struct Dense {
   BurnmarkShape shape{};
   std::vector<T> data;
 
@@ -118,8 +119,10 @@ void for_each_broadcast(const BurnmarkShape& out, const BurnmarkShape& a, const 
   const auto da = strides(a), db = strides(b);
   for (int i = 0; i < out.rank; ++i) {
     const int ia = i - (out.rank - a.rank), ib = i - (out.rank - b.rank);
-    sa[static_cast<std::size_t>(i)] = (ia >= 0 && a.dims[ia] != 1) ? da[static_cast<std::size_t>(ia)] : 0;
-    sb[static_cast<std::size_t>(i)] = (ib >= 0 && b.dims[ib] != 1) ? db[static_cast<std::size_t>(ib)] : 0;
+    sa[static_cast<std::size_t>(i)] =
+        (ia >= 0 && a.dims[ia] != 1) ? da[static_cast<std::size_t>(ia)] : 0;
+    sb[static_cast<std::size_t>(i)] =
+        (ib >= 0 && b.dims[ib] != 1) ? db[static_cast<std::size_t>(ib)] : 0;
   }
   std::array<std::int64_t, BURNMARK_MAX_RANK> idx{};
   const std::int64_t n = numel(out);
@@ -147,7 +150,8 @@ void for_each_broadcast(const BurnmarkShape& out, const BurnmarkShape& a, const 
 class ResultStorage {
 public:
   template <class T>
-  void set_root(const BurnmarkShape& shape, std::vector<T> values, std::vector<double> error_bound = {}) {
+  void set_root(const BurnmarkShape& shape, std::vector<T> values,
+                std::vector<double> error_bound = {}) {
     root_ = store(shape, std::move(values), std::move(error_bound));
   }
   // A gradient per leaf, in leaf order; `values` nullopt = no gradient reached the leaf.
@@ -195,7 +199,8 @@ public:
 
 private:
   template <class T>
-  BurnmarkTensorOut store(const BurnmarkShape& shape, std::vector<T> values, std::vector<double> error_bound) {
+  BurnmarkTensorOut store(const BurnmarkShape& shape, std::vector<T> values,
+                          std::vector<double> error_bound) {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "results are f32 or f64");
     BurnmarkTensorOut t{};
     t.shape = shape;
@@ -228,8 +233,7 @@ private:
 
 // Runs `body(storage)` and attaches the storage to `result`, turning every exception into a
 // status so that nothing unwinds into the host.
-template <class Body>
-std::int32_t guarded_run(BurnmarkResult* result, Body&& body) noexcept {
+template <class Body> std::int32_t guarded_run(BurnmarkResult* result, Body&& body) noexcept {
   std::unique_ptr<ResultStorage> storage;
   try {
     storage = std::make_unique<ResultStorage>();
@@ -259,17 +263,16 @@ concept ForwardKernels = requires(K k, const BurnmarkStmt& s,
                                   std::span<const Dense<typename K::Scalar>* const> in,
                                   Dense<typename K::Scalar>& out) {
   typename K::Scalar;
-  { k.forward(s, in, out) };
+  {k.forward(s, in, out)};
 };
 
 template <class K>
-concept GradientKernels =
-    ForwardKernels<K> && requires(K k, const BurnmarkStmt& s,
-                                  std::span<const Dense<typename K::Scalar>* const> in,
-                                  const Dense<typename K::Scalar>& out,
-                                  std::span<Dense<typename K::Scalar>* const> grad_in) {
-      { k.backward(s, in, out, out, grad_in) };
-    };
+concept GradientKernels = ForwardKernels<K> &&
+    requires(K k, const BurnmarkStmt& s, std::span<const Dense<typename K::Scalar>* const> in,
+             const Dense<typename K::Scalar>& out,
+             std::span<Dense<typename K::Scalar>* const> grad_in) {
+  {k.backward(s, in, out, out, grad_in)};
+};
 
 // Walks `program` with `kernels`, filling `storage`. Throws what the kernels throw.
 template <ForwardKernels K>
@@ -297,7 +300,9 @@ void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& 
       for (int i = 0; i < s.num_operands; ++i)
         in[static_cast<std::size_t>(i)] = &regs[node[static_cast<std::size_t>(s.operands[i])]];
       regs[r] = Dense<T>::zeros(s.shape);
-      kernels.forward(s, std::span<const Dense<T>* const>(in.data(), static_cast<std::size_t>(s.num_operands)), regs[r]);
+      kernels.forward(
+          s, std::span<const Dense<T>* const>(in.data(), static_cast<std::size_t>(s.num_operands)),
+          regs[r]);
       break;
     }
     default: throw std::runtime_error("unknown statement kind " + std::to_string(s.kind));
@@ -329,7 +334,8 @@ void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& 
         if (!acc) {
           acc = std::move(gin[i]);
         } else {
-          for (std::size_t k = 0; k < acc->data.size(); ++k) acc->data[k] += gin[i].data[k];
+          for (std::size_t k = 0; k < acc->data.size(); ++k)
+            acc->data[k] += gin[i].data[k];
         }
       }
       grads[r].reset(); // no longer needed: every use of r was visited
@@ -338,7 +344,8 @@ void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& 
       const BurnmarkStmt& s = program.stmts[r];
       if (s.kind != BURNMARK_STMT_LEAF) continue;
       auto& g = grads[r];
-      storage.add_grad<T>(regs[r].shape, g ? std::optional<std::vector<T>>(std::move(g->data)) : std::nullopt);
+      storage.add_grad<T>(regs[r].shape,
+                          g ? std::optional<std::vector<T>>(std::move(g->data)) : std::nullopt);
     }
   } else {
     throw std::runtime_error("gradients requested from a forward-only plugin");
@@ -349,8 +356,7 @@ namespace detail {
 
 inline thread_local std::string create_error;
 
-template <ForwardKernels K>
-struct Thunks {
+template <ForwardKernels K> struct Thunks {
   static void* create(const char** error) {
     try {
       return new K();
@@ -363,8 +369,8 @@ struct Thunks {
     return nullptr;
   }
   static void destroy(void* context) { delete static_cast<K*>(context); }
-  static std::int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
-                          BurnmarkResult* result) {
+  static std::int32_t run(void* context, const BurnmarkProgram* program,
+                          const BurnmarkRunOptions* options, BurnmarkResult* result) {
     return guarded_run(result, [&](ResultStorage& storage) {
       walk(*static_cast<K*>(context), *program, *options, storage);
     });
