@@ -3,7 +3,6 @@
 #include "burnmark/triage/triage.h"
 
 #include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -40,20 +39,37 @@ std::optional<Characterization> characterize(Runner& runner, const Program& prog
   return characterize(runner, program, *f, options);
 }
 
+namespace {
+
+// The CLI's rule: text when, skipping comment lines, the file opens with "# burnmark program"
+// or "%0 =". Raw fuzzer bytes only rarely look like that.
+bool looks_like_text(std::string_view rest) {
+  while (!rest.empty()) {
+    const std::size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
+    if (line.starts_with("# burnmark program") || line.starts_with("%0 =")) return true;
+    if (!line.empty() && line.front() != '#') return false;
+    if (eol == std::string_view::npos) break;
+    rest.remove_prefix(eol + 1);
+  }
+  return false;
+}
+
+} // namespace
+
 std::string load_program_file(const std::string& path, const GeneratorOptions& options, Program& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return path + ": cannot open";
   std::stringstream buf;
   buf << in.rdbuf();
   const std::string bytes = buf.str();
-  const auto first = std::find_if(bytes.begin(), bytes.end(), [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
-  if (first != bytes.end() && (*first == '#' || *first == '%')) {
+  if (looks_like_text(bytes)) {
     ParseResult parsed = parse_program(bytes);
-    if (parsed.ok()) {
-      out = std::move(parsed.program());
-      return {};
-    }
-    // Not a program after all: raw bytes may start with '#'; decoding never fails.
+    if (!parsed.ok()) return path + ": " + parsed.error();
+    out = std::move(parsed.program());
+    return {};
   }
   const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
   out = generate(std::span<const std::uint8_t>(data, bytes.size()), options);

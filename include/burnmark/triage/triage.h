@@ -42,8 +42,9 @@ std::optional<Characterization> characterize(Runner& runner, const Program& prog
 Characterization characterize(Runner& runner, const Program& program, const Finding& finding,
                               const MinimizeOptions& options = {});
 
-// A file holding either a text program (first non-blank character '#' or '%') or raw fuzzer
-// bytes, decoded with generate() under `options`. Empty string on success.
+// A file holding either a text program (after comment lines, "# burnmark program" or "%0 =")
+// or raw fuzzer bytes, decoded with generate() under `options` exactly as the fuzz targets do.
+// Returns "" on success, else "PATH: why" (unreadable file, malformed text program).
 std::string load_program_file(const std::string& path, const GeneratorOptions& options,
                               Program& out);
 

@@ -1,0 +1,188 @@
+// `burnmark minimize FILE`, `burnmark triage DIR` and `burnmark sweep FILE`: from a crash
+// artifact to a filable bug — the minimal program, one line per distinct bug with its
+// signature, and the conditions the bug needs. The work is in the burnmark_triage library;
+// this file parses arguments and prints.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "burnmark/ir/text.h"
+#include "burnmark/triage/suppress.h"
+#include "burnmark/triage/sweep.h"
+#include "burnmark/triage/triage.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace burnmark::cli {
+namespace {
+
+constexpr std::string_view kDefaultKnownBugs = "corpus/known_bugs.txt";
+
+struct Args {
+  bool gradients = true;
+  bool minimize_first = false; // sweep --minimize
+  std::optional<std::string> known; // --known FILE
+  std::optional<std::string_view> target;
+};
+
+// Shared flags; nullopt after printing a usage error.
+std::optional<Args> parse_args(std::string_view command, std::string_view usage,
+                               std::span<const std::string_view> args) {
+  Args out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a == "--forward-only") {
+      out.gradients = false;
+    } else if (a == "--minimize" && command == "sweep") {
+      out.minimize_first = true;
+    } else if (a == "--known" && command == "triage" && i + 1 < args.size()) {
+      out.known = std::string(args[++i]);
+    } else if (a.starts_with("-") || out.target) {
+      usage_error(fmt::format("{}: unexpected argument '{}' (usage: burnmark {} {})", command, a, command, usage));
+      return std::nullopt;
+    } else {
+      out.target = a;
+    }
+  }
+  if (!out.target) {
+    usage_error(fmt::format("{}: missing argument (usage: burnmark {} {})", command, command, usage));
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::vector<Backend*> raw(const std::vector<std::unique_ptr<Backend>>& backends) {
+  std::vector<Backend*> out;
+  for (const auto& b : backends) out.push_back(b.get());
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep, std::string_view empty = "-") {
+  if (v.empty()) return std::string(empty);
+  return fmt::format("{}", fmt::join(v, sep));
+}
+
+std::string signature_line(const Signature& s) {
+  return fmt::format("signature={} kinds={} ops={} special={}", s.id, join(s.kinds, ","),
+                     join(s.ops, ","), join(s.specials, ","));
+}
+
+} // namespace
+
+int run_minimize(std::span<const std::string_view> args) {
+  const auto a = parse_args("minimize", "[--forward-only] FILE", args);
+  if (!a) return kExitUsage;
+  const Config config = config_or_exit();
+  const std::optional<Program> program = load_program(*a->target, config);
+  if (!program) return kExitUsage;
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+  Runner runner(raw(*backends), oracle_options(config, a->gradients));
+  const std::optional<Characterization> c = characterize(runner, *program);
+  if (!c) {
+    fmt::print(stderr, "burnmark: minimize: {}: the backends agree, nothing to minimise\n", *a->target);
+    return kExitAgree;
+  }
+  // Stdout is the minimal program itself, so `burnmark minimize F > min.txt` gives a file that
+  // `burnmark run` and `burnmark sweep` take; the facts around it are comment lines.
+  fmt::print("# {}\n", signature_line(c->signature));
+  fmt::print("# culprit={} primary={} statements={}->{} checks={}{}\n", c->finding.culprit_label,
+             c->finding.primary, program->stmts.size(), c->minimized.stmts.size(), c->checks,
+             c->exhausted ? " (budget exhausted: not a fixpoint)" : "");
+  fmt::print("{}", to_text(c->minimized));
+  return kExitDivergence;
+}
+
+int run_triage(std::span<const std::string_view> args) {
+  const auto a = parse_args("triage", "[--forward-only] [--known FILE] DIR", args);
+  if (!a) return kExitUsage;
+  namespace fs = std::filesystem;
+  const fs::path dir{std::string(*a->target)};
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return usage_error(fmt::format("triage: {}: not a directory", dir.string()));
+  const Config config = config_or_exit();
+
+  Suppressions known;
+  const std::string known_path = a->known.value_or(std::string(kDefaultKnownBugs));
+  if (a->known || fs::exists(known_path)) {
+    std::string error;
+    known = Suppressions::load(known_path, error);
+    if (!error.empty()) return usage_error(error);
+  }
+
+  std::vector<std::string> paths;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && !entry.path().filename().string().starts_with("."))
+      paths.push_back(entry.path().string());
+  std::sort(paths.begin(), paths.end());
+  std::vector<TriageInput> inputs;
+  std::size_t unreadable = 0;
+  for (const std::string& p : paths) {
+    std::optional<Program> program = load_program(p, config); // prints why it failed
+    if (!program) {
+      ++unreadable;
+      continue;
+    }
+    inputs.push_back(TriageInput{p, std::move(*program)});
+  }
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+  Runner runner(raw(*backends), oracle_options(config, a->gradients));
+
+  const bool tty = isatty(fileno(stderr)) != 0;
+  TriageOptions options;
+  options.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+    // A terminal gets one line redrawn in place; a log gets a line per tenth of the work.
+    if (tty) {
+      fmt::print(stderr, "\rtriage: {} {}/{}{}", stage, done, total, done == total ? "\n" : "");
+    } else if (done == total || done % std::max<std::size_t>(1, total / 10) == 0) {
+      fmt::print(stderr, "triage: {} {}/{}\n", stage, done, total);
+    }
+  };
+  const TriageReport report = triage(runner, inputs, options);
+
+  std::size_t diverging = 0;
+  for (const TriageGroup& g : report.groups) {
+    const KnownBug* k = known.find(g.signature.id);
+    diverging += g.members.size();
+    fmt::print("BUG {} count={} kinds={} ops={} special={} example={} known={}\n", g.signature.id,
+               g.members.size(), join(g.signature.kinds, ","), join(g.signature.ops, ","),
+               join(g.signature.specials, ","), g.representative, k ? k->anchor : "-");
+  }
+  fmt::print("TRIAGE files={} diverging={} bugs={} agreeing={} unreadable={}\n", paths.size(), diverging,
+             report.groups.size(), report.agreeing.size(), unreadable);
+  for (const TriageGroup& g : report.groups) {
+    const KnownBug* k = known.find(g.signature.id);
+    fmt::print("\n# bug {} ({} files{}{})\n# {}\n{}", g.signature.id, g.members.size(),
+               k ? ", known: " : "", k ? k->anchor + " " + k->description : "",
+               signature_line(g.signature), to_text(g.minimized));
+  }
+  return report.groups.empty() ? kExitAgree : kExitDivergence;
+}
+
+int run_sweep(std::span<const std::string_view> args) {
+  const auto a = parse_args("sweep", "[--forward-only] [--minimize] FILE", args);
+  if (!a) return kExitUsage;
+  const Config config = config_or_exit();
+  std::optional<Program> program = load_program(*a->target, config);
+  if (!program) return kExitUsage;
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+  Runner runner(raw(*backends), oracle_options(config, a->gradients));
+  if (a->minimize_first) {
+    const std::optional<Characterization> c = characterize(runner, *program);
+    if (c) program = c->minimized;
+  }
+  const SweepResult r = sweep(runner, *program);
+  if (r.rows.empty()) {
+    fmt::print(stderr, "burnmark: sweep: {}: the backends agree, nothing to sweep\n", *a->target);
+    return kExitAgree;
+  }
+  fmt::print("{}", format_sweep(r));
+  return kExitDivergence;
+}
+
+} // namespace burnmark::cli
