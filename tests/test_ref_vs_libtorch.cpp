@@ -1,0 +1,141 @@
+// The reference backend and LibTorch on one small program per op: both run with gradients and
+// must agree on the root and on every leaf gradient. Away from kinks and special values, so a
+// failure here is a bug in one of the two backends, not a convention the fuzzer should report.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/ir/text.h"
+#include "libtorch_programs.h"
+
+using namespace burnmark;
+using namespace burnmark::testing;
+
+namespace {
+
+constexpr double kTolerance = 1e-4;
+
+// The seed's rule, written out here rather than taken from the oracle library under test.
+bool agree(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::abs(a - b) <= kTolerance * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+void expect_agree(const HostTensor& ref, const HostTensor& lt, const std::string& what) {
+  EXPECT_EQ(ref.shape.to_string(), lt.shape.to_string()) << what;
+  ASSERT_EQ(ref.values.size(), lt.values.size()) << what;
+  for (std::size_t i = 0; i < ref.values.size(); ++i)
+    EXPECT_TRUE(agree(ref.values[i], lt.values[i]))
+        << what << " [" << i << "]: ref " << ref.values[i] << ", libtorch " << lt.values[i];
+}
+
+std::vector<float> ramp(std::int64_t n, float start, float step) {
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = start + step * static_cast<float>(i);
+  return v;
+}
+
+struct NamedProgram {
+  Op op;
+  Program program;
+};
+
+// One program per op; the op under test is fed by leaves (and, for layout ops, weighted by a
+// leaf so that the gradient's layout matters).
+std::vector<NamedProgram> programs_per_op() {
+  std::vector<NamedProgram> out;
+  const auto unary = [&](Op op, std::vector<float> data, Attrs attrs = {}) {
+    ProgramBuilder b;
+    const Reg x = b.leaf({2, 3}, std::move(data));
+    out.push_back({op, b.finish(b.op(op, {x}, attrs))});
+  };
+  const std::vector<float> mixed = {0.5f, -1.25f, 2.0f, -0.3f, 1.7f, -2.2f};
+  const std::vector<float> positive = {0.5f, 1.25f, 2.0f, 0.3f, 1.7f, 2.2f};
+  for (Op op : {Op::Add, Op::Sub, Op::Mul, Op::Div}) {
+    ProgramBuilder b;
+    const Reg x = b.leaf({2, 3}, mixed);
+    const Reg y = b.leaf({3}, {0.5f, -1.5f, 2.0f});
+    out.push_back({op, b.finish(b.op(op, {x, y}))});
+  }
+  for (Op op : {Op::Neg, Op::Abs, Op::Exp, Op::Relu, Op::Sigmoid, Op::Tanh})
+    unary(op, mixed);
+  for (Op op : {Op::Log, Op::Sqrt})
+    unary(op, positive);
+  for (double c : kPowExponents)
+    unary(Op::Pow, positive, exponent(c));
+  for (const ClampBounds& cb : kClampBounds)
+    unary(Op::Clamp, {-2.0f, -0.7f, -0.2f, 0.1f, 0.4f, 3.0f}, bounds(cb.lo, cb.hi));
+  for (Op op : {Op::SumAll, Op::MeanAll}) {
+    // Through a broadcast back onto the input, so the rank-0 result's gradient is not just one.
+    ProgramBuilder b;
+    const Reg x = b.leaf({2, 3}, mixed);
+    out.push_back({op, b.finish(b.op(Op::Mul, {x, b.op(op, {x})}))});
+  }
+  for (Op op : {Op::SumDim, Op::MeanDim})
+    for (bool keep : {false, true}) {
+      ProgramBuilder b;
+      const Reg x = b.leaf({2, 3, 4}, ramp(24, -2.5f, 0.25f));
+      const Reg r = b.op(op, {x}, dim_keep(1, keep));
+      const Reg w = b.leaf(keep ? Shape{2, 1, 4} : Shape{2, 4}, ramp(8, 1.0f, 0.5f));
+      out.push_back({op, b.finish(b.op(Op::Mul, {r, w}))});
+    }
+  {
+    ProgramBuilder b;
+    const Reg x = b.leaf({2, 3, 4}, ramp(24, -7.0f, 1.0f));
+    const Reg w = b.leaf({4, 3, 2}, ramp(24, 0.5f, 0.3f));
+    out.push_back(
+        {Op::Transpose, b.finish(b.op(Op::Mul, {b.op(Op::Transpose, {x}, two_dims(0, 2)), w}))});
+  }
+  {
+    ProgramBuilder b;
+    const Reg x = b.leaf({2, 3}, mixed);
+    const Reg y = b.leaf({2, 2}, {-1, -2, -3, -4});
+    const Reg w = b.leaf({2, 5}, ramp(10, -2.0f, 0.5f));
+    out.push_back({Op::Concat, b.finish(b.op(Op::Mul, {b.op(Op::Concat, {x, y}, on_dim(1)), w}))});
+  }
+  for (int dim : {0, 1}) {
+    ProgramBuilder b;
+    const Reg x = b.leaf({2, 3}, mixed);
+    const Reg w = b.leaf(dim == 0 ? Shape{6, 3} : Shape{2, 9}, ramp(18, 1.0f, 0.25f));
+    out.push_back(
+        {Op::Repeat, b.finish(b.op(Op::Mul, {b.op(Op::Repeat, {x}, dim_times(dim, 3)), w}))});
+  }
+  for (const auto& [sa, sb] :
+       std::vector<std::pair<Shape, Shape>>{{{2, 3}, {3, 4}}, {{1, 2, 3}, {2, 3, 4}}}) {
+    ProgramBuilder b;
+    const Reg x = b.leaf(sa, ramp(sa.numel(), -1.0f, 0.5f));
+    const Reg y = b.leaf(sb, ramp(sb.numel(), 1.0f, -0.25f));
+    out.push_back({Op::Matmul, b.finish(b.op(Op::Matmul, {x, y}))});
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(RefVsLibTorch, EveryOpAgreesOnForwardAndEveryLeafGradient) {
+  const auto ref = make_reference_backend();
+  const auto lt = make_libtorch_backend(1);
+  std::set<Op> covered;
+  for (const NamedProgram& np : programs_per_op()) {
+    covered.insert(np.op);
+    SCOPED_TRACE(to_text(np.program));
+    const Outcome r = ref->run(np.program, RunOptions{true});
+    const Outcome l = lt->run(np.program, RunOptions{true});
+    ASSERT_EQ(r.status, Status::Ok) << r.message;
+    ASSERT_EQ(l.status, Status::Ok) << l.message;
+    expect_agree(r.root, l.root, "root");
+    ASSERT_EQ(r.grads.size(), np.program.leaves.size());
+    ASSERT_EQ(l.grads.size(), np.program.leaves.size());
+    for (std::size_t g = 0; g < r.grads.size(); ++g)
+      expect_agree(r.grads[g], l.grads[g], "gradient of leaf " + std::to_string(g));
+  }
+  for (const OpInfo& info : kOpTable)
+    EXPECT_TRUE(covered.count(info.op)) << "no program for " << info.name;
+}
