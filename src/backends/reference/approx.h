@@ -30,55 +30,96 @@ struct Approx {
   double e = 0;
 };
 
-inline double to_f32(double x) { return static_cast<double>(static_cast<float>(x)); }
-inline bool indeterminate(Approx a) { return std::isinf(a.e); }
-inline bool exact(Approx a) { return a.e == 0; }
+inline double to_f32(double x) {
+  return static_cast<double>(static_cast<float>(x));
+}
+inline bool indeterminate(Approx a) {
+  return std::isinf(a.e);
+}
+inline bool exact(Approx a) {
+  return a.e == 0;
+}
 // v ± e contains zero, so a sign, a division by zero or a pole is possible.
-inline bool straddles_zero(Approx a) { return a.e > 0 && std::fabs(a.v) <= a.e; }
+inline bool straddles_zero(Approx a) {
+  return a.e > 0 && std::fabs(a.v) <= a.e;
+}
 // Sensitivity times input error; an exact input contributes nothing even where d is inf or NaN.
-inline double scaled(double d, double e) { return e == 0 ? 0.0 : d * e; }
-inline Approx unknown(double exact_value) { return {to_f32(exact_value), kInf}; }
+inline double scaled(double d, double e) {
+  return e == 0 ? 0.0 : d * e;
+}
+inline Approx unknown(double exact_value) {
+  return {to_f32(exact_value), kInf};
+}
+// Cheap upper bounds of expm1(d) and -log1p(-d) for d >= 0 (d + d^2 holds for d <= 1/2); the
+// libm calls only for large d. Bounds run on every element, so they must cost little.
+inline double expm1_bound(double d) {
+  return d <= 0x1p-10 ? d + d * d : std::expm1(d);
+}
+inline double neg_log1p_neg_bound(double d) {
+  return d <= 0x1p-10 ? d + d * d : -std::log1p(-d);
+}
 
 // Rounds an exact (double) result to f32 and closes its bound: adds the op's own rounding, makes
 // the element indeterminate when the interval reaches the f32 overflow threshold from either
 // side, and gives non-finite results bound 0 (they must match exactly).
-inline Approx finish(double exact_value, double e, double ulps) {
-  const double v = to_f32(exact_value);
+inline Approx finish_edge(double exact_value, double v, double mag, double e) {
   if (!std::isfinite(exact_value)) return {v, 0.0};
-  const double mag = std::fabs(exact_value);
-  e += ulps * (kU * mag + kUnderflowStep);
   if (std::isnan(e)) e = kInf;
   if (mag + e >= kOverflow && mag - e < kOverflow) return {v, kInf};
   if (!std::isfinite(v)) return {v, 0.0};
   return {v, e};
+}
+inline Approx finish(double exact_value, double e, double ulps) {
+  const double mag = std::fabs(exact_value);
+  const double v = to_f32(exact_value);
+  e += ulps * (kU * mag + kUnderflowStep);
+  // One comparison clears the common case: finite, far from overflow, bound not NaN.
+  if (mag + e < 0x1p127) [[likely]]
+    return {v, e};
+  return finish_edge(exact_value, v, mag, e);
 }
 // For correctly rounded ops: with exact inputs every f32 library computes the very same value.
 inline Approx finish_exact(double exact_value, double e) {
   return finish(exact_value, e, e == 0 ? 0.0 : kExactUlps);
 }
 
-inline Approx neg(Approx a) { return {-a.v, a.e}; }
-inline Approx abs(Approx a) { return {std::fabs(a.v), a.e}; }
+inline Approx neg(Approx a) {
+  return {-a.v, a.e};
+}
+inline Approx abs(Approx a) {
+  return {std::fabs(a.v), a.e};
+}
 
 inline Approx add(Approx a, Approx b) {
   const double z = a.v + b.v;
   if (indeterminate(a) || indeterminate(b)) return unknown(z);
   return finish_exact(z, a.e + b.e);
 }
-inline Approx sub(Approx a, Approx b) { return add(a, neg(b)); }
+inline Approx sub(Approx a, Approx b) {
+  return add(a, neg(b));
+}
 
-inline Approx mul(Approx a, Approx b) {
+inline Approx mul_edge(Approx a, Approx b) {
   const double z = a.v * b.v;
   if (indeterminate(a) || indeterminate(b)) return unknown(z);
   // inf times something that may be zero: inf or NaN.
-  if ((std::isinf(a.v) && straddles_zero(b)) || (std::isinf(b.v) && straddles_zero(a))) return unknown(z);
+  if ((std::isinf(a.v) && straddles_zero(b)) || (std::isinf(b.v) && straddles_zero(a)))
+    return unknown(z);
   return finish_exact(z, scaled(std::fabs(b.v), a.e) + scaled(std::fabs(a.v), b.e) + a.e * b.e);
+}
+inline Approx mul(Approx a, Approx b) {
+  const double z = a.v * b.v;
+  // A finite product has finite factors, so the bound is NaN-free and inf only from an input's.
+  const double e = std::fabs(b.v) * a.e + std::fabs(a.v) * b.e + a.e * b.e;
+  if (std::isfinite(z) && e < kInf) [[likely]]
+    return finish_exact(z, e);
+  return mul_edge(a, b);
 }
 
 inline Approx div(Approx a, Approx b) {
   const double z = a.v / b.v;
   if (indeterminate(a) || indeterminate(b) || straddles_zero(b)) return unknown(z);
-  if (b.v == 0 && (a.v == 0 || straddles_zero(a))) return unknown(z); // ±inf or NaN
+  if (b.v == 0 && straddles_zero(a)) return unknown(z); // ±inf or NaN
   if (!std::isfinite(z)) return finish_exact(z, 0.0);
   // Worst case over the divisor's interval, so the bound holds beyond first order.
   return finish_exact(z, (a.e + scaled(std::fabs(z), b.e)) / (std::fabs(b.v) - b.e));
@@ -87,19 +128,20 @@ inline Approx div(Approx a, Approx b) {
 inline Approx exp(Approx a) {
   const double z = std::exp(a.v);
   if (indeterminate(a)) return unknown(z);
-  return finish(z, scaled(std::fabs(z), std::expm1(a.e)), kTranscendentalUlps);
+  return finish(z, scaled(std::fabs(z), expm1_bound(a.e)), kTranscendentalUlps);
 }
 
 inline Approx log(Approx a) {
   const double z = std::log(a.v);
   if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0)) return unknown(z); // -inf or NaN possible
-  const double e = a.e == 0 ? 0.0 : -std::log1p(-a.e / a.v);
+  const double e = a.e == 0 ? 0.0 : neg_log1p_neg_bound(a.e / a.v);
   return finish(z, e, kTranscendentalUlps);
 }
 
 inline Approx sqrt(Approx a) {
   const double z = std::sqrt(a.v);
-  if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0)) return unknown(z); // NaN, or an infinite slope
+  if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0))
+    return unknown(z); // NaN, or an infinite slope
   const double e = a.e == 0 ? 0.0 : a.e / (z + std::sqrt(a.v - a.e));
   return finish_exact(z, e);
 }
@@ -124,7 +166,7 @@ inline Approx sigmoid(Approx a) {
   const double z = 1.0 / (1.0 + std::exp(-a.v));
   if (indeterminate(a)) return unknown(z);
   // sigmoid'(x + d) <= sigmoid'(x) * e^|d|, and never above 1/4.
-  const double slope = std::min(0.25, z * (1.0 - z) * std::exp(std::min(a.e, 700.0)));
+  const double slope = std::min(0.25, z * (1.0 - z) * (1.0 + expm1_bound(std::min(a.e, 700.0))));
   return finish(z, scaled(slope, a.e), kTranscendentalUlps);
 }
 
@@ -132,7 +174,8 @@ inline Approx tanh(Approx a) {
   const double z = std::tanh(a.v);
   if (indeterminate(a)) return unknown(z);
   // tanh'(x + d) <= tanh'(x) * e^(2|d|), and never above 1.
-  const double slope = std::min(1.0, (1.0 - z * z) * std::exp(std::min(2.0 * a.e, 700.0)));
+  const double slope =
+      std::min(1.0, (1.0 - z * z) * (1.0 + expm1_bound(std::min(2.0 * a.e, 700.0))));
   return finish(z, scaled(slope, a.e), kTranscendentalUlps);
 }
 
@@ -159,7 +202,9 @@ inline Approx pow(Approx x, double c) {
 }
 
 // sgn: ±0 and NaN give 0. Uncertain where the interval touches the jump at 0.
-inline double sign_of(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
+inline double sign_of(double x) {
+  return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
+}
 
 // A gradient routed by a mask (where(mask, g, 0)). When the mask itself is uncertain (the input
 // interval touches the kink) the element is indeterminate, unless g is exactly 0 either way.
@@ -170,6 +215,8 @@ inline Approx gate(Approx g, bool pass, bool uncertain) {
 }
 
 // The interval x ± e reaches the point k (a kink of the op).
-inline bool touches(Approx x, double k) { return indeterminate(x) || (x.e > 0 && std::fabs(x.v - k) <= x.e); }
+inline bool touches(Approx x, double k) {
+  return indeterminate(x) || (x.e > 0 && std::fabs(x.v - k) <= x.e);
+}
 
 } // namespace burnmark::ref

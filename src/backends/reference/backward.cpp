@@ -19,35 +19,45 @@ void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad,
     d.shape = out.shape;
     d.buf.resize(out.shape.numel());
   }
-  walk(broadcast_walk(out.shape, a.shape, b.shape), [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
+  const auto one = [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
     const std::array<Approx, 2> r = f(out.grad.at(i), a.value.at(ia), b.value.at(ib));
     dx[0].buf.set(i, r[0]);
     dx[1].buf.set(i, r[1]);
-  });
+  };
+  if (a.shape == out.shape && b.shape == out.shape) { // no broadcasting: skip the index arithmetic
+    for (std::int64_t i = 0, n = out.shape.numel(); i < n; ++i)
+      one(i, i, i);
+    return;
+  }
+  walk(broadcast_walk(out.shape, a.shape, b.shape), one);
 }
 
 // f(g, x, y) -> d input, with x the input and y the result.
-template <class F>
-void unary(const Node& out, const Node& a, std::array<InputGrad, 2>& dx, F f) {
+template <class F> void unary(const Node& out, const Node& a, std::array<InputGrad, 2>& dx, F f) {
   dx[0].shape = a.shape;
-  dx[0].buf.resize(a.shape.numel());
-  for (std::int64_t i = 0; i < a.shape.numel(); ++i) dx[0].buf.set(i, f(out.grad.at(i), a.value.at(i), out.value.at(i)));
+  const std::int64_t n = a.shape.numel();
+  dx[0].buf.resize(n);
+  for (std::int64_t i = 0; i < n; ++i)
+    dx[0].buf.set(i, f(out.grad.at(i), a.value.at(i), out.value.at(i)));
 }
 
 // sum and mean: the gradient expanded back over the reduced elements, divided by their count
 // for a mean (expand, then div_).
-void expand(const Node& out, const Node& a, const Walk& w, bool mean, std::array<InputGrad, 2>& dx) {
+void expand(const Node& out, const Node& a, const Walk& w, bool mean,
+            std::array<InputGrad, 2>& dx) {
   dx[0].shape = a.shape;
   gather(out.grad, w, dx[0].buf);
   if (!mean) return;
   const Approx n{static_cast<double>(a.shape.numel() / out.shape.numel()), 0.0};
-  for (std::int64_t i = 0; i < dx[0].buf.size(); ++i) dx[0].buf.set(i, div(dx[0].buf.at(i), n));
+  for (std::int64_t i = 0; i < dx[0].buf.size(); ++i)
+    dx[0].buf.set(i, div(dx[0].buf.at(i), n));
 }
 
 // The shape of a matmul operand broadcast to the result's batch: batch(out) + [rows, cols].
 Shape batch_broadcast(const Shape& out, std::int64_t rows, std::int64_t cols) {
   Shape s;
-  for (int i = 0; i + 2 < out.rank(); ++i) s.push_back(out[i]);
+  for (int i = 0; i + 2 < out.rank(); ++i)
+    s.push_back(out[i]);
   s.push_back(rows);
   s.push_back(cols);
   return s;
@@ -55,20 +65,26 @@ Shape batch_broadcast(const Shape& out, std::int64_t rows, std::int64_t cols) {
 
 } // namespace
 
-void backward_rule(const Node& out, const Node& a, const Node* b, std::array<InputGrad, 2>& dx, ReduceScratch& s) {
+void backward_rule(const Node& out, const Node& a, const Node* b, std::array<InputGrad, 2>& dx,
+                   ReduceScratch& s) {
   using Pair = std::array<Approx, 2>;
   const Attrs& at = out.attrs;
   switch (out.op) {
   // self: grad; other: grad (alpha 1)
   case Op::Add: return binary(out, a, *b, dx, [](Approx g, Approx, Approx) { return Pair{g, g}; });
   // self: grad; other: -grad
-  case Op::Sub: return binary(out, a, *b, dx, [](Approx g, Approx, Approx) { return Pair{g, neg(g)}; });
+  case Op::Sub:
+    return binary(out, a, *b, dx, [](Approx g, Approx, Approx) { return Pair{g, neg(g)}; });
   // self: grad * other; other: grad * self
-  case Op::Mul: return binary(out, a, *b, dx, [](Approx g, Approx x, Approx y) { return Pair{mul(g, y), mul(g, x)}; });
+  case Op::Mul:
+    return binary(out, a, *b, dx, [](Approx g, Approx x, Approx y) {
+      return Pair{mul(g, y), mul(g, x)};
+    });
   // self: grad / other; other: -grad * ((self / other) / other)
   case Op::Div:
-    return binary(out, a, *b, dx,
-                  [](Approx g, Approx x, Approx y) { return Pair{div(g, y), mul(neg(g), div(div(x, y), y))}; });
+    return binary(out, a, *b, dx, [](Approx g, Approx x, Approx y) {
+      return Pair{div(g, y), mul(neg(g), div(div(x, y), y))};
+    });
   // -grad
   case Op::Neg: return unary(out, a, dx, [](Approx g, Approx, Approx) { return neg(g); });
   // grad * sgn(self), sgn(±0) = sgn(NaN) = 0; uncertain where x ± E reaches 0.
@@ -82,7 +98,8 @@ void backward_rule(const Node& out, const Node& a, const Node* b, std::array<Inp
   // grad / self
   case Op::Log: return unary(out, a, dx, [](Approx g, Approx x, Approx) { return div(g, x); });
   // grad / (2 * result): +inf at +0, -inf at -0, NaN when grad is 0 there
-  case Op::Sqrt: return unary(out, a, dx, [](Approx g, Approx, Approx y) { return div(g, mul({2.0, 0.0}, y)); });
+  case Op::Sqrt:
+    return unary(out, a, dx, [](Approx g, Approx, Approx y) { return div(g, mul({2.0, 0.0}, y)); });
   // c == 0: zeros; else grad * (c * self.pow(c - 1)), the pow with LibTorch's fast paths
   case Op::Pow:
     return unary(out, a, dx, [c = at.exponent](Approx g, Approx x, Approx) {
@@ -90,12 +107,17 @@ void backward_rule(const Node& out, const Node& a, const Node* b, std::array<Inp
     });
   // threshold_backward(grad, result, 0): result <= 0 ? 0 : grad, so NaN passes with gradient 1
   case Op::Relu:
-    return unary(out, a, dx, [](Approx g, Approx x, Approx y) { return gate(g, !(y.v <= 0), touches(x, 0.0)); });
+    return unary(out, a, dx, [](Approx g, Approx x, Approx y) {
+      return gate(g, !(y.v <= 0), touches(x, 0.0));
+    });
   // sigmoid_backward: grad * (1 - y) * y
   case Op::Sigmoid:
-    return unary(out, a, dx, [](Approx g, Approx, Approx y) { return mul(mul(g, sub(kOne, y)), y); });
+    return unary(out, a, dx,
+                 [](Approx g, Approx, Approx y) { return mul(mul(g, sub(kOne, y)), y); });
   // tanh_backward: grad * (1 - y * y)
-  case Op::Tanh: return unary(out, a, dx, [](Approx g, Approx, Approx y) { return mul(g, sub(kOne, mul(y, y))); });
+  case Op::Tanh:
+    return unary(out, a, dx,
+                 [](Approx g, Approx, Approx y) { return mul(g, sub(kOne, mul(y, y))); });
   // where(min <= self <= max, grad, 0): passes at the bounds, 0 at NaN, 0 everywhere if min > max
   case Op::Clamp:
     return unary(out, a, dx, [lo = to_f32(at.lo), hi = to_f32(at.hi)](Approx g, Approx x, Approx) {
@@ -126,8 +148,10 @@ void backward_rule(const Node& out, const Node& a, const Node* b, std::array<Inp
     return reduce(out.grad, repeat_walk(a.shape, at.dim, at.times), a.shape.numel(), dx[0].buf, s);
   // mm: grad.mm(other.t()), self.t().mm(grad), batched over the broadcast batch dims
   case Op::Matmul:
-    dx[0].shape = batch_broadcast(out.shape, a.shape[a.shape.rank() - 2], a.shape[a.shape.rank() - 1]);
-    dx[1].shape = batch_broadcast(out.shape, b->shape[b->shape.rank() - 2], b->shape[b->shape.rank() - 1]);
+    dx[0].shape =
+        batch_broadcast(out.shape, a.shape[a.shape.rank() - 2], a.shape[a.shape.rank() - 1]);
+    dx[1].shape =
+        batch_broadcast(out.shape, b->shape[b->shape.rank() - 2], b->shape[b->shape.rank() - 1]);
     if (dx[0].wanted) matmul_grad_a(b->shape, b->value, out.shape, out.grad, dx[0].buf);
     if (dx[1].wanted) matmul_grad_b(a.shape, a.value, out.shape, out.grad, dx[1].buf);
     return;

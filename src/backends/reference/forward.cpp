@@ -5,8 +5,7 @@
 namespace burnmark::ref {
 namespace {
 
-template <class F>
-void elementwise(const Node& a, const Node& b, Node& out, F f) {
+template <class F> void elementwise(const Node& a, const Node& b, Node& out, F f) {
   map_binary(out.shape, a.shape, a.value, b.shape, b.value, out.value, f);
 }
 
@@ -15,7 +14,8 @@ void reduction(const Node& a, const Walk& w, bool mean, Node& out, ReduceScratch
   reduce(a.value, w, out.shape.numel(), out.value, s);
   if (!mean) return;
   const Approx n{static_cast<double>(w.numel() / out.shape.numel()), 0.0};
-  for (std::int64_t i = 0; i < out.value.size(); ++i) out.value.set(i, div(out.value.at(i), n));
+  for (std::int64_t i = 0; i < out.value.size(); ++i)
+    out.value.set(i, div(out.value.at(i), n));
 }
 
 } // namespace
@@ -39,7 +39,9 @@ void forward_rule(const Node& a, const Node* b, Node& out, ReduceScratch& s) {
   case Op::Tanh: return map_unary(a.value, o, [](Approx x) { return tanh(x); });
   case Op::Clamp:
     // The bounds are f32 scalars on the LibTorch side.
-    return map_unary(a.value, o, [lo = to_f32(at.lo), hi = to_f32(at.hi)](Approx x) { return clamp(x, lo, hi); });
+    return map_unary(a.value, o, [lo = to_f32(at.lo), hi = to_f32(at.hi)](Approx x) {
+      return clamp(x, lo, hi);
+    });
   case Op::SumAll: return reduction(a, plain_walk(a.shape), false, out, s);
   case Op::MeanAll: return reduction(a, plain_walk(a.shape), true, out, s);
   case Op::SumDim: return reduction(a, reduce_dim_walk(a.shape, at.dim), false, out, s);

@@ -30,20 +30,22 @@ unsigned sign_flags(double x) {
 Walk over_shape(const Shape& s) {
   Walk w;
   w.rank = s.rank();
-  for (int i = 0; i < s.rank(); ++i) w.dims[static_cast<std::size_t>(i)] = s[i];
+  for (int i = 0; i < s.rank(); ++i)
+    w.dims[static_cast<std::size_t>(i)] = s[i];
   return w;
 }
 
 Shape batch_of(const Shape& s) {
   Shape b;
-  for (int i = 0; i + 2 < s.rank(); ++i) b.push_back(s[i]);
+  for (int i = 0; i + 2 < s.rank(); ++i)
+    b.push_back(s[i]);
   return b;
 }
 
 // One dot product of f32 vectors: products summed in double, rounded once; the bound of a float
 // dot product in unknown order (with or without FMA) is len * u * sum|x_p y_p|.
-Approx dot(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::int64_t y0, std::int64_t ys,
-           std::int64_t len) {
+Approx dot_checked(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::int64_t y0,
+                   std::int64_t ys, std::int64_t len) {
   double sum = 0;
   double abs_sum = 0;
   double err = 0;
@@ -61,6 +63,32 @@ Approx dot(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::in
     err += scaled(std::fabs(b.v), a.e) + scaled(std::fabs(a.v), b.e) + a.e * b.e;
   }
   if ((flags & kIndeterminate) || partial_sums_may_overflow(abs_sum, flags)) return unknown(sum);
+  const double rounding = len > 1 ? static_cast<double>(len) * kU * abs_sum : 0.0;
+  return finish_exact(sum, err + rounding);
+}
+
+// The same without per-term branches, for the common case where every product, bound and
+// partial sum is finite and far from overflow; anything else takes the checked loop.
+Approx dot(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::int64_t y0,
+           std::int64_t ys, std::int64_t len) {
+  const double* xv = x.v.data() + x0;
+  const double* xe = x.e.data() + x0;
+  const double* yv = y.v.data() + y0;
+  const double* ye = y.e.data() + y0;
+  double sum = 0;
+  double abs_sum = 0;
+  double err = 0;
+  for (std::int64_t p = 0; p < len; ++p) {
+    const double a = xv[p * xs];
+    const double b = yv[p * ys];
+    const double ea = xe[p * xs];
+    const double eb = ye[p * ys];
+    sum += a * b;
+    abs_sum += std::fabs(a * b);
+    err += std::fabs(b) * ea + std::fabs(a) * eb + ea * eb;
+  }
+  if (!(abs_sum < kOverflow * 0x1p-8) || !(err < kOverflow * 0x1p-8))
+    return dot_checked(x, x0, xs, y, y0, ys, len);
   const double rounding = len > 1 ? static_cast<double>(len) * kU * abs_sum : 0.0;
   return finish_exact(sum, err + rounding);
 }
@@ -86,14 +114,17 @@ MatmulGeometry geometry(const Shape& sa, const Shape& sb, const Shape& so) {
 
 } // namespace
 
-Walk plain_walk(const Shape& s) { return over_shape(s); }
+Walk plain_walk(const Shape& s) {
+  return over_shape(s);
+}
 
 std::array<std::int64_t, kWalkRank> broadcast_steps(const Shape& src, const Shape& over) {
   std::array<std::int64_t, kWalkRank> steps{};
   const auto strides = src.strides();
   for (int i = 0; i < over.rank(); ++i) {
     const int j = i - (over.rank() - src.rank());
-    if (j >= 0 && src[j] != 1) steps[static_cast<std::size_t>(i)] = strides[static_cast<std::size_t>(j)];
+    if (j >= 0 && src[j] != 1)
+      steps[static_cast<std::size_t>(i)] = strides[static_cast<std::size_t>(j)];
   }
   return steps;
 }
@@ -117,7 +148,8 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
     s.sum[j] += x.v;
     if (std::isfinite(x.v)) s.abs_sum[j] += std::fabs(x.v);
     s.err[j] += x.e;
-    s.flags[j] |= static_cast<unsigned char>(sign_flags(x.v) | (indeterminate(x) ? kIndeterminate : 0));
+    s.flags[j] |=
+        static_cast<unsigned char>(sign_flags(x.v) | (indeterminate(x) ? kIndeterminate : 0));
   });
   const std::int64_t terms = dst_numel > 0 ? w.numel() / dst_numel : 0;
   dst.resize(dst_numel);
@@ -128,7 +160,8 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
     } else if (terms == 1) {
       dst.set(jj, {s.sum[j], s.err[j]}); // a one-term sum is a copy in every library
     } else {
-      dst.set(jj, finish_exact(s.sum[j], s.err[j] + static_cast<double>(terms - 1) * kU * s.abs_sum[j]));
+      dst.set(jj, finish_exact(s.sum[j],
+                               s.err[j] + static_cast<double>(terms - 1) * kU * s.abs_sum[j]));
     }
   }
 }
@@ -144,7 +177,8 @@ void scatter(const Buf& src, const Walk& w, Buf& dst) {
 
 void sum_to(const Buf& src, const Shape& from, const Shape& to, Buf& dst, ReduceScratch& s) {
   const auto common = broadcast(to, from);
-  if (!common || !(*common == from) || to.rank() > from.rank() || src.size() != from.numel()) std::abort();
+  if (!common || !(*common == from) || to.rank() > from.rank() || src.size() != from.numel())
+    std::abort();
   if (to == from) {
     dst = src;
     return;
@@ -160,7 +194,8 @@ Walk transpose_walk(const Shape& in, int d0, int d1) {
   out[d1] = in[d0];
   Walk w = over_shape(out);
   const auto strides = in.strides();
-  for (int i = 0; i < in.rank(); ++i) w.a[static_cast<std::size_t>(i)] = strides[static_cast<std::size_t>(i)];
+  for (int i = 0; i < in.rank(); ++i)
+    w.a[static_cast<std::size_t>(i)] = strides[static_cast<std::size_t>(i)];
   std::swap(w.a[static_cast<std::size_t>(d0)], w.a[static_cast<std::size_t>(d1)]);
   return w;
 }
@@ -169,12 +204,14 @@ namespace {
 // The elements before and after axis dim, as counts.
 std::int64_t outer_of(const Shape& s, int dim) {
   std::int64_t n = 1;
-  for (int i = 0; i < dim; ++i) n *= s[i];
+  for (int i = 0; i < dim; ++i)
+    n *= s[i];
   return n;
 }
 std::int64_t inner_of(const Shape& s, int dim) {
   std::int64_t n = 1;
-  for (int i = dim + 1; i < s.rank(); ++i) n *= s[i];
+  for (int i = dim + 1; i < s.rank(); ++i)
+    n *= s[i];
   return n;
 }
 } // namespace
@@ -208,13 +245,15 @@ Walk reduce_dim_walk(const Shape& in, int dim) {
   return w;
 }
 
-void matmul(const Shape& sa, const Buf& a, const Shape& sb, const Buf& b, const Shape& so, Buf& out) {
+void matmul(const Shape& sa, const Buf& a, const Shape& sb, const Buf& b, const Shape& so,
+            Buf& out) {
   const MatmulGeometry g = geometry(sa, sb, so);
   out.resize(so.numel());
   walk(g.batch, [&](std::int64_t bi, std::int64_t oa, std::int64_t ob) {
     const std::int64_t base = bi * g.m * g.n;
     for (std::int64_t i = 0; i < g.m; ++i)
-      for (std::int64_t j = 0; j < g.n; ++j) out.set(base + i * g.n + j, dot(a, oa + i * g.k, 1, b, ob + j, g.n, g.k));
+      for (std::int64_t j = 0; j < g.n; ++j)
+        out.set(base + i * g.n + j, dot(a, oa + i * g.k, 1, b, ob + j, g.n, g.k));
   });
 }
 
@@ -227,7 +266,8 @@ void matmul_grad_a(const Shape& sb, const Buf& b, const Shape& so, const Buf& g,
   walk(geo.batch, [&](std::int64_t bi, std::int64_t, std::int64_t ob) {
     for (std::int64_t i = 0; i < geo.m; ++i)
       for (std::int64_t p = 0; p < geo.k; ++p)
-        out.set((bi * geo.m + i) * geo.k + p, dot(g, (bi * geo.m + i) * geo.n, 1, b, ob + p * geo.n, 1, geo.n));
+        out.set((bi * geo.m + i) * geo.k + p,
+                dot(g, (bi * geo.m + i) * geo.n, 1, b, ob + p * geo.n, 1, geo.n));
   });
 }
 
@@ -240,7 +280,8 @@ void matmul_grad_b(const Shape& sa, const Buf& a, const Shape& so, const Buf& g,
   walk(geo.batch, [&](std::int64_t bi, std::int64_t oa, std::int64_t) {
     for (std::int64_t p = 0; p < geo.k; ++p)
       for (std::int64_t j = 0; j < geo.n; ++j)
-        out.set((bi * geo.k + p) * geo.n + j, dot(a, oa + p, geo.k, g, bi * geo.m * geo.n + j, geo.n, geo.m));
+        out.set((bi * geo.k + p) * geo.n + j,
+                dot(a, oa + p, geo.k, g, bi * geo.m * geo.n + j, geo.n, geo.m));
   });
 }
 

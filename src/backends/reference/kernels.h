@@ -22,7 +22,9 @@ struct Buf {
     e.resize(static_cast<std::size_t>(n));
   }
   std::int64_t size() const { return static_cast<std::int64_t>(v.size()); }
-  Approx at(std::int64_t i) const { return {v[static_cast<std::size_t>(i)], e[static_cast<std::size_t>(i)]}; }
+  Approx at(std::int64_t i) const {
+    return {v[static_cast<std::size_t>(i)], e[static_cast<std::size_t>(i)]};
+  }
   void set(std::int64_t i, Approx a) {
     v[static_cast<std::size_t>(i)] = a.v;
     e[static_cast<std::size_t>(i)] = a.e;
@@ -41,14 +43,14 @@ struct Walk {
   std::int64_t a0 = 0; // offset of the first element in operand a
   std::int64_t numel() const {
     std::int64_t n = 1;
-    for (int i = 0; i < rank; ++i) n *= dims[static_cast<std::size_t>(i)];
+    for (int i = 0; i < rank; ++i)
+      n *= dims[static_cast<std::size_t>(i)];
     return n;
   }
 };
 
 // f(i, offset_a, offset_b) for each row-major index i of w.dims.
-template <class F>
-void walk(const Walk& w, F&& f) {
+template <class F> void walk(const Walk& w, F&& f) {
   const std::int64_t n = w.numel();
   std::array<std::int64_t, kWalkRank> idx{};
   std::int64_t oa = w.a0;
@@ -74,15 +76,22 @@ Walk broadcast_walk(const Shape& over, const Shape& a, const Shape& b);
 // The per-axis steps of `src` (contiguous) aligned to the axes of `over` it broadcasts to.
 std::array<std::int64_t, kWalkRank> broadcast_steps(const Shape& src, const Shape& over);
 
-template <class F>
-void map_unary(const Buf& x, Buf& out, F f) {
+template <class F> void map_unary(const Buf& x, Buf& out, F f) {
   out.resize(x.size());
-  for (std::int64_t i = 0; i < x.size(); ++i) out.set(i, f(x.at(i)));
+  for (std::int64_t i = 0; i < x.size(); ++i)
+    out.set(i, f(x.at(i)));
 }
 
 template <class F>
-void map_binary(const Shape& out_shape, const Shape& sa, const Buf& a, const Shape& sb, const Buf& b, Buf& out, F f) {
-  out.resize(out_shape.numel());
+void map_binary(const Shape& out_shape, const Shape& sa, const Buf& a, const Shape& sb,
+                const Buf& b, Buf& out, F f) {
+  const std::int64_t n = out_shape.numel();
+  out.resize(n);
+  if (sa == out_shape && sb == out_shape) { // no broadcasting: skip the index arithmetic
+    for (std::int64_t i = 0; i < n; ++i)
+      out.set(i, f(a.at(i), b.at(i)));
+    return;
+  }
   walk(broadcast_walk(out_shape, sa, sb), [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
     out.set(i, f(a.at(ia), b.at(ib)));
   });
@@ -117,7 +126,8 @@ Walk concat_part_walk(const Shape& a, const Shape& b, int dim, int part);
 Walk reduce_dim_walk(const Shape& in, int dim);
 
 // torch.matmul for rank >= 2 operands with broadcast batch dimensions.
-void matmul(const Shape& sa, const Buf& a, const Shape& sb, const Buf& b, const Shape& so, Buf& out);
+void matmul(const Shape& sa, const Buf& a, const Shape& sb, const Buf& b, const Shape& so,
+            Buf& out);
 // grad @ b^T at the batch-broadcast shape of a (batch(out) + [m, k]), and a^T @ grad at that of b;
 // the caller sums them down to the operands' shapes.
 void matmul_grad_a(const Shape& sb, const Buf& b, const Shape& so, const Buf& g, Buf& out);

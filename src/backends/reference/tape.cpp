@@ -30,7 +30,8 @@ ReferenceFramework::Tensor ReferenceFramework::leaf(const Leaf& leaf, bool requi
   return {static_cast<int>(used_ - 1)};
 }
 
-ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr, std::span<const Tensor* const> operands,
+ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr,
+                                                     std::span<const Tensor* const> operands,
                                                      const Shape& shape) {
   // fresh() may grow the arena, so operand nodes are looked up only afterwards.
   Node& out = fresh();
@@ -59,11 +60,13 @@ void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
     target.has_grad = true;
     return;
   }
-  for (std::int64_t i = 0; i < src->size(); ++i) target.grad.set(i, add(target.grad.at(i), src->at(i)));
+  for (std::int64_t i = 0; i < src->size(); ++i)
+    target.grad.set(i, add(target.grad.at(i), src->at(i)));
 }
 
 void ReferenceFramework::backward(const Tensor& root) {
-  for (std::size_t i = 0; i < used_; ++i) nodes_[i].has_grad = false;
+  for (std::size_t i = 0; i < used_; ++i)
+    nodes_[i].has_grad = false;
   Node& r = node(root.node);
   if (!r.requires_grad) return;
   r.grad.resize(r.shape.numel());

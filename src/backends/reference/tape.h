@@ -36,7 +36,8 @@ struct InputGrad {
 // Forward of one op into out.value (out.shape, op, attrs and in already set).
 void forward_rule(const Node& a, const Node* b, Node& out, ReduceScratch& s);
 // Backward of one op: one gradient per input (those with wanted set), from the output's gradient.
-void backward_rule(const Node& out, const Node& a, const Node* b, std::array<InputGrad, 2>& dx, ReduceScratch& s);
+void backward_rule(const Node& out, const Node& a, const Node* b, std::array<InputGrad, 2>& dx,
+                   ReduceScratch& s);
 
 class ReferenceFramework {
 public:
