@@ -51,7 +51,8 @@ public:
         break;
       case StmtKind::Alias: s.source = map[static_cast<std::size_t>(s.source)]; break;
       case StmtKind::Op:
-        for (Reg& o : s.instr.operands) o = map[static_cast<std::size_t>(o)];
+        for (Reg& o : s.instr.operands)
+          o = map[static_cast<std::size_t>(o)];
         break;
       }
       q.stmts.push_back(s);
@@ -88,7 +89,8 @@ private:
     std::vector<float> delta(n, 0.0f);
     if (s.kind != StmtKind::Op || s.shape.rank() == 0) return delta;
     if (s.instr.op == Op::Sigmoid) {
-      for (std::size_t i = 8; i < n; ++i) delta[i] = 0.25f;
+      for (std::size_t i = 8; i < n; ++i)
+        delta[i] = 0.25f;
     } else if (s.instr.op == Op::Exp) {
       const Outcome in = ref_->run(reroot(p, s.instr.operands[0]), RunOptions{false});
       for (std::size_t i = 0; i < n && i < in.root.values.size(); ++i)
@@ -113,7 +115,8 @@ struct Builder {
   Program p;
   Reg leaf(Shape shape, std::vector<float> data = {}) {
     if (data.empty())
-      for (std::int64_t i = 0; i < shape.numel(); ++i) data.push_back(0.1f * static_cast<float>(i % 7) - 0.2f);
+      for (std::int64_t i = 0; i < shape.numel(); ++i)
+        data.push_back(0.1f * static_cast<float>(i % 7) - 0.2f);
     Stmt s;
     s.kind = StmtKind::Leaf;
     s.leaf = static_cast<int>(p.leaves.size());
@@ -126,7 +129,8 @@ struct Builder {
     s.kind = StmtKind::Op;
     s.instr = Instr{op, in, attrs};
     std::vector<Shape> shapes;
-    for (Reg r : in) shapes.push_back(p.shape_of(r));
+    for (Reg r : in)
+      shapes.push_back(p.shape_of(r));
     const ShapeResult res = infer_shape(op, attrs, shapes);
     EXPECT_TRUE(res.ok()) << res.error();
     s.shape = res.shape();
@@ -188,10 +192,20 @@ Program big_sigmoid_program(bool c_chain_first) {
   const Reg v4 = b.op(Op::Abs, {v3});
   const Reg w1 = b.op(Op::SumDim, {t5}, dims(1, 0)); // [3]
   const Reg w2 = b.op(Op::Relu, {w1});
-  const Reg w3 = b.op(Op::Repeat, {w2}, [] { Attrs r; r.dim = 0; r.times = 4; return r; }()); // [12]
+  const Reg w3 = b.op(Op::Repeat, {w2}, [] {
+    Attrs r;
+    r.dim = 0;
+    r.times = 4;
+    return r;
+  }()); // [12]
   const Reg w4 = b.op(Op::Mul, {w3, v4});
   const Reg w5 = b.op(Op::Sub, {w4, c});
-  const Reg w6 = b.op(Op::Clamp, {w5}, [] { Attrs r; r.lo = -1; r.hi = 1; return r; }());
+  const Reg w6 = b.op(Op::Clamp, {w5}, [] {
+    Attrs r;
+    r.lo = -1;
+    r.hi = 1;
+    return r;
+  }());
   const Reg x3 = b.op(Op::Add, {w6, v1});
   const Reg x4 = b.op(Op::Neg, {x3});
   const Reg x5 = b.op(Op::Exp, {x4});
@@ -311,7 +325,8 @@ TEST(Minimize, IsAPureFunctionOfProgramAndPredicate) {
   const MinimizeResult again = minimize(p, pred);
   EXPECT_EQ(to_text(a.program), to_text(again.program));
   EXPECT_EQ(a.checks, again.checks);
-  EXPECT_EQ(to_text(a.program), "# burnmark program v1\n%0 = leaf f32[1] [nan]\n%1 = relu %0 : f32[1]\nroot %1\n");
+  EXPECT_EQ(to_text(a.program),
+            "# burnmark program v1\n%0 = leaf f32[1] [nan]\n%1 = relu %0 : f32[1]\nroot %1\n");
 }
 
 TEST(Signature, StableAcrossRunsAndIrrelevantReordering) {
@@ -378,7 +393,8 @@ TEST(Signature, SpecialClasses) {
 
 TEST(Suppression, ParsesTheFileFormatAndRejectsBadIds) {
   std::string error;
-  const Suppressions s = Suppressions::parse("# header\n\n0123456789ab sigmoid-tail  sigmoid wrong past 8  # note\n", error);
+  const Suppressions s = Suppressions::parse(
+      "# header\n\n0123456789ab sigmoid-tail  sigmoid wrong past 8  # note\n", error);
   ASSERT_EQ(error, "");
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s.bugs()[0].anchor, "sigmoid-tail");
@@ -403,7 +419,8 @@ TEST(Suppression, SkipsAKnownBugButReportsANewOne) {
   const auto known = characterize(bench.runner, big_sigmoid_program(false));
   ASSERT_TRUE(known.has_value());
   std::string error;
-  Suppressions list = Suppressions::parse(known->signature.id + " sigmoid-tail sigmoid past index 8\n", error);
+  Suppressions list =
+      Suppressions::parse(known->signature.id + " sigmoid-tail sigmoid past index 8\n", error);
   ASSERT_EQ(error, "");
   ASSERT_TRUE(list.matches(known->signature));
 
@@ -444,7 +461,8 @@ TEST(Triage, GroupsADirectoryIntoOneLinePerBug) {
   const EncodeResult bytes = encode(exp_program(1.0f), GeneratorOptions{});
   ASSERT_TRUE(bytes.ok()) << bytes.error();
   std::ofstream(dir / "b1", std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.bytes().data()), static_cast<std::streamsize>(bytes.bytes().size()));
+      .write(reinterpret_cast<const char*>(bytes.bytes().data()),
+             static_cast<std::streamsize>(bytes.bytes().size()));
   Builder calm;
   const Reg z = calm.leaf({5});
   write("ok", calm.done(calm.op(Op::Tanh, {z})));
@@ -455,7 +473,8 @@ TEST(Triage, GroupsADirectoryIntoOneLinePerBug) {
     ASSERT_EQ(load_program_file(entry.path().string(), GeneratorOptions{}, in.program), "");
     inputs.push_back(std::move(in));
   }
-  std::sort(inputs.begin(), inputs.end(), [](const TriageInput& l, const TriageInput& r) { return l.name < r.name; });
+  std::sort(inputs.begin(), inputs.end(),
+            [](const TriageInput& l, const TriageInput& r) { return l.name < r.name; });
   std::size_t progress_calls = 0;
   TriageOptions options;
   options.progress = [&](std::string_view, std::size_t, std::size_t) { ++progress_calls; };
@@ -490,7 +509,8 @@ TEST(Sweep, FindsThePlantedSpecialValue) {
   const auto c = characterize(bench.runner, exp_program(1.0f));
   ASSERT_TRUE(c.has_value());
   const SweepResult r = sweep(bench.runner, c->minimized);
-  const auto row = std::find_if(r.rows.begin(), r.rows.end(), [](const SweepRow& x) { return x.parameter == "L0[0]=-inf"; });
+  const auto row = std::find_if(r.rows.begin(), r.rows.end(),
+                                [](const SweepRow& x) { return x.parameter == "L0[0]=-inf"; });
   ASSERT_NE(row, r.rows.end()) << format_sweep(r);
   EXPECT_EQ(row->hits, "-inf");
   EXPECT_EQ(row->condition, "needs -inf");
@@ -498,7 +518,8 @@ TEST(Sweep, FindsThePlantedSpecialValue) {
 
 TEST(Sweep, DescribesHitSets) {
   std::vector<int> all;
-  for (int n = 1; n <= 16; ++n) all.push_back(n);
+  for (int n = 1; n <= 16; ++n)
+    all.push_back(n);
   const auto where = [&](auto pred) {
     std::vector<int> v;
     for (int n : all)
@@ -511,7 +532,8 @@ TEST(Sweep, DescribesHitSets) {
   EXPECT_EQ(describe_hits(all, where([](int n) { return n < 5; })), "needs n < 5");
   EXPECT_EQ(describe_hits(all, where([](int n) { return n % 4 != 0; })), "needs n mod 4 != 0");
   EXPECT_EQ(describe_hits(all, where([](int n) { return n % 8 == 0; })), "needs n mod 8 == 0");
-  EXPECT_EQ(describe_hits(all, where([](int n) { return n > 4 && n % 4 != 0; })), "needs n > 4 and n mod 4 != 0");
+  EXPECT_EQ(describe_hits(all, where([](int n) { return n > 4 && n % 4 != 0; })),
+            "needs n > 4 and n mod 4 != 0");
   EXPECT_EQ(describe_hits(all, {3, 7}), "needs n in {3,7}");
 }
 
@@ -525,7 +547,8 @@ TEST(Sweep, ChainLengthCondition) {
   const Reg s1 = b.op(Op::Sigmoid, {x});
   const Program p = b.done(b.op(Op::Sigmoid, {s1}));
   const SweepResult r = sweep(bench.runner, p);
-  const auto row = std::find_if(r.rows.begin(), r.rows.end(), [](const SweepRow& x) { return x.parameter == "chain sigmoid"; });
+  const auto row = std::find_if(r.rows.begin(), r.rows.end(),
+                                [](const SweepRow& x) { return x.parameter == "chain sigmoid"; });
   ASSERT_NE(row, r.rows.end()) << format_sweep(r);
   EXPECT_EQ(row->tried, "1-4");
   EXPECT_EQ(row->hits, "1-4");

@@ -23,7 +23,7 @@ constexpr std::string_view kDefaultKnownBugs = "corpus/known_bugs.txt";
 
 struct Args {
   bool gradients = true;
-  bool minimize_first = false; // sweep --minimize
+  bool minimize_first = false;      // sweep --minimize
   std::optional<std::string> known; // --known FILE
   std::optional<std::string_view> target;
 };
@@ -41,14 +41,16 @@ std::optional<Args> parse_args(std::string_view command, std::string_view usage,
     } else if (a == "--known" && command == "triage" && i + 1 < args.size()) {
       out.known = std::string(args[++i]);
     } else if (a.starts_with("-") || out.target) {
-      usage_error(fmt::format("{}: unexpected argument '{}' (usage: burnmark {} {})", command, a, command, usage));
+      usage_error(fmt::format("{}: unexpected argument '{}' (usage: burnmark {} {})", command, a,
+                              command, usage));
       return std::nullopt;
     } else {
       out.target = a;
     }
   }
   if (!out.target) {
-    usage_error(fmt::format("{}: missing argument (usage: burnmark {} {})", command, command, usage));
+    usage_error(
+        fmt::format("{}: missing argument (usage: burnmark {} {})", command, command, usage));
     return std::nullopt;
   }
   return out;
@@ -56,11 +58,13 @@ std::optional<Args> parse_args(std::string_view command, std::string_view usage,
 
 std::vector<Backend*> raw(const std::vector<std::unique_ptr<Backend>>& backends) {
   std::vector<Backend*> out;
-  for (const auto& b : backends) out.push_back(b.get());
+  for (const auto& b : backends)
+    out.push_back(b.get());
   return out;
 }
 
-std::string join(const std::vector<std::string>& v, std::string_view sep, std::string_view empty = "-") {
+std::string join(const std::vector<std::string>& v, std::string_view sep,
+                 std::string_view empty = "-") {
   if (v.empty()) return std::string(empty);
   return fmt::format("{}", fmt::join(v, sep));
 }
@@ -83,7 +87,8 @@ int run_minimize(std::span<const std::string_view> args) {
   Runner runner(raw(*backends), oracle_options(config, a->gradients));
   const std::optional<Characterization> c = characterize(runner, *program);
   if (!c) {
-    fmt::print(stderr, "burnmark: minimize: {}: the backends agree, nothing to minimise\n", *a->target);
+    fmt::print(stderr, "burnmark: minimize: {}: the backends agree, nothing to minimise\n",
+               *a->target);
     return kExitAgree;
   }
   // Stdout is the minimal program itself, so `burnmark minimize F > min.txt` gives a file that
@@ -102,7 +107,8 @@ int run_triage(std::span<const std::string_view> args) {
   namespace fs = std::filesystem;
   const fs::path dir{std::string(*a->target)};
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return usage_error(fmt::format("triage: {}: not a directory", dir.string()));
+  if (!fs::is_directory(dir, ec))
+    return usage_error(fmt::format("triage: {}: not a directory", dir.string()));
   const Config config = config_or_exit();
 
   Suppressions known;
@@ -152,8 +158,8 @@ int run_triage(std::span<const std::string_view> args) {
                g.members.size(), join(g.signature.kinds, ","), join(g.signature.ops, ","),
                join(g.signature.specials, ","), g.representative, k ? k->anchor : "-");
   }
-  fmt::print("TRIAGE files={} diverging={} bugs={} agreeing={} unreadable={}\n", paths.size(), diverging,
-             report.groups.size(), report.agreeing.size(), unreadable);
+  fmt::print("TRIAGE files={} diverging={} bugs={} agreeing={} unreadable={}\n", paths.size(),
+             diverging, report.groups.size(), report.agreeing.size(), unreadable);
   for (const TriageGroup& g : report.groups) {
     const KnownBug* k = known.find(g.signature.id);
     fmt::print("\n# bug {} ({} files{}{})\n# {}\n{}", g.signature.id, g.members.size(),

@@ -34,7 +34,10 @@ public:
     // Dead code normally never matters, but an op that raises does so even when unused: if
     // dropping it loses the bug, every later candidate keeps the dead statements too.
     const Program compacted = compact(best_);
-    if (!(compacted == best_)) compacting_ = check(compacted) ? (best_ = compacted, true) : false;
+    if (!(compacted == best_)) {
+      compacting_ = check(compacted);
+      if (compacting_) best_ = compacted;
+    }
     bool changed = true;
     while (changed && !exhausted_) {
       changed = false;
@@ -91,7 +94,8 @@ private:
       r = std::min(r, static_cast<Reg>(best_.stmts.size()) - 1);
       const Stmt& s = best_.stmts[static_cast<std::size_t>(r)];
       if (s.kind == StmtKind::Leaf) continue;
-      std::vector<Reg> with = s.kind == StmtKind::Alias ? std::vector<Reg>{s.source} : s.instr.operands;
+      std::vector<Reg> with =
+          s.kind == StmtKind::Alias ? std::vector<Reg>{s.source} : s.instr.operands;
       for (Reg l : best_.leaf_registers())
         if (l < r) with.push_back(l);
       for (std::size_t i = 0; i < with.size(); ++i) {

@@ -13,7 +13,9 @@ namespace {
 Program copy_kept(const Program& p, const std::vector<bool>& keep, const std::vector<Reg>& subst) {
   Program out;
   std::vector<Reg> map(p.stmts.size(), -1);
-  const auto rename = [&](Reg r) { return map[static_cast<std::size_t>(subst[static_cast<std::size_t>(r)])]; };
+  const auto rename = [&](Reg r) {
+    return map[static_cast<std::size_t>(subst[static_cast<std::size_t>(r)])];
+  };
   for (std::size_t r = 0; r < p.stmts.size(); ++r) {
     if (!keep[r]) continue;
     Stmt s = p.stmts[r];
@@ -24,7 +26,8 @@ Program copy_kept(const Program& p, const std::vector<bool>& keep, const std::ve
       break;
     case StmtKind::Alias: s.source = rename(s.source); break;
     case StmtKind::Op:
-      for (Reg& o : s.instr.operands) o = rename(o);
+      for (Reg& o : s.instr.operands)
+        o = rename(o);
       break;
     }
     map[r] = static_cast<Reg>(out.stmts.size());
@@ -36,7 +39,8 @@ Program copy_kept(const Program& p, const std::vector<bool>& keep, const std::ve
 
 std::vector<Reg> identity(std::size_t n) {
   std::vector<Reg> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<Reg>(i);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<Reg>(i);
   return v;
 }
 
@@ -50,7 +54,8 @@ std::optional<Program> reinfer(Program p) {
     case StmtKind::Alias: s.shape = p.shape_of(s.source); break;
     case StmtKind::Op: {
       std::vector<Shape> in;
-      for (Reg o : s.instr.operands) in.push_back(p.shape_of(o));
+      for (Reg o : s.instr.operands)
+        in.push_back(p.shape_of(o));
       const ShapeResult res = infer_shape(s.instr.op, s.instr.attrs, in);
       if (!res.ok()) return std::nullopt;
       s.shape = res.shape();
@@ -72,7 +77,8 @@ Program compact(const Program& p) {
     case StmtKind::Leaf: break;
     case StmtKind::Alias: live[static_cast<std::size_t>(s.source)] = true; break;
     case StmtKind::Op:
-      for (Reg o : s.instr.operands) live[static_cast<std::size_t>(o)] = true;
+      for (Reg o : s.instr.operands)
+        live[static_cast<std::size_t>(o)] = true;
       break;
     }
   }

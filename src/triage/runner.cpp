@@ -18,7 +18,8 @@ Verdict Runner::check(const Program& program) {
   std::vector<Outcome> outcomes;
   outcomes.reserve(backends_.size());
   const RunOptions run{options_.gradients};
-  for (Backend* b : backends_) outcomes.push_back(b->run(program, run));
+  for (Backend* b : backends_)
+    outcomes.push_back(b->run(program, run));
   return compare(outcomes, options_);
 }
 
@@ -32,11 +33,14 @@ std::optional<std::vector<double>> Runner::values(const Program& program, Reg re
   return out.root.values;
 }
 
-std::string divergence_class(const Divergence& d) { return d.backend + ":" + kind_name(d.kind); }
+std::string divergence_class(const Divergence& d) {
+  return d.backend + ":" + kind_name(d.kind);
+}
 
 std::vector<std::string> divergence_classes(const Verdict& verdict) {
   std::vector<std::string> out;
-  for (const Divergence& d : verdict.divergences) out.push_back(divergence_class(d));
+  for (const Divergence& d : verdict.divergences)
+    out.push_back(divergence_class(d));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -81,7 +85,8 @@ std::string stmt_label(const Program& p, Reg reg) {
   const Attrs& a = s.instr.attrs;
   switch (op_info(s.instr.op).attr_kind) {
   case AttrKind::Exponent:
-    return fmt::format("{}[{}]", op_name(s.instr.op), float_to_text(static_cast<float>(a.exponent)));
+    return fmt::format("{}[{}]", op_name(s.instr.op),
+                       float_to_text(static_cast<float>(a.exponent)));
   case AttrKind::Bounds:
     return fmt::format("{}[{},{}]", op_name(s.instr.op), float_to_text(static_cast<float>(a.lo)),
                        float_to_text(static_cast<float>(a.hi)));

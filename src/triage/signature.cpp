@@ -83,7 +83,8 @@ public:
   const std::vector<std::string>& ops() const { return ops_; }
   std::vector<Reg> visited() const {
     std::vector<Reg> out;
-    for (const auto& [reg, id] : ids_) out.push_back(reg);
+    for (const auto& [reg, id] : ids_)
+      out.push_back(reg);
     return out;
   }
 
@@ -92,7 +93,8 @@ private:
   std::uint64_t hash(Reg r) {
     if (auto it = hashes_.find(r); it != hashes_.end()) return it->second;
     std::string key = stmt_label(p_, r);
-    for (Reg o : ordered_inputs(r)) key += fmt::format(",{:x}", hash(o));
+    for (Reg o : ordered_inputs(r))
+      key += fmt::format(",{:x}", hash(o));
     return hashes_[r] = fnv1a64(key);
   }
 
@@ -118,7 +120,8 @@ std::vector<std::string> special_classes(const Program& p, const std::vector<Reg
   for (std::size_t r = 0; r < p.stmts.size(); ++r) {
     const Stmt& s = p.stmts[r];
     if (s.kind != StmtKind::Leaf) continue;
-    if (!regs.empty() && std::find(regs.begin(), regs.end(), static_cast<Reg>(r)) == regs.end()) continue;
+    if (!regs.empty() && std::find(regs.begin(), regs.end(), static_cast<Reg>(r)) == regs.end())
+      continue;
     for (float v : p.leaves[static_cast<std::size_t>(s.leaf)].data)
       if (const std::string_view c = special_class(v); !c.empty()) out.emplace_back(c);
   }
@@ -150,10 +153,11 @@ std::string pre_signature(const Program& p, const Finding& f) {
   for (std::size_t i = static_cast<std::size_t>(f.culprit) + 1; i-- > 0;) {
     if (!in_cone[i]) continue;
     cone.push_back(static_cast<Reg>(i));
-    for (Reg o : inputs(p.stmts[i])) in_cone[static_cast<std::size_t>(o)] = true;
+    for (Reg o : inputs(p.stmts[i]))
+      in_cone[static_cast<std::size_t>(o)] = true;
   }
-  return fmt::format("pre1|{}|{}({})|special={}", f.primary, f.culprit_label, join(operand_labels, ","),
-                     join(special_classes(p, cone), ","));
+  return fmt::format("pre1|{}|{}({})|special={}", f.primary, f.culprit_label,
+                     join(operand_labels, ","), join(special_classes(p, cone), ","));
 }
 
 } // namespace burnmark

@@ -13,15 +13,18 @@ namespace burnmark {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
   return s;
 }
 
 std::string_view next_word(std::string_view& s) {
   s = trim(s);
   std::size_t n = 0;
-  while (n < s.size() && !std::isspace(static_cast<unsigned char>(s[n]))) ++n;
+  while (n < s.size() && !std::isspace(static_cast<unsigned char>(s[n])))
+    ++n;
   const std::string_view w = s.substr(0, n);
   s.remove_prefix(n);
   return w;
@@ -30,7 +33,9 @@ std::string_view next_word(std::string_view& s) {
 bool is_signature_id(std::string_view w) {
   if (w.size() != 12) return false;
   for (char c : w)
-    if (!std::isxdigit(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c))) return false;
+    if (!std::isxdigit(static_cast<unsigned char>(c)) ||
+        std::isupper(static_cast<unsigned char>(c)))
+      return false;
   return true;
 }
 
@@ -45,14 +50,16 @@ Suppressions Suppressions::parse(std::string_view text, std::string& error) {
     std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     ++line_no;
-    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
     if (trim(line).empty()) continue;
     KnownBug bug;
     bug.id = next_word(line);
     bug.anchor = next_word(line);
     bug.description = trim(line);
     if (!is_signature_id(bug.id)) {
-      error = fmt::format("line {}: '{}' is not a 12-digit lowercase hex signature id", line_no, bug.id);
+      error = fmt::format("line {}: '{}' is not a 12-digit lowercase hex signature id", line_no,
+                          bug.id);
       return {};
     }
     if (bug.anchor.empty()) {
@@ -84,7 +91,8 @@ const KnownBug* Suppressions::find(std::string_view id) const {
 }
 
 KnownBugFilter::KnownBugFilter(Suppressions suppressions, Runner runner, MinimizeOptions options)
-    : suppressions_(std::move(suppressions)), runner_(std::move(runner)), options_(std::move(options)) {}
+    : suppressions_(std::move(suppressions)), runner_(std::move(runner)),
+      options_(std::move(options)) {}
 
 const KnownBug* KnownBugFilter::match(const Program& program) {
   if (suppressions_.empty()) return nullptr;

@@ -17,7 +17,8 @@ std::string ranges(const std::vector<int>& values) {
   std::string out;
   for (std::size_t i = 0; i < values.size();) {
     std::size_t j = i;
-    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1)
+      ++j;
     if (!out.empty()) out += ',';
     out += j > i ? fmt::format("{}-{}", values[i], values[j]) : fmt::format("{}", values[i]);
     i = j + 1;
@@ -45,7 +46,8 @@ Program duplicate_after(const Program& p, Reg reg) {
     case StmtKind::Leaf: break;
     case StmtKind::Alias: s.source = shift(s.source); break;
     case StmtKind::Op:
-      for (Reg& o : s.instr.operands) o = shift(o);
+      for (Reg& o : s.instr.operands)
+        o = shift(o);
       break;
     }
   }
@@ -64,20 +66,22 @@ struct Sweeper {
 
   void add(std::string parameter, std::string tried, std::string hits, std::string condition) {
     if (condition != "any" && condition != "none") result.conditions.push_back(condition);
-    result.rows.push_back({std::move(parameter), std::move(tried), std::move(hits), std::move(condition)});
+    result.rows.push_back(
+        {std::move(parameter), std::move(tried), std::move(hits), std::move(condition)});
   }
 
   void sizes() {
     std::set<std::int64_t> values;
     for (const Leaf& l : repro.leaves)
-      for (int a = 0; a < l.shape.rank(); ++a) values.insert(l.shape[a]);
+      for (int a = 0; a < l.shape.rank(); ++a)
+        values.insert(l.shape[a]);
     for (std::int64_t v : values) {
       std::vector<int> tried, hits;
       for (int n = 1; n <= kMaxDim; ++n) {
         Program q = repro;
-        for (Leaf& l : q.leaves)
-          for (int a = 0; a < l.shape.rank(); ++a)
-            if (repro.leaves[static_cast<std::size_t>(&l - q.leaves.data())].shape[a] == v) l = resize_axis(l, a, n);
+        for (std::size_t i = 0; i < q.leaves.size(); ++i)
+          for (int a = 0; a < repro.leaves[i].shape.rank(); ++a)
+            if (repro.leaves[i].shape[a] == v) q.leaves[i] = resize_axis(q.leaves[i], a, n);
         const std::optional<Program> legal = reinfer(std::move(q));
         if (!legal) continue;
         tried.push_back(n);
@@ -112,12 +116,18 @@ struct Sweeper {
           if (hit(q)) hits.push_back(name);
         }
         std::string condition;
-        if (hits.size() == tried.size()) condition = "any";
-        else if (hits.empty()) condition = "none";
-        else if (hits.size() == 1) condition = "needs " + hits[0];
-        else if (std::all_of(hits.begin(), hits.end(), [](const std::string& h) { return h == "nan" || h == "inf" || h == "-inf"; }))
+        if (hits.size() == tried.size())
+          condition = "any";
+        else if (hits.empty())
+          condition = "none";
+        else if (hits.size() == 1)
+          condition = "needs " + hits[0];
+        else if (std::all_of(hits.begin(), hits.end(), [](const std::string& h) {
+                   return h == "nan" || h == "inf" || h == "-inf";
+                 }))
           condition = "needs a non-finite value";
-        else condition = "needs one of " + fmt::format("{}", fmt::join(hits, ","));
+        else
+          condition = "needs one of " + fmt::format("{}", fmt::join(hits, ","));
         add(fmt::format("L{}[{}]={}", i, j, own), fmt::format("{}", fmt::join(tried, ",")),
             hits.empty() ? "-" : fmt::format("{}", fmt::join(hits, ",")), condition);
       }
@@ -138,10 +148,15 @@ struct Sweeper {
         for (float& v : q.leaves[i].data)
           if (!std::isnan(v)) v = negative ? -std::fabs(v) : std::fabs(v);
         tried.push_back(negative ? "<=0" : ">=0");
-        if (hit(q)) hits.push_back(tried.back());
-        else condition = negative ? fmt::format("needs positive values in L{}", i) : fmt::format("needs negative values in L{}", i);
+        if (hit(q))
+          hits.push_back(tried.back());
+        else
+          condition = negative ? fmt::format("needs positive values in L{}", i)
+                               : fmt::format("needs negative values in L{}", i);
       }
-      if (tried.size() > 1) add(fmt::format("L{} sign", i), fmt::format("{}", fmt::join(tried, ",")), fmt::format("{}", fmt::join(hits, ",")), condition);
+      if (tried.size() > 1)
+        add(fmt::format("L{} sign", i), fmt::format("{}", fmt::join(tried, ",")),
+            fmt::format("{}", fmt::join(hits, ",")), condition);
     }
   }
 
@@ -149,7 +164,9 @@ struct Sweeper {
     std::vector<bool> in_chain(repro.stmts.size(), false);
     for (Reg top = static_cast<Reg>(repro.stmts.size()) - 1; top >= 0; --top) {
       const Stmt& s = repro.stmts[static_cast<std::size_t>(top)];
-      if (s.kind != StmtKind::Op || op_arity(s.instr.op) != 1 || in_chain[static_cast<std::size_t>(top)]) continue;
+      if (s.kind != StmtKind::Op || op_arity(s.instr.op) != 1 ||
+          in_chain[static_cast<std::size_t>(top)])
+        continue;
       // Walk down while the operand is the same op with the same attributes.
       int length = 1;
       Reg bottom = top;
@@ -157,7 +174,9 @@ struct Sweeper {
       for (;;) {
         const Reg below = repro.stmts[static_cast<std::size_t>(bottom)].instr.operands[0];
         const Stmt& b = repro.stmts[static_cast<std::size_t>(below)];
-        if (b.kind != StmtKind::Op || !(b.instr == Instr{s.instr.op, b.instr.operands, s.instr.attrs})) break;
+        if (b.kind != StmtKind::Op ||
+            !(b.instr == Instr{s.instr.op, b.instr.operands, s.instr.attrs}))
+          break;
         bottom = below;
         in_chain[static_cast<std::size_t>(below)] = true;
         ++length;
@@ -171,7 +190,8 @@ struct Sweeper {
           q = replace_register(q, t, below);
           t = below;
         }
-        for (int k = length; k < want; ++k) q = duplicate_after(q, t++);
+        for (int k = length; k < want; ++k)
+          q = duplicate_after(q, t++);
         const std::optional<Program> legal = reinfer(std::move(q));
         if (!legal) continue;
         tried.push_back(want);
@@ -194,11 +214,15 @@ std::string describe_hits(const std::vector<int>& tried, const std::vector<int>&
   if (hits.empty()) return "none";
   if (hits == tried) return "any";
   const int lo = hits.front(), hi = hits.back();
-  if (same_as(tried, hits, [&](int n) { return n >= lo; })) return fmt::format("needs n > {}", lo - 1);
-  if (same_as(tried, hits, [&](int n) { return n <= hi; })) return fmt::format("needs n < {}", hi + 1);
+  if (same_as(tried, hits, [&](int n) { return n >= lo; }))
+    return fmt::format("needs n > {}", lo - 1);
+  if (same_as(tried, hits, [&](int n) { return n <= hi; }))
+    return fmt::format("needs n < {}", hi + 1);
   for (int m : {2, 4, 8, 16, 32}) {
-    if (same_as(tried, hits, [&](int n) { return n % m != 0; })) return fmt::format("needs n mod {} != 0", m);
-    if (same_as(tried, hits, [&](int n) { return n % m == 0; })) return fmt::format("needs n mod {} == 0", m);
+    if (same_as(tried, hits, [&](int n) { return n % m != 0; }))
+      return fmt::format("needs n mod {} != 0", m);
+    if (same_as(tried, hits, [&](int n) { return n % m == 0; }))
+      return fmt::format("needs n mod {} == 0", m);
     if (same_as(tried, hits, [&](int n) { return n >= lo && n % m != 0; }))
       return fmt::format("needs n > {} and n mod {} != 0", lo - 1, m);
   }
@@ -223,11 +247,14 @@ std::string format_sweep(const SweepResult& r) {
     w1 = std::max(w1, row.tried.size());
     w2 = std::max(w2, row.hits.size());
   }
-  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "parameter", w0, "tried", w1, "reproduces", w2, "condition");
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", "parameter", w0, "tried", w1,
+                                "reproduces", w2, "condition");
   for (const SweepRow& row : r.rows)
-    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", row.parameter, w0, row.tried, w1, row.hits, w2, row.condition);
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", row.parameter, w0, row.tried, w1, row.hits,
+                       w2, row.condition);
   out += "needs: ";
-  out += r.conditions.empty() ? std::string("nothing the sweep varied") : fmt::format("{}", fmt::join(r.conditions, "; "));
+  out += r.conditions.empty() ? std::string("nothing the sweep varied")
+                              : fmt::format("{}", fmt::join(r.conditions, "; "));
   out += '\n';
   return out;
 }

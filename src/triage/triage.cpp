@@ -59,7 +59,8 @@ bool looks_like_text(std::string_view rest) {
 
 } // namespace
 
-std::string load_program_file(const std::string& path, const GeneratorOptions& options, Program& out) {
+std::string load_program_file(const std::string& path, const GeneratorOptions& options,
+                              Program& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return path + ": cannot open";
   std::stringstream buf;
@@ -76,7 +77,8 @@ std::string load_program_file(const std::string& path, const GeneratorOptions& o
   return {};
 }
 
-TriageReport triage(Runner& runner, const std::vector<TriageInput>& inputs, const TriageOptions& options) {
+TriageReport triage(Runner& runner, const std::vector<TriageInput>& inputs,
+                    const TriageOptions& options) {
   TriageReport report;
   struct PreGroup {
     std::vector<std::size_t> members; // indices into inputs
@@ -104,8 +106,10 @@ TriageReport triage(Runner& runner, const std::vector<TriageInput>& inputs, cons
       if (inputs[m].program.stmts.size() < inputs[rep].program.stmts.size()) rep = m;
     Finding f = g.finding;
     if (rep != g.members.front()) {
-      if (std::optional<Finding> fr = analyse(runner, inputs[rep].program)) f = std::move(*fr);
-      else rep = g.members.front(); // a flaky member: fall back to the one analysed above
+      if (std::optional<Finding> fr = analyse(runner, inputs[rep].program))
+        f = std::move(*fr);
+      else
+        rep = g.members.front(); // a flaky member: fall back to the one analysed above
     }
     const Characterization c = characterize(runner, inputs[rep].program, f, options.minimize);
     TriageGroup& out = by_id[c.signature.id];
@@ -114,7 +118,8 @@ TriageReport triage(Runner& runner, const std::vector<TriageInput>& inputs, cons
       out.minimized = c.minimized;
       out.representative = inputs[rep].name;
     }
-    for (std::size_t m : g.members) out.members.push_back(inputs[m].name);
+    for (std::size_t m : g.members)
+      out.members.push_back(inputs[m].name);
     out.pre_signatures.push_back(pre);
     if (options.progress) options.progress("minimised", ++done, pre_groups.size());
   }
@@ -122,9 +127,10 @@ TriageReport triage(Runner& runner, const std::vector<TriageInput>& inputs, cons
     std::sort(g.members.begin(), g.members.end());
     report.groups.push_back(std::move(g));
   }
-  std::stable_sort(report.groups.begin(), report.groups.end(), [](const TriageGroup& a, const TriageGroup& b) {
-    return a.members.size() > b.members.size();
-  });
+  std::stable_sort(report.groups.begin(), report.groups.end(),
+                   [](const TriageGroup& a, const TriageGroup& b) {
+                     return a.members.size() > b.members.size();
+                   });
   return report;
 }
 

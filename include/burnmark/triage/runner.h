@@ -58,8 +58,8 @@ bool has_label(const Program& program, const std::string& label);
 // One diverging program, analysed: its verdict, primary class and culprit.
 struct Finding {
   Verdict verdict;
-  std::string primary;  // primary_class(verdict)
-  Reg culprit = -1;     // earliest register whose prefix (re-rooted there) shows `primary`
+  std::string primary; // primary_class(verdict)
+  Reg culprit = -1;    // earliest register whose prefix (re-rooted there) shows `primary`
   std::string culprit_label;
 };
 

@@ -31,9 +31,9 @@ namespace burnmark {
 
 struct Signature {
   std::string text;
-  std::string id;                // 12 hex digits of fnv1a64(text)
+  std::string id;                 // 12 hex digits of fnv1a64(text)
   std::vector<std::string> kinds; // "backend:kind", sorted
-  std::vector<std::string> ops;  // op labels of the canonical walk, in order (leaves left out)
+  std::vector<std::string> ops;   // op labels of the canonical walk, in order (leaves left out)
   std::vector<std::string> specials;
 };
 

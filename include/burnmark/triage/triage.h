@@ -23,12 +23,12 @@
 namespace burnmark {
 
 struct Characterization {
-  Finding finding;          // of the original program
-  std::string pre;          // pre_signature of the original
+  Finding finding; // of the original program
+  std::string pre; // pre_signature of the original
   Program minimized;
   Verdict minimized_verdict;
   Signature signature;
-  std::size_t checks = 0;   // predicate calls the minimiser spent
+  std::size_t checks = 0; // predicate calls the minimiser spent
   bool exhausted = false;
 };
 
@@ -62,7 +62,7 @@ struct TriageGroup {
 };
 
 struct TriageReport {
-  std::vector<TriageGroup> groups; // most members first, then by signature id
+  std::vector<TriageGroup> groups;   // most members first, then by signature id
   std::vector<std::string> agreeing; // inputs on which every backend agreed
 };
 
