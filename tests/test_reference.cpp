@@ -465,6 +465,27 @@ TEST(ReferenceConventions, ZeroUpstreamTimesInfiniteSlopeIsNaN) {
   EXPECT_TRUE(std::isnan(out.grads[0].values[0]));
 }
 
+TEST(ReferenceConventions, DivisionByZero) {
+  Builder b;
+  const Reg x = b.leaf({3}, {1.0f, -1.0f, 0.0f});
+  const Reg y = b.leaf({3}, {0.0f, 0.0f, 0.0f});
+  const Outcome out = run(b.done(b.op(Op::Div, {x, y})));
+  EXPECT_EQ(out.root.values[0], kInfD);
+  EXPECT_EQ(out.root.values[1], -kInfD);
+  EXPECT_TRUE(std::isnan(out.root.values[2]));
+  EXPECT_EQ(out.grads[0].values, std::vector<double>(3, kInfD)); // grad / other = 1 / 0
+  // -grad * ((self / other) / other): -(inf / 0) = -inf, -(-inf / 0) = +inf, NaN stays NaN.
+  EXPECT_EQ(out.grads[1].values[0], -kInfD);
+  EXPECT_EQ(out.grads[1].values[1], kInfD);
+  EXPECT_TRUE(std::isnan(out.grads[1].values[2]));
+}
+
+TEST(ReferenceConventions, ExpGradientIsTheRoundedResult) {
+  const auto g = unary_grads(Op::Exp, {89.0f, 1.0f});
+  EXPECT_EQ(g[0], kInfD);
+  EXPECT_EQ(g[1], f32(std::exp(1.0)));
+}
+
 TEST(ReferenceConventions, PowForward) {
   const auto p0 = unary_values(Op::Pow, {kNaN, 0.0f, -3.0f}, exponent(0));
   EXPECT_EQ(p0, std::vector<double>(3, 1.0));
