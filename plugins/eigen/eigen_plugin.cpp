@@ -1,0 +1,42 @@
+// The Eigen plugin's entry point: plugin_walk.h's register file and tape over the Eigen Tensor
+// kernels of eigen_forward.cpp and eigen_backward.cpp, exporting every op of ops.def.
+#include <cstdint>
+
+#include "eigen_tensor.h"
+
+namespace {
+
+struct EigenKernels {
+  using Scalar = float;
+  void forward(const BurnmarkStmt& s, burnmark::eigen::In in, burnmark::eigen::Dense& out) {
+    burnmark::eigen::forward(s, in, out);
+  }
+  void backward(const BurnmarkStmt& s, burnmark::eigen::In in, const burnmark::eigen::Dense& out,
+                const burnmark::eigen::Dense& grad_out, burnmark::eigen::GradIn grad_in) {
+    burnmark::eigen::backward(s, in, out, grad_out, grad_in);
+  }
+};
+
+constexpr std::uint32_t kOps[] = {
+#define BURNMARK_OP(Enum, name, id, arity, attrs) id,
+#include "burnmark/ir/ops.def"
+#undef BURNMARK_OP
+};
+
+#define BURNMARK_EIGEN_STR2(x) #x
+#define BURNMARK_EIGEN_STR(x) BURNMARK_EIGEN_STR2(x)
+
+} // namespace
+
+extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1*
+burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
+  static constexpr BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<EigenKernels>(
+      "eigen",
+      "Eigen " BURNMARK_EIGEN_STR(EIGEN_WORLD_VERSION) "." BURNMARK_EIGEN_STR(
+          EIGEN_MAJOR_VERSION) "." BURNMARK_EIGEN_STR(EIGEN_MINOR_VERSION) " Tensor module, "
+                                                                           "float32, CPU, single "
+                                                                           "thread, own "
+                                                                           "reverse-mode tape",
+      kOps);
+  return &table;
+}

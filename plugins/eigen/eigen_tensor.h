@@ -1,0 +1,99 @@
+// Shared vocabulary of the Eigen plugin: every register is viewed through Eigen's Tensor module
+// at one fixed rank (4, BurnMark's largest), with leading axes of extent 1 padding smaller ranks.
+// One rank means each Eigen expression is instantiated once, which keeps the plugin's compile
+// time bounded, and NumPy-style right-aligned broadcasting falls out of the padding for free.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include "burnmark/plugin/plugin_walk.h"
+
+namespace burnmark::eigen {
+
+inline constexpr int kRank = BURNMARK_MAX_RANK;
+using Index = Eigen::Index;
+using Dims = Eigen::array<Index, kRank>;
+using Dense = plugin::Dense<float>;
+using In = std::span<const Dense* const>;
+using GradIn = std::span<Dense* const>;
+
+// Row-major, so a TensorMap over a Dense buffer indexes it exactly as BurnMark lays it out.
+template <int R> using Map = Eigen::TensorMap<Eigen::Tensor<float, R, Eigen::RowMajor>>;
+template <int R> using CMap = Eigen::TensorMap<Eigen::Tensor<const float, R, Eigen::RowMajor>>;
+using Tensor4 = Eigen::Tensor<float, kRank, Eigen::RowMajor>;
+
+// Leading axes that padding adds to a tensor of this shape.
+inline int pad(const BurnmarkShape& s) {
+  return kRank - s.rank;
+}
+
+inline Dims dims4(const BurnmarkShape& s) {
+  Dims d;
+  for (int i = 0; i < kRank; ++i)
+    d[static_cast<std::size_t>(i)] = i < pad(s) ? 1 : s.dims[i - pad(s)];
+  return d;
+}
+
+inline Index size_of(const Dims& d) {
+  Index n = 1;
+  for (Index x : d)
+    n *= x;
+  return n;
+}
+
+inline Map<kRank> map4(Dense& t) {
+  return Map<kRank>(t.data.data(), dims4(t.shape));
+}
+inline CMap<kRank> map4(const Dense& t) {
+  return CMap<kRank>(t.data.data(), dims4(t.shape));
+}
+// Flat views: elementwise ops on equal shapes run as one 1-D loop, Eigen's packet body over the
+// bulk and its scalar tail over the last numel % packet elements.
+inline Map<1> flat(Dense& t) {
+  return Map<1>(t.data.data(), t.numel());
+}
+inline CMap<1> flat(const Dense& t) {
+  return CMap<1>(t.data.data(), t.numel());
+}
+
+// Per-axis factors that broadcast `from` (padded) to `to` (padded): to / from where from is 1.
+inline Dims broadcast_factors(const Dims& from, const Dims& to) {
+  Dims f;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(kRank); ++i)
+    f[i] = from[i] == to[i] ? 1 : to[i];
+  return f;
+}
+
+// Sums `full` (a gradient at the broadcast result's padded dims) down to the padded dims of
+// `dst` and stores it there: one single-axis reduction per broadcast axis (PyTorch's sum_to).
+inline void sum_to(Tensor4 full, Dense& dst) {
+  const Dims target = dims4(dst.shape);
+  for (int ax = 0; ax < kRank; ++ax) {
+    const auto a = static_cast<std::size_t>(ax);
+    if (target[a] != 1 || full.dimension(ax) == 1) continue;
+    Dims kept = full.dimensions();
+    kept[a] = 1;
+    Tensor4 reduced = full.sum(Eigen::array<Index, 1>{ax}).reshape(kept);
+    full = std::move(reduced);
+  }
+  map4(dst) = full;
+}
+
+// Matmul geometry over padded operands: batch axes 0 and 1 broadcast, matrices in axes 2 and 3.
+struct MatmulShape {
+  Dims a, b, out;
+  // Offset of batch (i0, i1)'s matrix inside a tensor of padded dims d, honouring broadcast.
+  static Index offset(const Dims& d, Index i0, Index i1) {
+    return ((d[0] == 1 ? 0 : i0) * d[1] + (d[1] == 1 ? 0 : i1)) * d[2] * d[3];
+  }
+};
+
+void forward(const BurnmarkStmt& s, In in, Dense& out);
+void backward(const BurnmarkStmt& s, In in, const Dense& out, const Dense& grad_out,
+              GradIn grad_in);
+
+} // namespace burnmark::eigen
