@@ -667,6 +667,18 @@ TEST(ReferenceErrorBounds, NonFiniteValuesMustMatchExactly) {
   EXPECT_GT(out.root.error_bound[2], 0.0);
 }
 
+TEST(ReferenceErrorBounds, SubnormalTranscendentalMayBeZeroElsewhere) {
+  // The correctly rounded sigmoid(-100) is 3.7e-44; LibTorch's 1 / (1 + exp(100)) is 0. The bound
+  // covers 0, so the log of it is indeterminate rather than a false divergence.
+  Builder b;
+  const Reg s = b.op(Op::Sigmoid, {b.leaf({1}, {-100.0f})});
+  const Reg l = b.op(Op::Log, {s});
+  const Outcome sig = run(b.done(s));
+  EXPECT_EQ(sig.root.values[0], f32(1 / (1 + std::exp(100.0))));
+  EXPECT_GE(sig.root.error_bound[0], sig.root.values[0]);
+  EXPECT_EQ(run(b.done(l)).root.error_bound[0], kInfD);
+}
+
 TEST(ReferenceErrorBounds, CoverOtherF32Implementations) {
   // A float sum in sequential order, float matmul and glibc's expf/logf must land within the
   // bound of the reference's correctly rounded values.

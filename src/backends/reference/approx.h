@@ -78,6 +78,12 @@ inline Approx finish(double exact_value, double e, double ulps) {
     return {v, e};
   return finish_edge(exact_value, v, mag, e);
 }
+// For transcendentals: besides their ulps, a result below the normal range may come out as 0
+// (LibTorch's sigmoid(-100) is 1 / (1 + inf) = 0, not 3.7e-44).
+inline Approx finish_transcendental(double exact_value, double e) {
+  const double mag = std::fabs(exact_value);
+  return finish(exact_value, mag < 0x1p-126 ? e + mag : e, kTranscendentalUlps);
+}
 // For correctly rounded ops: with exact inputs every f32 library computes the very same value.
 inline Approx finish_exact(double exact_value, double e) {
   return finish(exact_value, e, e == 0 ? 0.0 : kExactUlps);
@@ -128,14 +134,14 @@ inline Approx div(Approx a, Approx b) {
 inline Approx exp(Approx a) {
   const double z = std::exp(a.v);
   if (indeterminate(a)) return unknown(z);
-  return finish(z, scaled(std::fabs(z), expm1_bound(a.e)), kTranscendentalUlps);
+  return finish_transcendental(z, scaled(std::fabs(z), expm1_bound(a.e)));
 }
 
 inline Approx log(Approx a) {
   const double z = std::log(a.v);
   if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0)) return unknown(z); // -inf or NaN possible
   const double e = a.e == 0 ? 0.0 : neg_log1p_neg_bound(a.e / a.v);
-  return finish(z, e, kTranscendentalUlps);
+  return finish_transcendental(z, e);
 }
 
 inline Approx sqrt(Approx a) {
@@ -167,7 +173,7 @@ inline Approx sigmoid(Approx a) {
   if (indeterminate(a)) return unknown(z);
   // sigmoid'(x + d) <= sigmoid'(x) * e^|d|, and never above 1/4.
   const double slope = std::min(0.25, z * (1.0 - z) * (1.0 + expm1_bound(std::min(a.e, 700.0))));
-  return finish(z, scaled(slope, a.e), kTranscendentalUlps);
+  return finish_transcendental(z, scaled(slope, a.e));
 }
 
 inline Approx tanh(Approx a) {
@@ -176,7 +182,7 @@ inline Approx tanh(Approx a) {
   // tanh'(x + d) <= tanh'(x) * e^(2|d|), and never above 1.
   const double slope =
       std::min(1.0, (1.0 - z * z) * (1.0 + expm1_bound(std::min(2.0 * a.e, 700.0))));
-  return finish(z, scaled(slope, a.e), kTranscendentalUlps);
+  return finish_transcendental(z, scaled(slope, a.e));
 }
 
 // pow with a scalar exponent through LibTorch's fast paths, which decide the f32 roundings and
@@ -198,7 +204,7 @@ inline Approx pow(Approx x, double c) {
   if ((!integral && x.e > 0 && x.v - x.e <= 0) || (c < 0 && straddles_zero(x))) return unknown(z);
   // The slope |c| |x|^(c-1) at the far end of the interval.
   const double far = c < 1 ? std::fabs(x.v) - x.e : std::fabs(x.v) + x.e;
-  return finish(z, scaled(std::fabs(c) * std::pow(far, c - 1), x.e), kTranscendentalUlps);
+  return finish_transcendental(z, scaled(std::fabs(c) * std::pow(far, c - 1), x.e));
 }
 
 // sgn: ±0 and NaN give 0. Uncertain where the interval touches the jump at 0.
