@@ -1,0 +1,269 @@
+// oneDNN primitives behind DnnlOps: memory descriptors over the caller's buffers, primitive
+// creation keyed by everything that defines the primitive, and execution on the one stream.
+#include "dnnl_ops.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace burnmark::onednn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+
+// oneDNN has no rank-0 tensors: a scalar is one element of rank 1. Shorter shapes get leading
+// 1s up to `rank`, which is how NumPy broadcasting aligns them.
+Dims dims_of(const BurnmarkShape& s, int rank) {
+  rank = std::max(rank, 1);
+  Dims d(static_cast<std::size_t>(rank), 1);
+  for (int i = 0; i < s.rank; ++i) d[static_cast<std::size_t>(rank - s.rank + i)] = s.dims[i];
+  return d;
+}
+
+Dims plain_strides(const Dims& d) {
+  Dims s(d.size(), 0);
+  memory::dim step = 1;
+  for (std::size_t i = d.size(); i-- > 0;) {
+    s[i] = step;
+    step *= d[i];
+  }
+  return s;
+}
+
+memory::desc md(const Dims& dims, const Dims& strides) { return memory::desc(dims, memory::data_type::f32, strides); }
+memory::desc md(const Dims& dims) { return md(dims, plain_strides(dims)); }
+
+BurnmarkShape shape_of(const Dims& d) {
+  BurnmarkShape s{};
+  s.rank = static_cast<std::int32_t>(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) s.dims[i] = d[i];
+  return s;
+}
+
+std::int64_t count(const BurnmarkShape& s) {
+  std::int64_t n = 1;
+  for (int i = 0; i < s.rank; ++i) n *= s.dims[i];
+  return n;
+}
+
+// Cache keys: the raw bytes of every parameter that defines a primitive.
+class Key {
+public:
+  explicit Key(char kind) { s_.push_back(kind); }
+  Key& add(std::int64_t v) {
+    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  Key& add(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return add(static_cast<std::int64_t>(bits));
+  }
+  Key& add(algorithm a) { return add(static_cast<std::int64_t>(a)); }
+  Key& add(const Dims& d) {
+    add(static_cast<std::int64_t>(d.size()));
+    for (auto v : d) add(static_cast<std::int64_t>(v));
+    return *this;
+  }
+  const std::string& str() const { return s_; }
+
+private:
+  std::string s_;
+};
+
+// Bounds the cache on long campaigns; BurnMark's shapes repeat, so a clear is rare.
+constexpr std::size_t kMaxCachedPrimitives = 8192;
+
+} // namespace
+
+DnnlOps::DnnlOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+template <class Make>
+dnnl::primitive& DnnlOps::cached(const std::string& key, Make&& make) {
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  if (cache_.size() >= kMaxCachedPrimitives) cache_.clear();
+  return cache_.emplace(key, make()).first->second;
+}
+
+void DnnlOps::run(dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
+  p.execute(stream_, args);
+  stream_.wait();
+}
+
+// oneDNN memory takes a non-const handle; inputs are only ever bound as sources, which
+// primitives read and never write.
+memory DnnlOps::mem(const memory::desc& d, const float* data) {
+  return memory(d, engine_, const_cast<float*>(data));
+}
+
+void DnnlOps::eltwise(algorithm alg, float alpha, float beta, ConstView src, View dst) {
+  const Dims d{count(src.shape)};
+  auto& p = cached(Key('E').add(alg).add(alpha).add(beta).add(d).str(), [&] {
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), alpha, beta);
+    return dnnl::primitive(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, engine_)));
+  });
+  run(p, {{DNNL_ARG_SRC, mem(md(d), src.data)}, {DNNL_ARG_DST, mem(md(d), dst.data)}});
+}
+
+void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView saved, ConstView diff_dst,
+                               View diff_src) {
+  const Dims d{count(saved.shape)};
+  auto& p = cached(Key('e').add(alg).add(alpha).add(beta).add(d).str(), [&] {
+    // A backward primitive descriptor needs its forward one as a hint.
+    const dnnl::eltwise_forward::primitive_desc hint(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), alpha, beta), engine_);
+    const dnnl::eltwise_backward::desc desc(alg, md(d), md(d), alpha, beta);
+    return dnnl::primitive(dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(desc, engine_, hint)));
+  });
+  // The *_use_dst_for_bwd algorithms read DST, the others SRC; the unused one is ignored.
+  const memory s = mem(md(d), saved.data);
+  run(p, {{DNNL_ARG_SRC, s},
+          {DNNL_ARG_DST, s},
+          {DNNL_ARG_DIFF_DST, mem(md(d), diff_dst.data)},
+          {DNNL_ARG_DIFF_SRC, mem(md(d), diff_src.data)}});
+}
+
+void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
+  const int rank = std::max(dst.shape.rank, 1);
+  const Dims dd = dims_of(dst.shape, rank);
+  Dims da = dims_of(a.shape, rank), db = dims_of(b.shape, rank);
+  // oneDNN broadcasts src1 only. Addition and multiplication commute bit for bit, so a
+  // broadcast first operand is swapped to second; otherwise it is expanded to dst's shape
+  // first (an exact copy), since e.g. x - y is not -(y - x) at signed zeros.
+  const bool commutes = alg == algorithm::binary_add || alg == algorithm::binary_mul;
+  std::vector<float> expanded;
+  if (da != dd && commutes && db == dd) {
+    std::swap(a, b);
+    std::swap(da, db);
+  } else if (da != dd) {
+    expanded.resize(static_cast<std::size_t>(count(dst.shape)));
+    expand(a, View{dst.shape, expanded.data()});
+    a = ConstView{dst.shape, expanded.data()};
+    da = dd;
+  }
+  auto& p = cached(Key('B').add(alg).add(db).add(dd).str(), [&] {
+    const dnnl::binary::desc desc(alg, md(dd), md(db), md(dd));
+    return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
+  });
+  run(p, {{DNNL_ARG_SRC_0, mem(md(dd), a.data)}, {DNNL_ARG_SRC_1, mem(md(db), b.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+}
+
+void DnnlOps::divide_by(ConstView src, float divisor, View dst) {
+  binary(algorithm::binary_div, src, ConstView{BurnmarkShape{}, &divisor}, dst);
+}
+
+void DnnlOps::reduce_to(algorithm alg, ConstView src, View dst) {
+  const int rank = std::max(src.shape.rank, 1);
+  const Dims ds = dims_of(src.shape, rank), dd = dims_of(dst.shape, rank);
+  // oneDNN refuses a reduction that reduces nothing; summing or averaging one element is a copy.
+  if (ds == dd) {
+    std::copy_n(src.data, count(src.shape), dst.data);
+    return;
+  }
+  auto& p = cached(Key('R').add(alg).add(ds).add(dd).str(), [&] {
+    const dnnl::reduction::desc desc(alg, md(ds), md(dd), 0.0f, 0.0f);
+    return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
+  });
+  run(p, {{DNNL_ARG_SRC, mem(md(ds), src.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+}
+
+void DnnlOps::expand(ConstView src, View dst) {
+  const int rank = std::max(dst.shape.rank, 1);
+  const Dims ds = dims_of(src.shape, rank), dd = dims_of(dst.shape, rank);
+  Dims strides = plain_strides(ds);
+  for (std::size_t i = 0; i < dd.size(); ++i)
+    if (ds[i] != dd[i]) strides[i] = 0;
+  auto& p = cached(Key('X').add(dd).add(strides).str(), [&] {
+    return dnnl::primitive(dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+  });
+  run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+}
+
+void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
+  const Dims dd = dims_of(dst.shape, dst.shape.rank);
+  Dims strides = plain_strides(dims_of(src.shape, src.shape.rank));
+  std::swap(strides[static_cast<std::size_t>(d0)], strides[static_cast<std::size_t>(d1)]);
+  auto& p = cached(Key('T').add(dd).add(strides).str(), [&] {
+    return dnnl::primitive(dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+  });
+  run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+}
+
+namespace {
+// A tensor seen as [elements before dim, `mid`, elements from dim on (/ mid)]: repeat tiles
+// whole blocks along dim, so the tiles are the middle axis of this view.
+Dims tiled_dims(const BurnmarkShape& s, int dim, std::int64_t mid, std::int64_t rest) {
+  std::int64_t outer = 1;
+  for (int i = 0; i < dim; ++i) outer *= s.dims[i];
+  return Dims{outer, mid, rest};
+}
+std::int64_t block_of(const BurnmarkShape& s, int dim) {
+  std::int64_t n = 1;
+  for (int i = dim; i < s.rank; ++i) n *= s.dims[i];
+  return n;
+}
+} // namespace
+
+void DnnlOps::repeat(ConstView src, int dim, int times, View dst) {
+  const std::int64_t rest = block_of(src.shape, dim);
+  expand(ConstView{shape_of(tiled_dims(src.shape, dim, 1, rest)), src.data},
+         View{shape_of(tiled_dims(src.shape, dim, times, rest)), dst.data});
+}
+
+void DnnlOps::unrepeat(ConstView src, int dim, int times, View dst) {
+  const std::int64_t rest = block_of(dst.shape, dim);
+  reduce_to(algorithm::reduction_sum, ConstView{shape_of(tiled_dims(dst.shape, dim, times, rest)), src.data},
+            View{shape_of(tiled_dims(dst.shape, dim, 1, rest)), dst.data});
+}
+
+void DnnlOps::concat(ConstView a, ConstView b, int dim, View dst) {
+  const Dims da = dims_of(a.shape, a.shape.rank), db = dims_of(b.shape, b.shape.rank),
+             dd = dims_of(dst.shape, dst.shape.rank);
+  auto& p = cached(Key('C').add(static_cast<std::int64_t>(dim)).add(da).add(db).str(), [&] {
+    return dnnl::primitive(dnnl::concat(dnnl::concat::primitive_desc(md(dd), dim, {md(da), md(db)}, engine_)));
+  });
+  run(p, {{DNNL_ARG_MULTIPLE_SRC, mem(md(da), a.data)},
+          {DNNL_ARG_MULTIPLE_SRC + 1, mem(md(db), b.data)},
+          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+}
+
+void DnnlOps::slice(ConstView src, int dim, std::int64_t offset, View dst) {
+  const Dims ds = dims_of(src.shape, src.shape.rank), dd = dims_of(dst.shape, dst.shape.rank);
+  Dims offsets(ds.size(), 0);
+  offsets[static_cast<std::size_t>(dim)] = offset;
+  const memory::desc part = md(ds).submemory_desc(dd, offsets);
+  auto& p = cached(Key('S').add(ds).add(dd).add(offsets).str(), [&] {
+    return dnnl::primitive(dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md(dd))));
+  });
+  run(p, {{DNNL_ARG_FROM, mem(part, src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+}
+
+void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst) {
+  const int rank = dst.shape.rank;
+  // A transposed operand is the same buffer read with its last two strides swapped.
+  auto logical = [rank](const BurnmarkShape& s, bool t) {
+    Dims d = dims_of(s, rank);
+    Dims st = plain_strides(d);
+    if (t) {
+      std::swap(d[d.size() - 1], d[d.size() - 2]);
+      std::swap(st[st.size() - 1], st[st.size() - 2]);
+    }
+    return std::pair{d, st};
+  };
+  // Plain pairs, not structured bindings: clang 14 cannot capture those in the lambda below.
+  const std::pair<Dims, Dims> la = logical(a.shape, transpose_a), lb = logical(b.shape, transpose_b);
+  const Dims &da = la.first, &sa = la.second, &db = lb.first, &sb = lb.second;
+  const Dims dd = dims_of(dst.shape, rank);
+  auto& p = cached(Key('M').add(da).add(sa).add(db).add(sb).add(dd).str(), [&] {
+    const dnnl::matmul::desc desc(md(da, sa), md(db, sb), md(dd));
+    return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(desc, engine_)));
+  });
+  run(p, {{DNNL_ARG_SRC, mem(md(da, sa), a.data)},
+          {DNNL_ARG_WEIGHTS, mem(md(db, sb), b.data)},
+          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+}
+
+} // namespace burnmark::onednn

@@ -1,0 +1,81 @@
+// The oneDNN side of the onednn plugin: every tensor operation the kernels need, each done by
+// oneDNN primitives (eltwise, binary, reduction, matmul, concat, reorder) on dense row-major
+// float32 buffers. Owns the one engine and stream of a plugin instance and a cache of created
+// primitives, since creating a primitive costs far more than running it on BurnMark's small
+// tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "burnmark/plugin/plugin.h"
+
+namespace burnmark::onednn {
+
+using Dims = dnnl::memory::dims;
+
+// A dense row-major float tensor the caller owns, seen by oneDNN. Rank 0 is a one-element
+// tensor.
+struct View {
+  BurnmarkShape shape;
+  float* data;
+};
+struct ConstView {
+  BurnmarkShape shape;
+  const float* data;
+};
+
+class DnnlOps {
+public:
+  DnnlOps();
+
+  // dst = alg(src) elementwise; alpha and beta as oneDNN defines them per algorithm.
+  void eltwise(dnnl::algorithm alg, float alpha, float beta, ConstView src, View dst);
+  // diff_src = the backward of alg at `saved` (the forward's src, or its dst for the
+  // *_use_dst_for_bwd algorithms) applied to diff_dst.
+  void eltwise_backward(dnnl::algorithm alg, float alpha, float beta, ConstView saved, ConstView diff_dst,
+                        View diff_src);
+  // dst = a alg b with NumPy broadcasting to dst's shape.
+  void binary(dnnl::algorithm alg, ConstView a, ConstView b, View dst);
+  // dst = src / divisor, divisor a scalar.
+  void divide_by(ConstView src, float divisor, View dst);
+  // Sums (reduction_sum) or averages (reduction_mean) src down to dst's shape, which src's
+  // broadcasts from: what undoes broadcasting in every backward, and the forward reductions.
+  void reduce_to(dnnl::algorithm alg, ConstView src, View dst);
+  // dst = src broadcast to dst's shape (a reorder reading src with stride 0 along the broadcast
+  // axes).
+  void expand(ConstView src, View dst);
+  // dst = src with axes d0 and d1 swapped (a reorder reading src with swapped strides).
+  void transpose(ConstView src, int d0, int d1, View dst);
+  // dst = src tiled `times` times along dim (an expand over a [outer, times, rest] view).
+  void repeat(ConstView src, int dim, int times, View dst);
+  // dst = the sum of src's tiles along dim, the backward of repeat.
+  void unrepeat(ConstView src, int dim, int times, View dst);
+  // dst = concat(a, b) along dim, and the slices of grad each operand filled.
+  void concat(ConstView a, ConstView b, int dim, View dst);
+  void slice(ConstView src, int dim, std::int64_t offset, View dst);
+  // dst = op(a) @ op(b) with batch broadcasting, where op transposes the last two axes when the
+  // flag is set. dst's shape is the product's.
+  void matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst);
+
+  std::size_t cached_primitives() const { return cache_.size(); }
+
+private:
+  // Returns the cached primitive under key, or makes one with make() and caches it.
+  template <class Make>
+  dnnl::primitive& cached(const std::string& key, Make&& make);
+  void run(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args);
+  dnnl::memory mem(const dnnl::memory::desc& md, const float* data);
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::unordered_map<std::string, dnnl::primitive> cache_;
+  std::vector<float> scratch_;
+};
+
+} // namespace burnmark::onednn

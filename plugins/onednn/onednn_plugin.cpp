@@ -1,0 +1,266 @@
+// The onednn plugin: BurnMark's ops mapped onto oneDNN primitives (dnnl_ops.h), forward and
+// backward, exported through plugin_walk.h. Values come from oneDNN's own kernels, including
+// its eltwise_backward at kinks and special values: where those differ from LibTorch's
+// conventions the fuzzer is meant to see it, so nothing here patches oneDNN's answer.
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "burnmark/plugin/plugin_walk.h"
+#include "dnnl_ops.h"
+
+namespace {
+
+using burnmark::onednn::ConstView;
+using burnmark::onednn::View;
+using burnmark::plugin::Dense;
+using burnmark::plugin::OpId;
+using dnnl::algorithm;
+
+using In = std::span<const Dense<float>* const>;
+using GradIn = std::span<Dense<float>* const>;
+
+ConstView cv(const Dense<float>& d) { return ConstView{d.shape, d.data.data()}; }
+View v(Dense<float>& d) { return View{d.shape, d.data.data()}; }
+
+// A sum_dim / mean_dim result seen with the reduced axis kept as 1, whatever keepdim says: the
+// same elements in the same order.
+BurnmarkShape kept(const BurnmarkShape& in, int dim) {
+  BurnmarkShape s = in;
+  s.dims[dim] = 1;
+  return s;
+}
+
+// The eltwise algorithm and its alpha, beta for a unary op, the same for forward and backward.
+// LibTorch's backward of exp, sqrt, relu, sigmoid and tanh reads the result, so those use the
+// *_use_dst_for_bwd variants, which read oneDNN's own forward result the same way.
+struct Eltwise {
+  algorithm alg;
+  float alpha = 0.0f;
+  float beta = 0.0f;
+  bool uses_dst = false;
+};
+
+// -x as linear -1 * x + beta: beta = -0 keeps -(+0) = -0, which beta = +0 would turn into +0.
+constexpr Eltwise kNeg{algorithm::eltwise_linear, -1.0f, -0.0f, false};
+
+Eltwise eltwise_of(const BurnmarkStmt& s) {
+  switch (static_cast<OpId>(s.op)) {
+  case OpId::Neg: return kNeg;
+  case OpId::Abs: return {algorithm::eltwise_abs, 0.0f, 0.0f, false};
+  case OpId::Exp: return {algorithm::eltwise_exp_use_dst_for_bwd, 0.0f, 0.0f, true};
+  case OpId::Log: return {algorithm::eltwise_log, 0.0f, 0.0f, false};
+  case OpId::Sqrt: return {algorithm::eltwise_sqrt_use_dst_for_bwd, 0.0f, 0.0f, true};
+  case OpId::Pow: return {algorithm::eltwise_pow, 1.0f, static_cast<float>(s.attrs.exponent), false};
+  case OpId::Relu: return {algorithm::eltwise_relu_use_dst_for_bwd, 0.0f, 0.0f, true};
+  case OpId::Sigmoid: return {algorithm::eltwise_logistic_use_dst_for_bwd, 0.0f, 0.0f, true};
+  case OpId::Tanh: return {algorithm::eltwise_tanh_use_dst_for_bwd, 0.0f, 0.0f, true};
+  case OpId::Clamp: {
+    // oneDNN's clip requires lo <= hi. LibTorch's min(max(x, lo), hi) with lo > hi is hi
+    // everywhere with zero gradient, which clip(hi, hi) also gives.
+    const auto lo = static_cast<float>(s.attrs.lo), hi = static_cast<float>(s.attrs.hi);
+    return {algorithm::eltwise_clip, lo > hi ? hi : lo, hi, false};
+  }
+  case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::SumAll: case OpId::MeanAll:
+  case OpId::SumDim: case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
+  case OpId::Matmul: break;
+  }
+  throw std::logic_error("not an eltwise op");
+}
+
+algorithm binary_of(OpId op) {
+  switch (op) {
+  case OpId::Add: return algorithm::binary_add;
+  case OpId::Sub: return algorithm::binary_sub;
+  case OpId::Mul: return algorithm::binary_mul;
+  case OpId::Div: return algorithm::binary_div;
+  case OpId::Neg: case OpId::Abs: case OpId::Exp: case OpId::Log: case OpId::Sqrt: case OpId::Pow:
+  case OpId::Relu: case OpId::Sigmoid: case OpId::Tanh: case OpId::SumAll: case OpId::MeanAll:
+  case OpId::SumDim: case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
+  case OpId::Matmul: case OpId::Clamp: break;
+  }
+  throw std::logic_error("not a binary op");
+}
+
+// The shape of a matmul operand's gradient before un-broadcasting: the result's batch dims
+// with the operand's own last two.
+BurnmarkShape batch_broadcast(const BurnmarkShape& out, const BurnmarkShape& operand) {
+  BurnmarkShape s = out;
+  s.dims[out.rank - 2] = operand.dims[operand.rank - 2];
+  s.dims[out.rank - 1] = operand.dims[operand.rank - 1];
+  return s;
+}
+
+struct OnednnKernels {
+  using Scalar = float;
+
+  void forward(const BurnmarkStmt& s, In in, Dense<float>& out) {
+    guarded(s, [&] { forward_op(s, in, out); });
+  }
+
+  void backward(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g, GradIn gin) {
+    guarded(s, [&] { backward_op(s, in, out, g, gin); });
+  }
+
+private:
+  // A primitive oneDNN has no implementation for is a gap in the library, not a wrong answer.
+  template <class F>
+  static void guarded(const BurnmarkStmt& s, F&& f) {
+    try {
+      f();
+    } catch (const dnnl::error& e) {
+      if (e.status == dnnl_unimplemented)
+        throw burnmark::plugin::Unsupported{s.op, std::string(burnmark::plugin::op_id_name(s.op)) +
+                                                      ": oneDNN has no implementation (" + e.what() + ")"};
+      throw;
+    }
+  }
+
+  void forward_op(const BurnmarkStmt& s, In in, Dense<float>& out) {
+    const auto op = static_cast<OpId>(s.op);
+    switch (op) {
+    case OpId::Add:
+    case OpId::Sub:
+    case OpId::Mul:
+    case OpId::Div: return ops_.binary(binary_of(op), cv(*in[0]), cv(*in[1]), v(out));
+    case OpId::Neg:
+    case OpId::Abs:
+    case OpId::Exp:
+    case OpId::Log:
+    case OpId::Sqrt:
+    case OpId::Pow:
+    case OpId::Relu:
+    case OpId::Sigmoid:
+    case OpId::Tanh:
+    case OpId::Clamp: {
+      const Eltwise e = eltwise_of(s);
+      return ops_.eltwise(e.alg, e.alpha, e.beta, cv(*in[0]), v(out));
+    }
+    case OpId::SumAll: return ops_.reduce_to(algorithm::reduction_sum, cv(*in[0]), v(out));
+    case OpId::MeanAll: return ops_.reduce_to(algorithm::reduction_mean, cv(*in[0]), v(out));
+    case OpId::SumDim:
+    case OpId::MeanDim:
+      return ops_.reduce_to(op == OpId::SumDim ? algorithm::reduction_sum : algorithm::reduction_mean, cv(*in[0]),
+                            View{kept(in[0]->shape, s.attrs.dim), out.data.data()});
+    case OpId::Transpose: return ops_.transpose(cv(*in[0]), s.attrs.dim, s.attrs.dim1, v(out));
+    case OpId::Concat: return ops_.concat(cv(*in[0]), cv(*in[1]), s.attrs.dim, v(out));
+    case OpId::Repeat: return ops_.repeat(cv(*in[0]), s.attrs.dim, s.attrs.times, v(out));
+    case OpId::Matmul: return ops_.matmul(cv(*in[0]), false, cv(*in[1]), false, v(out));
+    }
+    throw burnmark::plugin::Unsupported{s.op, {}};
+  }
+
+  // Each gradient is built at the shape the op saw its input (LibTorch's order of operations)
+  // and then summed down to the operand's shape with a oneDNN reduction: plugin_walk hands
+  // over grad_in already at the operand's shape and leaves un-broadcasting to the kernel.
+  void backward_op(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g, GradIn gin) {
+    const auto op = static_cast<OpId>(s.op);
+    switch (op) {
+    case OpId::Add:
+      sum_to(cv(g), *gin[0]);
+      sum_to(cv(g), *gin[1]);
+      return;
+    case OpId::Sub: {
+      sum_to(cv(g), *gin[0]);
+      Dense<float> neg_g = negated(g);
+      sum_to(cv(neg_g), *gin[1]);
+      return;
+    }
+    case OpId::Mul: {
+      Dense<float> t = Dense<float>::zeros(out.shape);
+      ops_.binary(algorithm::binary_mul, cv(g), cv(*in[1]), v(t)); // grad * other
+      sum_to(cv(t), *gin[0]);
+      ops_.binary(algorithm::binary_mul, cv(g), cv(*in[0]), v(t)); // grad * self
+      sum_to(cv(t), *gin[1]);
+      return;
+    }
+    case OpId::Div: {
+      Dense<float> t = Dense<float>::zeros(out.shape);
+      ops_.binary(algorithm::binary_div, cv(g), cv(*in[1]), v(t)); // grad / other
+      sum_to(cv(t), *gin[0]);
+      // -grad * ((self / other) / other)
+      ops_.binary(algorithm::binary_div, cv(*in[0]), cv(*in[1]), v(t));
+      ops_.binary(algorithm::binary_div, cv(t), cv(*in[1]), v(t));
+      Dense<float> neg_g = negated(g);
+      ops_.binary(algorithm::binary_mul, cv(t), cv(neg_g), v(t)); // in place as src0; mul commutes
+      sum_to(cv(t), *gin[1]);
+      return;
+    }
+    case OpId::Neg:
+    case OpId::Abs:
+    case OpId::Exp:
+    case OpId::Log:
+    case OpId::Sqrt:
+    case OpId::Pow:
+    case OpId::Relu:
+    case OpId::Sigmoid:
+    case OpId::Tanh:
+    case OpId::Clamp: {
+      const Eltwise e = eltwise_of(s);
+      return ops_.eltwise_backward(e.alg, e.alpha, e.beta, e.uses_dst ? cv(out) : cv(*in[0]), cv(g), v(*gin[0]));
+    }
+    case OpId::SumAll: return ops_.expand(cv(g), v(*gin[0]));
+    case OpId::MeanAll:
+      ops_.expand(cv(g), v(*gin[0]));
+      return ops_.divide_by(cv(*gin[0]), static_cast<float>(gin[0]->numel()), v(*gin[0]));
+    case OpId::SumDim: return ops_.expand(ConstView{kept(in[0]->shape, s.attrs.dim), g.data.data()}, v(*gin[0]));
+    case OpId::MeanDim:
+      ops_.expand(ConstView{kept(in[0]->shape, s.attrs.dim), g.data.data()}, v(*gin[0]));
+      return ops_.divide_by(cv(*gin[0]), static_cast<float>(in[0]->shape.dims[s.attrs.dim]), v(*gin[0]));
+    case OpId::Transpose: return ops_.transpose(cv(g), s.attrs.dim, s.attrs.dim1, v(*gin[0]));
+    case OpId::Concat:
+      ops_.slice(cv(g), s.attrs.dim, 0, v(*gin[0]));
+      return ops_.slice(cv(g), s.attrs.dim, in[0]->shape.dims[s.attrs.dim], v(*gin[1]));
+    case OpId::Repeat: return ops_.unrepeat(cv(g), s.attrs.dim, s.attrs.times, v(*gin[0]));
+    case OpId::Matmul:
+      // grad @ other^T and self^T @ grad, at the result's batch shape; transposes are strides.
+      matmul_grad(cv(g), false, cv(*in[1]), true, out.shape, *gin[0]);
+      matmul_grad(cv(*in[0]), true, cv(g), false, out.shape, *gin[1]);
+      return;
+    }
+    throw burnmark::plugin::Unsupported{s.op, {}};
+  }
+
+  void sum_to(ConstView g, Dense<float>& grad) { ops_.reduce_to(algorithm::reduction_sum, g, v(grad)); }
+
+  Dense<float> negated(const Dense<float>& g) {
+    Dense<float> r = Dense<float>::zeros(g.shape);
+    ops_.eltwise(kNeg.alg, kNeg.alpha, kNeg.beta, cv(g), v(r));
+    return r;
+  }
+
+  void matmul_grad(ConstView a, bool ta, ConstView b, bool tb, const BurnmarkShape& out, Dense<float>& grad) {
+    const BurnmarkShape full = batch_broadcast(out, grad.shape);
+    if (burnmark::plugin::same_shape(full, grad.shape)) return ops_.matmul(a, ta, b, tb, v(grad));
+    Dense<float> t = Dense<float>::zeros(full);
+    ops_.matmul(a, ta, b, tb, v(t));
+    sum_to(cv(t), grad);
+  }
+
+  burnmark::onednn::DnnlOps ops_;
+};
+
+#define BURNMARK_ONEDNN_STR2(x) #x
+#define BURNMARK_ONEDNN_STR(x) BURNMARK_ONEDNN_STR2(x)
+
+constexpr std::uint32_t kOps[] = {
+#define BURNMARK_OP(Enum, name, id, arity, attrs) id,
+#include "burnmark/ir/ops.def"
+#undef BURNMARK_OP
+};
+
+} // namespace
+
+extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
+  static constexpr BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<OnednnKernels>(
+      "onednn",
+      "oneDNN " BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(
+          DNNL_VERSION_PATCH) " CPU float32: eltwise, binary, reduction, matmul, concat and reorder primitives; "
+                              "gradients by eltwise_backward and forward primitives",
+      kOps);
+  return &table;
+}
