@@ -1,0 +1,37 @@
+// Turns a finding into a self-contained reproducer a LibTorch maintainer can build and run
+// without BurnMark: a C++ program (with its CMakeLists.txt) or a PyTorch script that runs the
+// program op by op with plain library calls and exits non-zero when the library's values
+// diverge from the expected ones. This library only emits source text; it never links LibTorch.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "burnmark/ir/program.h"
+
+namespace burnmark {
+
+struct ReproCase {
+  Program program;
+  std::string title; // first line of the reproducer, e.g. "pow(x, 0.5) gradient at -0"
+  // Expected values, normally from the reference backend: the root, then one tensor per leaf
+  // in leaf order (row-major, numel values each). expected_grads may be empty when
+  // check_gradients is false.
+  std::vector<double> expected_root;
+  std::vector<std::vector<double>> expected_grads;
+  double tolerance = 1e-4; // the seed's values_diverge rule, relative to max(1, |a|, |b|)
+  bool check_gradients = true;
+};
+
+// Both emitters throw std::invalid_argument when the case is inconsistent (invalid program,
+// expected values of the wrong length, gradients requested without one tensor per leaf).
+
+// A single C++ translation unit against LibTorch (CPU, float32, one intra-op thread).
+std::string emit_cpp_repro(const ReproCase& repro);
+// A CMakeLists.txt building `source_file_name` (placed next to it) against an installed LibTorch
+// found with find_package(Torch); the executable is named after the file's stem.
+std::string emit_cpp_cmake(const std::string& source_file_name);
+// A Python 3 script against PyTorch, same program, same checks, same exit status.
+std::string emit_python_repro(const ReproCase& repro);
+
+} // namespace burnmark

@@ -1,0 +1,229 @@
+// The C++ reproducer: one LibTorch call per SSA instruction, named like the registers, then the
+// checks against the expected values; and the CMakeLists.txt that builds it.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "burnmark/ir/text.h"
+#include "literals.h"
+
+namespace burnmark {
+namespace {
+
+using repro_detail::double_literal;
+
+std::string reg(Reg r) {
+  return fmt::format("r{}", r);
+}
+
+std::string dbl(double v) {
+  return double_literal(v, "kNaN", "kInf");
+}
+
+std::string int_list(const Shape& s) {
+  std::string out = "{";
+  for (int i = 0; i < s.rank(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "}";
+}
+
+// The LibTorch call of one instruction: the same overloads the BurnMark backend uses, so that
+// the same kernels (and fast paths such as pow's) run.
+std::string call(const Program& p, const Instr& in) {
+  const std::string x = reg(in.operands[0]);
+  const std::string y = in.operands.size() > 1 ? reg(in.operands[1]) : "";
+  const Attrs& a = in.attrs;
+  switch (in.op) {
+  case Op::Add: return fmt::format("torch::add({}, {})", x, y);
+  case Op::Sub: return fmt::format("torch::sub({}, {})", x, y);
+  case Op::Mul: return fmt::format("torch::mul({}, {})", x, y);
+  case Op::Div: return fmt::format("torch::div({}, {})", x, y);
+  case Op::Neg: return fmt::format("torch::neg({})", x);
+  case Op::Abs: return fmt::format("torch::abs({})", x);
+  case Op::Exp: return fmt::format("torch::exp({})", x);
+  case Op::Log: return fmt::format("torch::log({})", x);
+  case Op::Sqrt: return fmt::format("torch::sqrt({})", x);
+  case Op::Pow: return fmt::format("torch::pow({}, {})", x, dbl(a.exponent));
+  case Op::Relu: return fmt::format("torch::relu({})", x);
+  case Op::Sigmoid: return fmt::format("torch::sigmoid({})", x);
+  case Op::Tanh: return fmt::format("torch::tanh({})", x);
+  case Op::SumAll: return fmt::format("torch::sum({})", x);
+  case Op::MeanAll: return fmt::format("torch::mean({})", x);
+  case Op::SumDim:
+    return fmt::format("torch::sum({}, {{{}}}, /*keepdim=*/{})", x, a.dim, a.keepdim);
+  case Op::MeanDim:
+    return fmt::format("torch::mean({}, {{{}}}, /*keepdim=*/{})", x, a.dim, a.keepdim);
+  case Op::Transpose: return fmt::format("torch::transpose({}, {}, {})", x, a.dim, a.dim1);
+  case Op::Concat: return fmt::format("torch::cat({{{}, {}}}, {})", x, y, a.dim);
+  case Op::Repeat: {
+    std::string reps;
+    for (int i = 0; i < p.shape_of(in.operands[0]).rank(); ++i)
+      reps += fmt::format("{}{}", i ? ", " : "", i == a.dim ? a.times : 1);
+    return fmt::format("{}.repeat({{{}}})", x, reps);
+  }
+  case Op::Matmul: return fmt::format("torch::matmul({}, {})", x, y);
+  case Op::Clamp: return fmt::format("torch::clamp({}, {}, {})", x, dbl(a.lo), dbl(a.hi));
+  }
+  return "";
+}
+
+std::string comment_block(const std::string& text, const std::string& prefix) {
+  std::istringstream lines(text);
+  std::string out, line;
+  while (std::getline(lines, line))
+    out += prefix + line + "\n";
+  return out;
+}
+
+std::string expected_list(const std::vector<double>& values) {
+  std::vector<std::string> items;
+  for (double v : values)
+    items.push_back(dbl(v));
+  return repro_detail::join_wrapped(items, 6, "                 ");
+}
+
+constexpr const char* kPrelude = R"(
+// ATen/core/ivalue.h first: clang 14 with libstdc++ 12 in C++20 mode otherwise fails on an
+// incomplete IValue inside LibTorch's own headers.
+#include <ATen/core/ivalue.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+// A float32 leaf from exact bit patterns, so that NaN payloads, -0 and subnormals survive.
+torch::Tensor leaf(const std::vector<std::uint32_t>& bits, std::vector<std::int64_t> shape, bool requires_grad) {
+  torch::Tensor t = torch::empty(shape, torch::kFloat32);
+  std::memcpy(t.data_ptr<float>(), bits.data(), bits.size() * sizeof(float));
+  return t.requires_grad_(requires_grad);
+}
+
+// NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included), and
+// finite values diverge when |a - b| > tolerance * max(1, |a|, |b|).
+bool diverges(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return !(std::isnan(a) && std::isnan(b));
+  if (std::isinf(a) || std::isinf(b)) return a != b;
+  return std::abs(a - b) > kTolerance * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+// Prints LibTorch's values beside the expected ones (every element of small tensors, only the
+// diverging ones of large tensors) and returns how many diverge.
+int check(const std::string& name, const torch::Tensor& got, const std::vector<double>& expected) {
+  const torch::Tensor t = got.detach().to(torch::kDouble).contiguous();
+  const auto n = static_cast<std::size_t>(t.numel());
+  if (n != expected.size()) {
+    std::printf("%s: libtorch has %zu elements, expected %zu  <-- DIVERGES\n", name.c_str(), n, expected.size());
+    return 1;
+  }
+  const double* v = t.data_ptr<double>();
+  int bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool d = diverges(v[i], expected[i]);
+    bad += d;
+    if (d || n <= 64)
+      std::printf("%s[%zu]  libtorch % .9g  expected % .17g%s\n", name.c_str(), i, v[i], expected[i],
+                  d ? "  <-- DIVERGES" : "");
+  }
+  std::printf("%s: %d of %zu elements diverge\n", name.c_str(), bad, n);
+  return bad;
+}
+
+// A leaf the root does not depend on has no gradient; it is zero.
+torch::Tensor grad_of(const torch::Tensor& leaf) { return leaf.grad().defined() ? leaf.grad() : torch::zeros_like(leaf); }
+
+} // namespace
+)";
+
+} // namespace
+
+std::string emit_cpp_repro(const ReproCase& repro) {
+  repro_detail::check_case(repro);
+  const Program& p = repro.program;
+  std::string out;
+  out += "// " + repro.title + "\n//\n";
+  out += "// Reproducer generated by BurnMark. It runs this program with LibTorch eager (CPU, "
+         "float32,\n"
+         "// one intra-op thread) and compares the root";
+  out += repro.check_gradients ? " and every leaf's gradient (backward seeded with ones)" : "";
+  out += "\n// with the expected values. Exit status 0: LibTorch agrees; 1: some element "
+         "diverges.\n//\n";
+  out += comment_block(to_text(p), "//   ");
+  out += "\nconstexpr double kTolerance = " + dbl(repro.tolerance) + ";\n";
+  out += kPrelude;
+  out += "\nint main() {\n  torch::set_num_threads(1);\n\n";
+  for (std::size_t i = 0; i < p.stmts.size(); ++i) {
+    const Stmt& s = p.stmts[i];
+    const Reg r = static_cast<Reg>(i);
+    switch (s.kind) {
+    case StmtKind::Leaf: {
+      const Leaf& leaf = p.leaves[static_cast<std::size_t>(s.leaf)];
+      std::vector<std::string> bits;
+      for (float v : leaf.data)
+        bits.push_back(repro_detail::float_bits(v));
+      out += fmt::format("  // %{} = leaf f32{}\n", r, s.shape.to_string());
+      out +=
+          fmt::format("  const torch::Tensor {} = leaf({{{}}},\n                        {}, {});\n",
+                      reg(r), repro_detail::join_wrapped(bits, 8, "                         "),
+                      int_list(s.shape), repro.check_gradients);
+      break;
+    }
+    case StmtKind::Alias:
+      out += fmt::format("  const torch::Tensor {} = {}; // alias: the same tensor, not a copy\n",
+                         reg(r), reg(s.source));
+      break;
+    case StmtKind::Op:
+      out += fmt::format("  const torch::Tensor {} = {}; // {}\n", reg(r), call(p, s.instr),
+                         stmt_to_text(p, r));
+      break;
+    }
+  }
+  out += fmt::format("  const torch::Tensor& root = {};\n", reg(p.root));
+  if (repro.check_gradients) out += "  root.backward(torch::ones_like(root));\n";
+  out += "\n  int bad = 0;\n";
+  out += fmt::format("  bad += check(\"root %{}\", root,\n               {{{}}});\n", p.root,
+                     expected_list(repro.expected_root));
+  if (repro.check_gradients) {
+    const std::vector<Reg> leaf_regs = p.leaf_registers();
+    for (std::size_t i = 0; i < leaf_regs.size(); ++i)
+      out += fmt::format("  bad += check(\"grad %{}\", grad_of({}),\n               {{{}}});\n",
+                         leaf_regs[i], reg(leaf_regs[i]), expected_list(repro.expected_grads[i]));
+  }
+  out += "  std::printf(bad ? \"DIVERGES: %d element(s)\\n\" : \"AGREES (%d diverging "
+         "elements)\\n\", bad);\n";
+  out += "  return bad ? 1 : 0;\n}\n";
+  return out;
+}
+
+std::string emit_cpp_cmake(const std::string& source_file_name) {
+  const std::string stem = source_file_name.substr(0, source_file_name.find_last_of('.'));
+  return fmt::format(R"(# Builds the BurnMark reproducer {0} against an installed LibTorch.
+#   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release   (add -DCMAKE_PREFIX_PATH=/path/to/libtorch if
+#                                                     it is not installed system-wide)
+#   cmake --build build && ./build/{1}
+cmake_minimum_required(VERSION 3.18)
+project(burnmark_repro CXX)
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+find_package(Torch REQUIRED)
+set(CMAKE_CXX_FLAGS "${{CMAKE_CXX_FLAGS}} ${{TORCH_CXX_FLAGS}}")
+add_executable({1} {0})
+target_link_libraries({1} PRIVATE ${{TORCH_LIBRARIES}})
+)",
+                     source_file_name, stem);
+}
+
+} // namespace burnmark

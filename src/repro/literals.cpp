@@ -1,0 +1,54 @@
+// Exact number spellings and the consistency check of a ReproCase.
+#include "literals.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace burnmark::repro_detail {
+
+std::string float_bits(float value) {
+  return fmt::format("0x{:08x}", std::bit_cast<std::uint32_t>(value));
+}
+
+std::string double_literal(double value, const std::string& nan, const std::string& inf) {
+  if (std::isnan(value)) return nan;
+  if (std::isinf(value)) return value > 0 ? inf : "-" + inf;
+  std::string s = fmt::format("{}", value);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
+                         const std::string& indent) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += (i % per_line == 0) ? ",\n" + indent : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+void check_case(const ReproCase& repro) {
+  const Program& p = repro.program;
+  if (const std::string err = validate(p); !err.empty())
+    throw std::invalid_argument("repro: invalid program: " + err);
+  const auto root_numel = static_cast<std::size_t>(p.shape_of(p.root).numel());
+  if (repro.expected_root.size() != root_numel)
+    throw std::invalid_argument(fmt::format("repro: {} expected root values for {} elements",
+                                            repro.expected_root.size(), root_numel));
+  if (!repro.check_gradients) return;
+  if (repro.expected_grads.size() != p.leaves.size())
+    throw std::invalid_argument(fmt::format("repro: {} expected gradients for {} leaves",
+                                            repro.expected_grads.size(), p.leaves.size()));
+  for (std::size_t i = 0; i < p.leaves.size(); ++i)
+    if (repro.expected_grads[i].size() != p.leaves[i].data.size())
+      throw std::invalid_argument(
+          fmt::format("repro: gradient of leaf {} has {} values for {} elements", i,
+                      repro.expected_grads[i].size(), p.leaves[i].data.size()));
+}
+
+} // namespace burnmark::repro_detail

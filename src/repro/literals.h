@@ -1,0 +1,23 @@
+// Exact literals and case checks shared by the C++ and Python emitters: f32 leaf data as bit
+// patterns, doubles in their shortest round-tripping decimal form.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "burnmark/repro/repro.h"
+
+namespace burnmark::repro_detail {
+
+// "0x3f000000": the float's bit pattern, which keeps NaN payloads, -0 and subnormals exact.
+std::string float_bits(float value);
+// The shortest decimal that parses back to the same double, always with a '.' or exponent so
+// that it is a floating literal; `nan`, `inf` and `-inf` become the given spellings.
+std::string double_literal(double value, const std::string& nan, const std::string& inf);
+// Comma-separated items, a line break with `indent` every `per_line` items.
+std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
+                         const std::string& indent);
+// Throws std::invalid_argument when the case cannot be emitted.
+void check_case(const ReproCase& repro);
+
+} // namespace burnmark::repro_detail

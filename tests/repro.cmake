@@ -1,0 +1,9 @@
+# The reproducer emitters: text checks, and the emitted C++ and Python really built and run
+# against the installed LibTorch / PyTorch (a LibTorch compile: hence the long timeout).
+add_executable(test_repro test_repro.cpp)
+target_link_libraries(test_repro PRIVATE burnmark_repro burnmark_ir GTest::gtest_main)
+target_include_directories(test_repro PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(test_repro PRIVATE BURNMARK_REPRO_CXX="${CMAKE_CXX_COMPILER}")
+gtest_discover_tests(test_repro DISCOVERY_TIMEOUT 120
+  PROPERTIES TIMEOUT 1200
+             ENVIRONMENT "BURNMARK_SOURCE_DIR=${PROJECT_SOURCE_DIR};BURNMARK_BINARY_DIR=${PROJECT_BINARY_DIR}")

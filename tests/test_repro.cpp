@@ -1,0 +1,239 @@
+// The reproducer emitters: what the emitted text says for every op and for special values, and
+// that the emitted C++ (built with CMake against the installed LibTorch) and Python script (run
+// with the installed PyTorch) exit 0 on values LibTorch really computes and non-zero, printing
+// both values, on a planted wrong value.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "burnmark/repro/repro.h"
+#include "libtorch_programs.h"
+
+using namespace burnmark;
+using namespace burnmark::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A program whose values and gradients are small dyadic rationals, exact in float32, worked out
+// by hand:
+//   m = a * b          a = [[1,2],[3,4]], b = [0.5,-1]   -> m = [[0.5,-2],[1.5,-4]]
+//   t = transpose(alias(m))                              -> m^T
+//   s = sum_dim(m @ m^T, 1)  = m . c with c = column sums of m = [2,-6] -> s = [13, 27]
+//   root = s^2 = [169, 729]; d (a [3] leaf) is never used, so its gradient is zero.
+// With g = 2s = [26,54]: dL/dm[p,k] = g[p] c[k] + (g^T m)[k], g^T m = [94,-268]
+//   -> dL/dm = [[146,-424],[202,-592]]; grad a = dL/dm * b = [[73,424],[101,592]];
+//   grad b = column sums of dL/dm * a = [146+606, -848-2368] = [752,-3216].
+ReproCase hand_computed_case() {
+  ProgramBuilder b;
+  const Reg a = b.leaf({2, 2}, {1, 2, 3, 4});
+  const Reg v = b.leaf({2}, {0.5f, -1});
+  b.leaf({3}, {1, 2, 3});
+  const Reg m = b.op(Op::Mul, {a, v});
+  const Reg t = b.op(Op::Transpose, {b.alias(m)}, two_dims(0, 1));
+  const Reg s = b.op(Op::SumDim, {b.op(Op::Matmul, {m, t})}, dim_keep(1, false));
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Pow, {s}, exponent(2)));
+  c.title = "hand-computed: (rowsum((a*b) @ (a*b)^T))^2";
+  c.expected_root = {169, 729};
+  c.expected_grads = {{73, 424, 101, 592}, {752, -3216}, {0, 0, 0}};
+  return c;
+}
+
+ReproCase planted_bug_case() {
+  ReproCase c = hand_computed_case();
+  c.expected_grads[0][1] = 425; // LibTorch computes 424
+  return c;
+}
+
+// Every op once, for the text checks.
+Program all_ops_program() {
+  ProgramBuilder b;
+  const Reg x = b.leaf({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Reg y = b.leaf({3, 2}, {1, 2, 3, 4, 5, 6});
+  Reg r = b.op(Op::Add, {x, x});
+  r = b.op(Op::Sub, {r, x});
+  r = b.op(Op::Mul, {r, x});
+  r = b.op(Op::Div, {r, x});
+  for (Op op : {Op::Neg, Op::Abs, Op::Exp, Op::Log, Op::Sqrt, Op::Relu, Op::Sigmoid, Op::Tanh})
+    r = b.op(op, {r});
+  r = b.op(Op::Pow, {r}, exponent(-0.5));
+  r = b.op(Op::Clamp, {r}, bounds(-1e6, 1e6));
+  r = b.op(Op::Matmul, {r, y});
+  r = b.op(Op::Concat, {r, b.op(Op::Transpose, {r}, two_dims(1, 0))}, on_dim(0));
+  r = b.op(Op::Repeat, {r}, dim_times(1, 3));
+  r = b.op(Op::MeanDim, {b.op(Op::SumDim, {r}, dim_keep(0, true))}, dim_keep(1, false));
+  return b.finish(b.op(Op::Add, {b.op(Op::SumAll, {r}), b.op(Op::MeanAll, {r})}));
+}
+
+void expect_contains(const std::string& text, const std::string& needle) {
+  EXPECT_NE(text.find(needle), std::string::npos) << "missing: " << needle;
+}
+
+struct RunResult {
+  int status = -1;
+  std::string output;
+};
+
+RunResult run(const std::string& command) {
+  RunResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) throw std::runtime_error("popen failed: " + command);
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), pipe))
+    r.output += buf.data();
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+fs::path make_temp_dir(const std::string& stem) {
+  std::string pattern = (fs::temp_directory_path() / (stem + "_XXXXXX")).string();
+  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+  return pattern;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+} // namespace
+
+TEST(ReproText, EveryOpEmitsItsLibTorchCall) {
+  ReproCase c;
+  c.program = all_ops_program();
+  c.title = "all ops";
+  c.expected_root = {0};
+  c.check_gradients = false;
+  const std::string cpp = emit_cpp_repro(c);
+  const std::string py = emit_python_repro(c);
+  for (const char* call : {"torch::add(r0, r0)",
+                           "torch::sub(r2, r0)",
+                           "torch::mul(r3, r0)",
+                           "torch::div(r4, r0)",
+                           "torch::neg(r5)",
+                           "torch::abs(",
+                           "torch::exp(",
+                           "torch::log(",
+                           "torch::sqrt(",
+                           "torch::relu(",
+                           "torch::sigmoid(",
+                           "torch::tanh(",
+                           "torch::pow(r13, -0.5)",
+                           "torch::clamp(r14, -1000000.0, 1000000.0)",
+                           "torch::matmul(r15, r1)",
+                           "torch::transpose(r16, 1, 0)",
+                           "torch::cat({r16, r17}, 0)",
+                           "r18.repeat({1, 3})",
+                           "torch::sum(r19, {0}, /*keepdim=*/true)",
+                           "torch::mean(r20, {1}, /*keepdim=*/false)",
+                           "torch::sum(r21)",
+                           "torch::mean(r21)"})
+    expect_contains(cpp, call);
+  for (const char* call :
+       {"torch.add(r0, r0)", "torch.sub(r2, r0)", "torch.mul(r3, r0)", "torch.div(r4, r0)",
+        "torch.neg(r5)", "torch.pow(r13, -0.5)", "torch.clamp(r14, min=-1000000.0, max=1000000.0)",
+        "torch.matmul(r15, r1)", "torch.transpose(r16, 1, 0)", "torch.cat([r16, r17], dim=0)",
+        "r18.repeat(1, 3)", "torch.sum(r19, dim=0, keepdim=True)",
+        "torch.mean(r20, dim=1, keepdim=False)", "torch.sum(r21)", "torch.mean(r21)"})
+    expect_contains(py, call);
+  // Forward-only: no backward, leaves without gradient tracking.
+  EXPECT_EQ(cpp.find("backward"), std::string::npos);
+  EXPECT_EQ(py.find("backward"), std::string::npos);
+}
+
+TEST(ReproText, LeafBitsAndExpectedSpecialValuesAreExact) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
+  ProgramBuilder b;
+  const Reg x = b.leaf({5}, {-0.0f, std::numeric_limits<float>::denorm_min(), nan, -inf, 0.1f});
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Neg, {x}));
+  c.expected_root = {0.0, -1e-45, std::nan(""), -std::numeric_limits<double>::infinity(), 0.1};
+  c.expected_grads = {{-1, -1, -1, -1, -1}};
+  const std::string cpp = emit_cpp_repro(c), py = emit_python_repro(c);
+  for (const std::string& text : {cpp, py})
+    for (const char* bits : {"0x80000000", "0x00000001", "0x7fc00000", "0xff800000", "0x3dcccccd"})
+      expect_contains(text, bits);
+  expect_contains(cpp, "{0.0, -1e-45, kNaN, -kInf, 0.1}");
+  expect_contains(py, "0.0, -1e-45, nan, -inf, 0.1]");
+  // The workaround include must come before any other LibTorch header.
+  EXPECT_LT(cpp.find("#include <ATen/core/ivalue.h>"), cpp.find("#include <torch/"));
+}
+
+TEST(ReproText, InconsistentCasesAreRejected) {
+  ReproCase c = hand_computed_case();
+  c.expected_root.pop_back();
+  EXPECT_THROW(emit_cpp_repro(c), std::invalid_argument);
+  c = hand_computed_case();
+  c.expected_grads.pop_back();
+  EXPECT_THROW(emit_python_repro(c), std::invalid_argument);
+  c.check_gradients = false; // then the gradients are not needed
+  EXPECT_NO_THROW(emit_python_repro(c));
+}
+
+TEST(ReproText, CMakeListsFindsTorchAndBuildsTheFile) {
+  const std::string cmake = emit_cpp_cmake("pow_grad.cpp");
+  expect_contains(cmake, "find_package(Torch REQUIRED)");
+  expect_contains(cmake, "add_executable(pow_grad pow_grad.cpp)");
+  expect_contains(cmake, "${TORCH_LIBRARIES}");
+}
+
+TEST(ReproBuild, EmittedCppBuildsAgreesAndCatchesAPlantedBug) {
+  const fs::path dir = make_temp_dir("burnmark_repro_cpp");
+  write_file(dir / "CMakeLists.txt", emit_cpp_cmake("repro.cpp"));
+  write_file(dir / "repro.cpp", emit_cpp_repro(hand_computed_case()));
+  const std::string build = (dir / "build").string();
+  const RunResult configure =
+      run("cmake -S " + dir.string() + " -B " + build +
+          " -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=" BURNMARK_REPRO_CXX);
+  ASSERT_EQ(configure.status, 0) << configure.output;
+  const RunResult compiled = run("cmake --build " + build);
+  ASSERT_EQ(compiled.status, 0) << compiled.output;
+  const RunResult good = run(build + "/repro");
+  EXPECT_EQ(good.status, 0) << good.output;
+  expect_contains(good.output, "AGREES");
+  expect_contains(good.output, "grad %0[1]  libtorch  424  expected  424\n");
+
+  write_file(dir / "repro.cpp", emit_cpp_repro(planted_bug_case()));
+  const RunResult recompiled = run("cmake --build " + build);
+  ASSERT_EQ(recompiled.status, 0) << recompiled.output;
+  const RunResult bad = run(build + "/repro");
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  expect_contains(bad.output, "grad %0[1]  libtorch  424  expected  425  <-- DIVERGES");
+  expect_contains(bad.output, "DIVERGES: 1 element(s)");
+  fs::remove_all(dir);
+}
+
+TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
+  // The first python3 on PATH may be a private interpreter without Debian's python3-torch.
+  std::string python;
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (run(std::string(candidate) + " -c 'import torch'").status == 0) {
+      python = candidate;
+      break;
+    }
+  if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
+  const fs::path dir = make_temp_dir("burnmark_repro_py");
+  write_file(dir / "good.py", emit_python_repro(hand_computed_case()));
+  write_file(dir / "bad.py", emit_python_repro(planted_bug_case()));
+  const RunResult good = run(python + " " + (dir / "good.py").string());
+  EXPECT_EQ(good.status, 0) << good.output;
+  expect_contains(good.output, "AGREES");
+  expect_contains(good.output, "grad %0[1]  torch  424  expected  424\n");
+  const RunResult bad = run(python + " " + (dir / "bad.py").string());
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  expect_contains(bad.output, "grad %0[1]  torch  424  expected  425  <-- DIVERGES");
+  fs::remove_all(dir);
+}
