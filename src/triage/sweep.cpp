@@ -65,7 +65,8 @@ struct Sweeper {
   bool hit(const std::optional<Program>& p) { return p && reproduces(runner, *p, finding); }
 
   void add(std::string parameter, std::string tried, std::string hits, std::string condition) {
-    if (condition != "any" && condition != "none") result.conditions.push_back(condition);
+    if (condition != "any" && condition != "none")
+      result.conditions.push_back(parameter + ": " + condition);
     result.rows.push_back(
         {std::move(parameter), std::move(tried), std::move(hits), std::move(condition)});
   }

@@ -29,7 +29,8 @@ struct SweepRow {
 
 struct SweepResult {
   std::vector<SweepRow> rows;
-  std::vector<std::string> conditions; // the load-bearing conditions, in row order
+  // The load-bearing conditions in row order, each as "<parameter>: <condition>".
+  std::vector<std::string> conditions;
 };
 
 // `repro` must diverge on the runner's backends; otherwise the result has no rows.
