@@ -7,3 +7,9 @@ target_compile_definitions(test_repro PRIVATE BURNMARK_REPRO_CXX="${CMAKE_CXX_CO
 gtest_discover_tests(test_repro DISCOVERY_TIMEOUT 120
   PROPERTIES TIMEOUT 1200
              ENVIRONMENT "BURNMARK_SOURCE_DIR=${PROJECT_SOURCE_DIR};BURNMARK_BINARY_DIR=${PROJECT_BINARY_DIR}")
+# With the reference backend, the emitted reproducers of an all-ops program are also run
+# against the reference's values.
+if(TARGET burnmark_ref)
+  target_link_libraries(test_repro PRIVATE burnmark_ref)
+  target_compile_definitions(test_repro PRIVATE BURNMARK_HAVE_REF)
+endif()

@@ -17,6 +17,9 @@
 #include <string>
 
 #include "burnmark/repro/repro.h"
+#ifdef BURNMARK_HAVE_REF
+#include "burnmark/backends/builtin.h"
+#endif
 #include "libtorch_programs.h"
 
 using namespace burnmark;
@@ -75,6 +78,23 @@ Program all_ops_program() {
   r = b.op(Op::MeanDim, {b.op(Op::SumDim, {r}, dim_keep(0, true))}, dim_keep(1, false));
   return b.finish(b.op(Op::Add, {b.op(Op::SumAll, {r}), b.op(Op::MeanAll, {r})}));
 }
+
+#ifdef BURNMARK_HAVE_REF
+// Every op, with gradients, expected values from the reference backend: LibTorch agrees with it
+// on this program (tests/test_ref_vs_libtorch.cpp checks each op), so a reproducer that runs
+// every op faithfully must exit 0.
+ReproCase all_ops_reference_case() {
+  ReproCase c;
+  c.program = all_ops_program();
+  c.title = "every op, expected values from the reference backend";
+  const Outcome ref = make_reference_backend()->run(c.program, RunOptions{true});
+  if (ref.status != Status::Ok) throw std::runtime_error("reference failed: " + ref.message);
+  c.expected_root = ref.root.values;
+  for (const HostTensor& g : ref.grads)
+    c.expected_grads.push_back(g.values);
+  return c;
+}
+#endif
 
 void expect_contains(const std::string& text, const std::string& needle) {
   EXPECT_NE(text.find(needle), std::string::npos) << "missing: " << needle;
@@ -213,6 +233,13 @@ TEST(ReproBuild, EmittedCppBuildsAgreesAndCatchesAPlantedBug) {
   EXPECT_EQ(bad.status, 1) << bad.output;
   expect_contains(bad.output, "grad %0[1]  libtorch  424  expected  425  <-- DIVERGES");
   expect_contains(bad.output, "DIVERGES: 1 element(s)");
+#ifdef BURNMARK_HAVE_REF
+  write_file(dir / "repro.cpp", emit_cpp_repro(all_ops_reference_case()));
+  const RunResult all_compiled = run("cmake --build " + build);
+  ASSERT_EQ(all_compiled.status, 0) << all_compiled.output;
+  const RunResult all_ops = run(build + "/repro");
+  EXPECT_EQ(all_ops.status, 0) << all_ops.output;
+#endif
   fs::remove_all(dir);
 }
 
@@ -235,5 +262,10 @@ TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
   const RunResult bad = run(python + " " + (dir / "bad.py").string());
   EXPECT_EQ(bad.status, 1) << bad.output;
   expect_contains(bad.output, "grad %0[1]  torch  424  expected  425  <-- DIVERGES");
+#ifdef BURNMARK_HAVE_REF
+  write_file(dir / "all_ops.py", emit_python_repro(all_ops_reference_case()));
+  const RunResult all_ops = run(python + " " + (dir / "all_ops.py").string());
+  EXPECT_EQ(all_ops.status, 0) << all_ops.output;
+#endif
   fs::remove_all(dir);
 }
