@@ -4,9 +4,14 @@ target_link_libraries(test_cli PRIVATE burnmark_cli_common burnmark_registry bur
 add_dependencies(test_cli burnmark)
 target_compile_definitions(test_cli PRIVATE BURNMARK_CLI_PATH="$<TARGET_FILE:burnmark>"
                                             BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-# A plugin that returns malformed results gives `run` a real divergence to report.
-if(TARGET burnmark_fixture_bad_result)
-  add_dependencies(test_cli burnmark_fixture_bad_result)
-  target_compile_definitions(test_cli PRIVATE
-    BURNMARK_TEST_BAD_PLUGIN="$<TARGET_FILE:burnmark_fixture_bad_result>")
-endif()
+# A plugin that returns malformed results gives `run` a real divergence to report. The fixture
+# is declared by plugin.cmake, which is included after this file: look for it once the whole
+# directory has been read.
+function(burnmark_cli_use_bad_plugin)
+  if(TARGET burnmark_fixture_bad_result)
+    add_dependencies(test_cli burnmark_fixture_bad_result)
+    target_compile_definitions(test_cli PRIVATE
+      BURNMARK_TEST_BAD_PLUGIN="$<TARGET_FILE:burnmark_fixture_bad_result>")
+  endif()
+endfunction()
+cmake_language(DEFER CALL burnmark_cli_use_bad_plugin)
