@@ -418,6 +418,7 @@ TEST(ReferenceConventions, Relu) {
   const auto v = unary_values(Op::Relu, {kNaN, -1.0f, 0.0f, 2.0f});
   EXPECT_TRUE(std::isnan(v[0]));
   EXPECT_EQ(v[1], 0);
+  EXPECT_SAME(-0.0, unary_values(Op::Relu, {-0.0f})[0]); // clamp_min keeps x unless x < 0
   const auto g = unary_grads(Op::Relu, {kNaN, -1.0f, 0.0f, -0.0f, 2.0f});
   EXPECT_EQ(g, (std::vector<double>{1, 0, 0, 0, 1}));
 }
@@ -429,6 +430,7 @@ TEST(ReferenceConventions, Clamp) {
   EXPECT_EQ(v[3], -1);
   EXPECT_EQ(v[5], 1);
   EXPECT_EQ(unary_grads(Op::Clamp, xs, bounds(-1, 1)), (std::vector<double>{1, 1, 0, 0, 1, 0}));
+  EXPECT_SAME(-0.0, unary_values(Op::Clamp, {-0.0f}, bounds(0, 1))[0]); // x kept on a tie
   // lo > hi: hi everywhere (NaN still propagates), gradient 0 everywhere.
   const auto inverted = unary_values(Op::Clamp, xs, bounds(0.5, -0.5));
   for (std::size_t i = 0; i < xs.size(); ++i) {

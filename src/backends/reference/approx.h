@@ -152,9 +152,10 @@ inline Approx sqrt(Approx a) {
   return finish_exact(z, e);
 }
 
-// clamp_min(x, 0): NaN passes through.
+// clamp_min(x, 0), which keeps x unless x < 0: NaN passes through and relu(-0) = -0 (measured
+// against LibTorch: pow(relu(-0), -0.5) is -inf there).
 inline Approx relu(Approx a) {
-  const double z = std::isnan(a.v) ? a.v : (a.v > 0 ? a.v : 0.0);
+  const double z = a.v < 0 ? 0.0 : a.v;
   if (indeterminate(a)) return {z, kInf};
   return {z, a.v + a.e < 0 ? 0.0 : a.e};
 }
