@@ -18,7 +18,8 @@ using dnnl::memory;
 Dims dims_of(const BurnmarkShape& s, int rank) {
   rank = std::max(rank, 1);
   Dims d(static_cast<std::size_t>(rank), 1);
-  for (int i = 0; i < s.rank; ++i) d[static_cast<std::size_t>(rank - s.rank + i)] = s.dims[i];
+  for (int i = 0; i < s.rank; ++i)
+    d[static_cast<std::size_t>(rank - s.rank + i)] = s.dims[i];
   return d;
 }
 
@@ -32,19 +33,25 @@ Dims plain_strides(const Dims& d) {
   return s;
 }
 
-memory::desc md(const Dims& dims, const Dims& strides) { return memory::desc(dims, memory::data_type::f32, strides); }
-memory::desc md(const Dims& dims) { return md(dims, plain_strides(dims)); }
+memory::desc md(const Dims& dims, const Dims& strides) {
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+memory::desc md(const Dims& dims) {
+  return md(dims, plain_strides(dims));
+}
 
 BurnmarkShape shape_of(const Dims& d) {
   BurnmarkShape s{};
   s.rank = static_cast<std::int32_t>(d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) s.dims[i] = d[i];
+  for (std::size_t i = 0; i < d.size(); ++i)
+    s.dims[i] = d[i];
   return s;
 }
 
 std::int64_t count(const BurnmarkShape& s) {
   std::int64_t n = 1;
-  for (int i = 0; i < s.rank; ++i) n *= s.dims[i];
+  for (int i = 0; i < s.rank; ++i)
+    n *= s.dims[i];
   return n;
 }
 
@@ -64,7 +71,8 @@ public:
   Key& add(algorithm a) { return add(static_cast<std::int64_t>(a)); }
   Key& add(const Dims& d) {
     add(static_cast<std::int64_t>(d.size()));
-    for (auto v : d) add(static_cast<std::int64_t>(v));
+    for (auto v : d)
+      add(static_cast<std::int64_t>(v));
     return *this;
   }
   const std::string& str() const { return s_; }
@@ -80,8 +88,7 @@ constexpr std::size_t kMaxCachedPrimitives = 8192;
 
 DnnlOps::DnnlOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
-template <class Make>
-dnnl::primitive& DnnlOps::cached(const std::string& key, Make&& make) {
+template <class Make> dnnl::primitive& DnnlOps::cached(const std::string& key, Make&& make) {
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   if (cache_.size() >= kMaxCachedPrimitives) cache_.clear();
@@ -102,21 +109,25 @@ memory DnnlOps::mem(const memory::desc& d, const float* data) {
 void DnnlOps::eltwise(algorithm alg, float alpha, float beta, ConstView src, View dst) {
   const Dims d{count(src.shape)};
   auto& p = cached(Key('E').add(alg).add(alpha).add(beta).add(d).str(), [&] {
-    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), alpha, beta);
-    return dnnl::primitive(dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, engine_)));
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), alpha,
+                                           beta);
+    return dnnl::primitive(
+        dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, engine_)));
   });
   run(p, {{DNNL_ARG_SRC, mem(md(d), src.data)}, {DNNL_ARG_DST, mem(md(d), dst.data)}});
 }
 
-void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView saved, ConstView diff_dst,
-                               View diff_src) {
+void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView saved,
+                               ConstView diff_dst, View diff_src) {
   const Dims d{count(saved.shape)};
   auto& p = cached(Key('e').add(alg).add(alpha).add(beta).add(d).str(), [&] {
     // A backward primitive descriptor needs its forward one as a hint.
     const dnnl::eltwise_forward::primitive_desc hint(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), alpha, beta), engine_);
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), alpha, beta),
+        engine_);
     const dnnl::eltwise_backward::desc desc(alg, md(d), md(d), alpha, beta);
-    return dnnl::primitive(dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(desc, engine_, hint)));
+    return dnnl::primitive(
+        dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(desc, engine_, hint)));
   });
   // The *_use_dst_for_bwd algorithms read DST, the others SRC; the unused one is ignored.
   const memory s = mem(md(d), saved.data);
@@ -148,7 +159,9 @@ void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
     const dnnl::binary::desc desc(alg, md(dd), md(db), md(dd));
     return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC_0, mem(md(dd), a.data)}, {DNNL_ARG_SRC_1, mem(md(db), b.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_SRC_0, mem(md(dd), a.data)},
+          {DNNL_ARG_SRC_1, mem(md(db), b.data)},
+          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
 }
 
 void DnnlOps::divide_by(ConstView src, float divisor, View dst) {
@@ -177,7 +190,8 @@ void DnnlOps::expand(ConstView src, View dst) {
   for (std::size_t i = 0; i < dd.size(); ++i)
     if (ds[i] != dd[i]) strides[i] = 0;
   auto& p = cached(Key('X').add(dd).add(strides).str(), [&] {
-    return dnnl::primitive(dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+    return dnnl::primitive(
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
   });
   run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
 }
@@ -187,7 +201,8 @@ void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
   Dims strides = plain_strides(dims_of(src.shape, src.shape.rank));
   std::swap(strides[static_cast<std::size_t>(d0)], strides[static_cast<std::size_t>(d1)]);
   auto& p = cached(Key('T').add(dd).add(strides).str(), [&] {
-    return dnnl::primitive(dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+    return dnnl::primitive(
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
   });
   run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
 }
@@ -197,12 +212,14 @@ namespace {
 // whole blocks along dim, so the tiles are the middle axis of this view.
 Dims tiled_dims(const BurnmarkShape& s, int dim, std::int64_t mid, std::int64_t rest) {
   std::int64_t outer = 1;
-  for (int i = 0; i < dim; ++i) outer *= s.dims[i];
+  for (int i = 0; i < dim; ++i)
+    outer *= s.dims[i];
   return Dims{outer, mid, rest};
 }
 std::int64_t block_of(const BurnmarkShape& s, int dim) {
   std::int64_t n = 1;
-  for (int i = dim; i < s.rank; ++i) n *= s.dims[i];
+  for (int i = dim; i < s.rank; ++i)
+    n *= s.dims[i];
   return n;
 }
 } // namespace
@@ -215,7 +232,8 @@ void DnnlOps::repeat(ConstView src, int dim, int times, View dst) {
 
 void DnnlOps::unrepeat(ConstView src, int dim, int times, View dst) {
   const std::int64_t rest = block_of(dst.shape, dim);
-  reduce_to(algorithm::reduction_sum, ConstView{shape_of(tiled_dims(dst.shape, dim, times, rest)), src.data},
+  reduce_to(algorithm::reduction_sum,
+            ConstView{shape_of(tiled_dims(dst.shape, dim, times, rest)), src.data},
             View{shape_of(tiled_dims(dst.shape, dim, 1, rest)), dst.data});
 }
 
@@ -223,7 +241,8 @@ void DnnlOps::concat(ConstView a, ConstView b, int dim, View dst) {
   const Dims da = dims_of(a.shape, a.shape.rank), db = dims_of(b.shape, b.shape.rank),
              dd = dims_of(dst.shape, dst.shape.rank);
   auto& p = cached(Key('C').add(static_cast<std::int64_t>(dim)).add(da).add(db).str(), [&] {
-    return dnnl::primitive(dnnl::concat(dnnl::concat::primitive_desc(md(dd), dim, {md(da), md(db)}, engine_)));
+    return dnnl::primitive(
+        dnnl::concat(dnnl::concat::primitive_desc(md(dd), dim, {md(da), md(db)}, engine_)));
   });
   run(p, {{DNNL_ARG_MULTIPLE_SRC, mem(md(da), a.data)},
           {DNNL_ARG_MULTIPLE_SRC + 1, mem(md(db), b.data)},
@@ -236,7 +255,8 @@ void DnnlOps::slice(ConstView src, int dim, std::int64_t offset, View dst) {
   offsets[static_cast<std::size_t>(dim)] = offset;
   const memory::desc part = md(ds).submemory_desc(dd, offsets);
   auto& p = cached(Key('S').add(ds).add(dd).add(offsets).str(), [&] {
-    return dnnl::primitive(dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md(dd))));
+    return dnnl::primitive(
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md(dd))));
   });
   run(p, {{DNNL_ARG_FROM, mem(part, src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
 }
@@ -254,7 +274,8 @@ void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_
     return std::pair{d, st};
   };
   // Plain pairs, not structured bindings: clang 14 cannot capture those in the lambda below.
-  const std::pair<Dims, Dims> la = logical(a.shape, transpose_a), lb = logical(b.shape, transpose_b);
+  const std::pair<Dims, Dims> la = logical(a.shape, transpose_a),
+                              lb = logical(b.shape, transpose_b);
   const Dims &da = la.first, &sa = la.second, &db = lb.first, &sb = lb.second;
   const Dims dd = dims_of(dst.shape, rank);
   auto& p = cached(Key('M').add(da).add(sa).add(db).add(sb).add(dd).str(), [&] {

@@ -38,8 +38,8 @@ public:
   void eltwise(dnnl::algorithm alg, float alpha, float beta, ConstView src, View dst);
   // diff_src = the backward of alg at `saved` (the forward's src, or its dst for the
   // *_use_dst_for_bwd algorithms) applied to diff_dst.
-  void eltwise_backward(dnnl::algorithm alg, float alpha, float beta, ConstView saved, ConstView diff_dst,
-                        View diff_src);
+  void eltwise_backward(dnnl::algorithm alg, float alpha, float beta, ConstView saved,
+                        ConstView diff_dst, View diff_src);
   // dst = a alg b with NumPy broadcasting to dst's shape.
   void binary(dnnl::algorithm alg, ConstView a, ConstView b, View dst);
   // dst = src / divisor, divisor a scalar.
@@ -67,8 +67,7 @@ public:
 
 private:
   // Returns the cached primitive under key, or makes one with make() and caches it.
-  template <class Make>
-  dnnl::primitive& cached(const std::string& key, Make&& make);
+  template <class Make> dnnl::primitive& cached(const std::string& key, Make&& make);
   void run(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args);
   dnnl::memory mem(const dnnl::memory::desc& md, const float* data);
 

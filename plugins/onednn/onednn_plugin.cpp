@@ -24,8 +24,12 @@ using dnnl::algorithm;
 using In = std::span<const Dense<float>* const>;
 using GradIn = std::span<Dense<float>* const>;
 
-ConstView cv(const Dense<float>& d) { return ConstView{d.shape, d.data.data()}; }
-View v(Dense<float>& d) { return View{d.shape, d.data.data()}; }
+ConstView cv(const Dense<float>& d) {
+  return ConstView{d.shape, d.data.data()};
+}
+View v(Dense<float>& d) {
+  return View{d.shape, d.data.data()};
+}
 
 // A sum_dim / mean_dim result seen with the reduced axis kept as 1, whatever keepdim says: the
 // same elements in the same order.
@@ -55,7 +59,8 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
   case OpId::Exp: return {algorithm::eltwise_exp_use_dst_for_bwd, 0.0f, 0.0f, true};
   case OpId::Log: return {algorithm::eltwise_log, 0.0f, 0.0f, false};
   case OpId::Sqrt: return {algorithm::eltwise_sqrt_use_dst_for_bwd, 0.0f, 0.0f, true};
-  case OpId::Pow: return {algorithm::eltwise_pow, 1.0f, static_cast<float>(s.attrs.exponent), false};
+  case OpId::Pow:
+    return {algorithm::eltwise_pow, 1.0f, static_cast<float>(s.attrs.exponent), false};
   case OpId::Relu: return {algorithm::eltwise_relu_use_dst_for_bwd, 0.0f, 0.0f, true};
   case OpId::Sigmoid: return {algorithm::eltwise_logistic_use_dst_for_bwd, 0.0f, 0.0f, true};
   case OpId::Tanh: return {algorithm::eltwise_tanh_use_dst_for_bwd, 0.0f, 0.0f, true};
@@ -65,8 +70,17 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
     const auto lo = static_cast<float>(s.attrs.lo), hi = static_cast<float>(s.attrs.hi);
     return {algorithm::eltwise_clip, lo > hi ? hi : lo, hi, false};
   }
-  case OpId::Add: case OpId::Sub: case OpId::Mul: case OpId::Div: case OpId::SumAll: case OpId::MeanAll:
-  case OpId::SumDim: case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
+  case OpId::Add:
+  case OpId::Sub:
+  case OpId::Mul:
+  case OpId::Div:
+  case OpId::SumAll:
+  case OpId::MeanAll:
+  case OpId::SumDim:
+  case OpId::MeanDim:
+  case OpId::Transpose:
+  case OpId::Concat:
+  case OpId::Repeat:
   case OpId::Matmul: break;
   }
   throw std::logic_error("not an eltwise op");
@@ -78,10 +92,24 @@ algorithm binary_of(OpId op) {
   case OpId::Sub: return algorithm::binary_sub;
   case OpId::Mul: return algorithm::binary_mul;
   case OpId::Div: return algorithm::binary_div;
-  case OpId::Neg: case OpId::Abs: case OpId::Exp: case OpId::Log: case OpId::Sqrt: case OpId::Pow:
-  case OpId::Relu: case OpId::Sigmoid: case OpId::Tanh: case OpId::SumAll: case OpId::MeanAll:
-  case OpId::SumDim: case OpId::MeanDim: case OpId::Transpose: case OpId::Concat: case OpId::Repeat:
-  case OpId::Matmul: case OpId::Clamp: break;
+  case OpId::Neg:
+  case OpId::Abs:
+  case OpId::Exp:
+  case OpId::Log:
+  case OpId::Sqrt:
+  case OpId::Pow:
+  case OpId::Relu:
+  case OpId::Sigmoid:
+  case OpId::Tanh:
+  case OpId::SumAll:
+  case OpId::MeanAll:
+  case OpId::SumDim:
+  case OpId::MeanDim:
+  case OpId::Transpose:
+  case OpId::Concat:
+  case OpId::Repeat:
+  case OpId::Matmul:
+  case OpId::Clamp: break;
   }
   throw std::logic_error("not a binary op");
 }
@@ -102,20 +130,21 @@ struct OnednnKernels {
     guarded(s, [&] { forward_op(s, in, out); });
   }
 
-  void backward(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g, GradIn gin) {
+  void backward(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g,
+                GradIn gin) {
     guarded(s, [&] { backward_op(s, in, out, g, gin); });
   }
 
 private:
   // A primitive oneDNN has no implementation for is a gap in the library, not a wrong answer.
-  template <class F>
-  static void guarded(const BurnmarkStmt& s, F&& f) {
+  template <class F> static void guarded(const BurnmarkStmt& s, F&& f) {
     try {
       f();
     } catch (const dnnl::error& e) {
       if (e.status == dnnl_unimplemented)
         throw burnmark::plugin::Unsupported{s.op, std::string(burnmark::plugin::op_id_name(s.op)) +
-                                                      ": oneDNN has no implementation (" + e.what() + ")"};
+                                                      ": oneDNN has no implementation (" +
+                                                      e.what() + ")"};
       throw;
     }
   }
@@ -144,8 +173,9 @@ private:
     case OpId::MeanAll: return ops_.reduce_to(algorithm::reduction_mean, cv(*in[0]), v(out));
     case OpId::SumDim:
     case OpId::MeanDim:
-      return ops_.reduce_to(op == OpId::SumDim ? algorithm::reduction_sum : algorithm::reduction_mean, cv(*in[0]),
-                            View{kept(in[0]->shape, s.attrs.dim), out.data.data()});
+      return ops_.reduce_to(op == OpId::SumDim ? algorithm::reduction_sum
+                                               : algorithm::reduction_mean,
+                            cv(*in[0]), View{kept(in[0]->shape, s.attrs.dim), out.data.data()});
     case OpId::Transpose: return ops_.transpose(cv(*in[0]), s.attrs.dim, s.attrs.dim1, v(out));
     case OpId::Concat: return ops_.concat(cv(*in[0]), cv(*in[1]), s.attrs.dim, v(out));
     case OpId::Repeat: return ops_.repeat(cv(*in[0]), s.attrs.dim, s.attrs.times, v(out));
@@ -157,7 +187,8 @@ private:
   // Each gradient is built at the shape the op saw its input (LibTorch's order of operations)
   // and then summed down to the operand's shape with a oneDNN reduction: plugin_walk hands
   // over grad_in already at the operand's shape and leaves un-broadcasting to the kernel.
-  void backward_op(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g, GradIn gin) {
+  void backward_op(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g,
+                   GradIn gin) {
     const auto op = static_cast<OpId>(s.op);
     switch (op) {
     case OpId::Add:
@@ -201,16 +232,19 @@ private:
     case OpId::Tanh:
     case OpId::Clamp: {
       const Eltwise e = eltwise_of(s);
-      return ops_.eltwise_backward(e.alg, e.alpha, e.beta, e.uses_dst ? cv(out) : cv(*in[0]), cv(g), v(*gin[0]));
+      return ops_.eltwise_backward(e.alg, e.alpha, e.beta, e.uses_dst ? cv(out) : cv(*in[0]), cv(g),
+                                   v(*gin[0]));
     }
     case OpId::SumAll: return ops_.expand(cv(g), v(*gin[0]));
     case OpId::MeanAll:
       ops_.expand(cv(g), v(*gin[0]));
       return ops_.divide_by(cv(*gin[0]), static_cast<float>(gin[0]->numel()), v(*gin[0]));
-    case OpId::SumDim: return ops_.expand(ConstView{kept(in[0]->shape, s.attrs.dim), g.data.data()}, v(*gin[0]));
+    case OpId::SumDim:
+      return ops_.expand(ConstView{kept(in[0]->shape, s.attrs.dim), g.data.data()}, v(*gin[0]));
     case OpId::MeanDim:
       ops_.expand(ConstView{kept(in[0]->shape, s.attrs.dim), g.data.data()}, v(*gin[0]));
-      return ops_.divide_by(cv(*gin[0]), static_cast<float>(in[0]->shape.dims[s.attrs.dim]), v(*gin[0]));
+      return ops_.divide_by(cv(*gin[0]), static_cast<float>(in[0]->shape.dims[s.attrs.dim]),
+                            v(*gin[0]));
     case OpId::Transpose: return ops_.transpose(cv(g), s.attrs.dim, s.attrs.dim1, v(*gin[0]));
     case OpId::Concat:
       ops_.slice(cv(g), s.attrs.dim, 0, v(*gin[0]));
@@ -225,7 +259,9 @@ private:
     throw burnmark::plugin::Unsupported{s.op, {}};
   }
 
-  void sum_to(ConstView g, Dense<float>& grad) { ops_.reduce_to(algorithm::reduction_sum, g, v(grad)); }
+  void sum_to(ConstView g, Dense<float>& grad) {
+    ops_.reduce_to(algorithm::reduction_sum, g, v(grad));
+  }
 
   Dense<float> negated(const Dense<float>& g) {
     Dense<float> r = Dense<float>::zeros(g.shape);
@@ -233,7 +269,8 @@ private:
     return r;
   }
 
-  void matmul_grad(ConstView a, bool ta, ConstView b, bool tb, const BurnmarkShape& out, Dense<float>& grad) {
+  void matmul_grad(ConstView a, bool ta, ConstView b, bool tb, const BurnmarkShape& out,
+                   Dense<float>& grad) {
     const BurnmarkShape full = batch_broadcast(out, grad.shape);
     if (burnmark::plugin::same_shape(full, grad.shape)) return ops_.matmul(a, ta, b, tb, v(grad));
     Dense<float> t = Dense<float>::zeros(full);
@@ -255,12 +292,18 @@ constexpr std::uint32_t kOps[] = {
 
 } // namespace
 
-extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
+extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1*
+burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
   static constexpr BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<OnednnKernels>(
       "onednn",
-      "oneDNN " BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(
-          DNNL_VERSION_PATCH) " CPU float32: eltwise, binary, reduction, matmul, concat and reorder primitives; "
-                              "gradients by eltwise_backward and forward primitives",
+      "oneDNN " BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(
+          DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_PATCH) " CPU float32: eltwise, "
+                                                                          "binary, reduction, "
+                                                                          "matmul, concat and "
+                                                                          "reorder primitives; "
+                                                                          "gradients by "
+                                                                          "eltwise_backward and "
+                                                                          "forward primitives",
       kOps);
   return &table;
 }

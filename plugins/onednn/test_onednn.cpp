@@ -37,8 +37,10 @@ struct Backends {
   std::unique_ptr<Backend> dnn;
   Backends() {
     PluginLoadResult r = load_plugin_backend("onednn");
-    if (r.ok()) dnn = r.take();
-    else ADD_FAILURE() << r.error();
+    if (r.ok())
+      dnn = r.take();
+    else
+      ADD_FAILURE() << r.error();
   }
 
   // Runs `text` through both, with and without gradients, and expects the oracle to find no
@@ -93,8 +95,8 @@ TEST(OnednnPlugin, DeclaresEveryOp) {
     seen[t->supported_ops[i]] = true;
   }
   std::uint32_t declared = 0;
-#define BURNMARK_OP(Enum, name, id, arity, attrs)                                                                      \
-  EXPECT_TRUE(id < seen.size() && seen[id]) << name;                                                                 \
+#define BURNMARK_OP(Enum, name, id, arity, attrs)                                                  \
+  EXPECT_TRUE(id < seen.size() && seen[id]) << name;                                               \
   ++declared;
 #include "burnmark/ir/ops.def"
 #undef BURNMARK_OP
@@ -105,36 +107,42 @@ TEST(OnednnPlugin, DeclaresEveryOp) {
 TEST(OnednnOps, AddWithEveryBroadcastPattern) {
   Backends b;
   // src1 broadcast (direct), src0 broadcast (swapped), both broadcast (src0 expanded).
-  b.expect_agree("%0 = leaf f32[2,3] [0.5, -1, 2, 0.25, -0.25, 1.5]\n%1 = leaf f32[3] [1, -2, 0.5]\n"
-                 "%2 = add %0, %1 : f32[2,3]\n%3 = add %1, %2 : f32[2,3]\n%4 = leaf f32[2,1] [3, -1]\n"
-                 "%5 = leaf f32[1,3] [0.5, 2, -4]\n%6 = add %4, %5 : f32[2,3]\n%7 = mul %3, %6 : f32[2,3]\nroot %7\n");
+  b.expect_agree(
+      "%0 = leaf f32[2,3] [0.5, -1, 2, 0.25, -0.25, 1.5]\n%1 = leaf f32[3] [1, -2, 0.5]\n"
+      "%2 = add %0, %1 : f32[2,3]\n%3 = add %1, %2 : f32[2,3]\n%4 = leaf f32[2,1] [3, -1]\n"
+      "%5 = leaf f32[1,3] [0.5, 2, -4]\n%6 = add %4, %5 : f32[2,3]\n%7 = mul %3, %6 : "
+      "f32[2,3]\nroot %7\n");
 }
 
 TEST(OnednnOps, SubWithBroadcastFirstOperand) {
   Backends b;
-  b.expect_agree("%0 = leaf f32[3] [1, -2, 0.5]\n%1 = leaf f32[2,3] [0.5, -1, 2, 0.25, -0.25, 1.5]\n"
-                 "%2 = sub %0, %1 : f32[2,3]\n%3 = leaf f32[2,1] [3, -1]\n%4 = sub %2, %3 : f32[2,3]\n"
-                 "%5 = mul %4, %1 : f32[2,3]\nroot %5\n");
+  b.expect_agree(
+      "%0 = leaf f32[3] [1, -2, 0.5]\n%1 = leaf f32[2,3] [0.5, -1, 2, 0.25, -0.25, 1.5]\n"
+      "%2 = sub %0, %1 : f32[2,3]\n%3 = leaf f32[2,1] [3, -1]\n%4 = sub %2, %3 : f32[2,3]\n"
+      "%5 = mul %4, %1 : f32[2,3]\nroot %5\n");
 }
 
 TEST(OnednnOps, MulBothBroadcast) {
   Backends b;
-  b.expect_agree("%0 = leaf f32[2,1] [3, -1]\n%1 = leaf f32[1,3] [0.5, 2, -4]\n%2 = mul %0, %1 : f32[2,3]\n"
-                 "%3 = mul %2, %2 : f32[2,3]\nroot %3\n");
+  b.expect_agree(
+      "%0 = leaf f32[2,1] [3, -1]\n%1 = leaf f32[1,3] [0.5, 2, -4]\n%2 = mul %0, %1 : f32[2,3]\n"
+      "%3 = mul %2, %2 : f32[2,3]\nroot %3\n");
 }
 
 TEST(OnednnOps, DivBothDirectionsOfBroadcast) {
   Backends b;
-  b.expect_agree("%0 = leaf f32[2,3] [0.5, -1, 2, 0.25, -0.25, 1.5]\n%1 = leaf f32[3] [1, -2, 0.5]\n"
-                 "%2 = div %0, %1 : f32[2,3]\n%3 = div %1, %2 : f32[2,3]\nroot %3\n");
+  b.expect_agree(
+      "%0 = leaf f32[2,3] [0.5, -1, 2, 0.25, -0.25, 1.5]\n%1 = leaf f32[3] [1, -2, 0.5]\n"
+      "%2 = div %0, %1 : f32[2,3]\n%3 = div %1, %2 : f32[2,3]\nroot %3\n");
 }
 
 TEST(OnednnOps, ScalarOperands) {
   Backends b;
   // Leaves have rank >= 1; a scalar register comes from a full reduction.
-  b.expect_agree("%0 = leaf f32[1] [2.5]\n%1 = sum %0 : f32[]\n%2 = leaf f32[2,2] [1, -2, 3, 0.5]\n"
-                 "%3 = div %1, %2 : f32[2,2]\n%4 = sub %3, %1 : f32[2,2]\n%5 = mul %1, %1 : f32[]\n"
-                 "%6 = mul %4, %5 : f32[2,2]\n%7 = mean %5 : f32[]\n%8 = mul %6, %7 : f32[2,2]\nroot %8\n");
+  b.expect_agree(
+      "%0 = leaf f32[1] [2.5]\n%1 = sum %0 : f32[]\n%2 = leaf f32[2,2] [1, -2, 3, 0.5]\n"
+      "%3 = div %1, %2 : f32[2,2]\n%4 = sub %3, %1 : f32[2,2]\n%5 = mul %1, %1 : f32[]\n"
+      "%6 = mul %4, %5 : f32[2,2]\n%7 = mean %5 : f32[]\n%8 = mul %6, %7 : f32[2,2]\nroot %8\n");
 }
 
 TEST(OnednnOps, SmoothUnaryOps) {
@@ -150,19 +158,24 @@ TEST(OnednnOps, SmoothUnaryOps) {
 TEST(OnednnOps, PowEveryExponentClass) {
   Backends b;
   for (const char* c : {"2", "3", "0.5", "-0.5", "-1", "-2", "1.5", "1", "0", "-1.5"})
-    b.expect_agree(std::string("%0 = leaf f32[2,4] [0.5, 1.25, 2, 0.75, 0.3, 1.5, 2.5, 0.1]\n%1 = pow %0, exponent=") +
-                   c + " : f32[2,4]\n%2 = sum %1 : f32[]\nroot %2\n");
+    b.expect_agree(
+        std::string(
+            "%0 = leaf f32[2,4] [0.5, 1.25, 2, 0.75, 0.3, 1.5, 2.5, 0.1]\n%1 = pow %0, exponent=") +
+        c + " : f32[2,4]\n%2 = sum %1 : f32[]\nroot %2\n");
   // Integral exponents on negative bases.
   for (const char* c : {"2", "3", "-1", "-2"})
-    b.expect_agree(std::string("%0 = leaf f32[4] [-0.5, -1.25, -2, -0.75]\n%1 = pow %0, exponent=") + c +
-                   " : f32[4]\n%2 = sum %1 : f32[]\nroot %2\n");
+    b.expect_agree(
+        std::string("%0 = leaf f32[4] [-0.5, -1.25, -2, -0.75]\n%1 = pow %0, exponent=") + c +
+        " : f32[4]\n%2 = sum %1 : f32[]\nroot %2\n");
 }
 
 TEST(OnednnOps, ClampEveryBoundPair) {
   Backends b;
   const std::string x = "%0 = leaf f32[8] [-1.7, -0.8, -0.3, 0.1, 0.4, 0.7, 1.3, 2.5]\n";
-  for (const char* bounds : {"min=-1, max=1", "min=0, max=1", "min=-0.5, max=0.25", "min=0.5, max=-0.5"})
-    b.expect_agree(x + "%1 = clamp %0, " + bounds + " : f32[8]\n%2 = mul %1, %0 : f32[8]\nroot %2\n");
+  for (const char* bounds :
+       {"min=-1, max=1", "min=0, max=1", "min=-0.5, max=0.25", "min=0.5, max=-0.5"})
+    b.expect_agree(x + "%1 = clamp %0, " + bounds +
+                   " : f32[8]\n%2 = mul %1, %0 : f32[8]\nroot %2\n");
 }
 
 TEST(OnednnOps, Reductions) {
@@ -171,12 +184,20 @@ TEST(OnednnOps, Reductions) {
       "%0 = leaf f32[2,3,2] [0.5, -1, 2, 0.25, -0.25, 1.5, 3, -0.5, 0.125, 1, -2, 0.75]\n";
   b.expect_agree(x + "%1 = sum %0 : f32[]\nroot %1\n");
   b.expect_agree(x + "%1 = mean %0 : f32[]\nroot %1\n");
-  b.expect_agree(x + "%1 = sum_dim %0, dim=1, keepdim=false : f32[2,2]\n%2 = mul %1, %1 : f32[2,2]\nroot %2\n");
-  b.expect_agree(x + "%1 = sum_dim %0, dim=2, keepdim=true : f32[2,3,1]\n%2 = mul %1, %1 : f32[2,3,1]\nroot %2\n");
-  b.expect_agree(x + "%1 = mean_dim %0, dim=0, keepdim=false : f32[3,2]\n%2 = mul %1, %1 : f32[3,2]\nroot %2\n");
-  b.expect_agree(x + "%1 = mean_dim %0, dim=1, keepdim=true : f32[2,1,2]\n%2 = mul %1, %1 : f32[2,1,2]\nroot %2\n");
+  b.expect_agree(
+      x +
+      "%1 = sum_dim %0, dim=1, keepdim=false : f32[2,2]\n%2 = mul %1, %1 : f32[2,2]\nroot %2\n");
+  b.expect_agree(
+      x +
+      "%1 = sum_dim %0, dim=2, keepdim=true : f32[2,3,1]\n%2 = mul %1, %1 : f32[2,3,1]\nroot %2\n");
+  b.expect_agree(
+      x +
+      "%1 = mean_dim %0, dim=0, keepdim=false : f32[3,2]\n%2 = mul %1, %1 : f32[3,2]\nroot %2\n");
+  b.expect_agree(x + "%1 = mean_dim %0, dim=1, keepdim=true : f32[2,1,2]\n%2 = mul %1, %1 : "
+                     "f32[2,1,2]\nroot %2\n");
   // Reductions that reduce nothing: a scalar, and an axis of size 1.
-  b.expect_agree("%0 = leaf f32[1] [1.5]\n%1 = mean %0 : f32[]\n%2 = sum %1 : f32[]\n%3 = mul %2, %1 : f32[]\nroot %3\n");
+  b.expect_agree("%0 = leaf f32[1] [1.5]\n%1 = mean %0 : f32[]\n%2 = sum %1 : f32[]\n%3 = mul %2, "
+                 "%1 : f32[]\nroot %3\n");
   b.expect_agree("%0 = leaf f32[2,1] [1.5, -2]\n%1 = mean_dim %0, dim=1, keepdim=false : f32[2]\n"
                  "%2 = mul %1, %1 : f32[2]\nroot %2\n");
 }
@@ -185,16 +206,26 @@ TEST(OnednnOps, LayoutOps) {
   Backends b;
   const std::string x =
       "%0 = leaf f32[2,3,2] [0.5, -1, 2, 0.25, -0.25, 1.5, 3, -0.5, 0.125, 1, -2, 0.75]\n";
-  b.expect_agree(x + "%1 = transpose %0, dim0=0, dim1=2 : f32[2,3,2]\n%2 = mul %1, %0 : f32[2,3,2]\nroot %2\n");
-  b.expect_agree(x + "%1 = transpose %0, dim0=1, dim1=2 : f32[2,2,3]\n%2 = exp %1 : f32[2,2,3]\n"
-                     "%3 = sum_dim %2, dim=2, keepdim=false : f32[2,2]\n%4 = mul %3, %3 : f32[2,2]\nroot %4\n");
-  b.expect_agree(x + "%1 = repeat %0, dim=1, times=3 : f32[2,9,2]\n%2 = exp %1 : f32[2,9,2]\n"
-                     "%3 = sum_dim %2, dim=1, keepdim=false : f32[2,2]\n%4 = mul %3, %3 : f32[2,2]\nroot %4\n");
-  b.expect_agree(x + "%1 = repeat %0, dim=0, times=2 : f32[4,3,2]\n%2 = leaf f32[4,3,2] [1, 2, 3, 4, 5, 6, 7, 8, "
-                     "9, 10, 11, 12, 13, 14, 15, 16, 1, 2, 3, 4, 5, 6, 7, 8]\n%3 = mul %1, %2 : f32[4,3,2]\nroot %3\n");
+  b.expect_agree(
+      x +
+      "%1 = transpose %0, dim0=0, dim1=2 : f32[2,3,2]\n%2 = mul %1, %0 : f32[2,3,2]\nroot %2\n");
+  b.expect_agree(
+      x +
+      "%1 = transpose %0, dim0=1, dim1=2 : f32[2,2,3]\n%2 = exp %1 : f32[2,2,3]\n"
+      "%3 = sum_dim %2, dim=2, keepdim=false : f32[2,2]\n%4 = mul %3, %3 : f32[2,2]\nroot %4\n");
+  b.expect_agree(
+      x +
+      "%1 = repeat %0, dim=1, times=3 : f32[2,9,2]\n%2 = exp %1 : f32[2,9,2]\n"
+      "%3 = sum_dim %2, dim=1, keepdim=false : f32[2,2]\n%4 = mul %3, %3 : f32[2,2]\nroot %4\n");
+  b.expect_agree(
+      x +
+      "%1 = repeat %0, dim=0, times=2 : f32[4,3,2]\n%2 = leaf f32[4,3,2] [1, 2, 3, 4, 5, 6, 7, 8, "
+      "9, 10, 11, 12, 13, 14, 15, 16, 1, 2, 3, 4, 5, 6, 7, 8]\n%3 = mul %1, %2 : f32[4,3,2]\nroot "
+      "%3\n");
   b.expect_agree(x + "%1 = leaf f32[2,1,2] [4, -3, 2, 1]\n%2 = concat %0, %1, dim=1 : f32[2,4,2]\n"
                      "%3 = exp %2 : f32[2,4,2]\n%4 = mul %3, %2 : f32[2,4,2]\nroot %4\n");
-  b.expect_agree(x + "%1 = concat %0, %0, dim=2 : f32[2,3,4]\n%2 = mul %1, %1 : f32[2,3,4]\nroot %2\n");
+  b.expect_agree(x +
+                 "%1 = concat %0, %0, dim=2 : f32[2,3,4]\n%2 = mul %1, %1 : f32[2,3,4]\nroot %2\n");
 }
 
 TEST(OnednnOps, Matmul) {
@@ -202,17 +233,23 @@ TEST(OnednnOps, Matmul) {
   b.expect_agree("%0 = leaf f32[2,3] [1, 2, 3, 4, 5, 6]\n%1 = leaf f32[3,2] [1, 0.5, -1, 1, 1, 2]\n"
                  "%2 = matmul %0, %1 : f32[2,2]\n%3 = mul %2, %2 : f32[2,2]\nroot %3\n");
   // Batch dims broadcasting on both sides, and 3-D @ 2-D.
-  b.expect_agree("%0 = leaf f32[2,1,2,3] [0.5, -0.25, 1, 0.75, -0.5, 0.25, -1, 0.5, 0.125, 1.5, -0.75, 0.375]\n"
-                 "%1 = leaf f32[3,3,2] [0.5, -0.25, 1, 0.75, -0.5, 0.25, 0.5, -0.25, 1, 0.75, -0.5, 0.25, 0.5, -0.25, "
-                 "1, 0.75, -0.5, 0.25]\n%2 = matmul %0, %1 : f32[2,3,2,2]\n%3 = mul %2, %2 : f32[2,3,2,2]\n"
-                 "%4 = leaf f32[2,4] [0.25, -0.5, 0.75, 1, -1, 0.5, -0.25, 0.125]\n%5 = matmul %1, %4 : f32[3,3,4]\n"
-                 "%6 = sum %3 : f32[]\n%7 = mul %5, %5 : f32[3,3,4]\n%8 = mean %7 : f32[]\n%9 = add %6, %8 : f32[]\n"
-                 "root %9\n");
+  b.expect_agree(
+      "%0 = leaf f32[2,1,2,3] [0.5, -0.25, 1, 0.75, -0.5, 0.25, -1, 0.5, 0.125, 1.5, -0.75, "
+      "0.375]\n"
+      "%1 = leaf f32[3,3,2] [0.5, -0.25, 1, 0.75, -0.5, 0.25, 0.5, -0.25, 1, 0.75, -0.5, 0.25, "
+      "0.5, -0.25, "
+      "1, 0.75, -0.5, 0.25]\n%2 = matmul %0, %1 : f32[2,3,2,2]\n%3 = mul %2, %2 : f32[2,3,2,2]\n"
+      "%4 = leaf f32[2,4] [0.25, -0.5, 0.75, 1, -1, 0.5, -0.25, 0.125]\n%5 = matmul %1, %4 : "
+      "f32[3,3,4]\n"
+      "%6 = sum %3 : f32[]\n%7 = mul %5, %5 : f32[3,3,4]\n%8 = mean %7 : f32[]\n%9 = add %6, %8 : "
+      "f32[]\n"
+      "root %9\n");
 }
 
 TEST(OnednnOps, OperandUsedTwiceAndAlias) {
   Backends b;
-  b.expect_agree("%0 = leaf f32[2,2] [1, -2, 3, 0.5]\n%1 = alias %0 : f32[2,2]\n%2 = matmul %0, %1 : f32[2,2]\n"
+  b.expect_agree("%0 = leaf f32[2,2] [1, -2, 3, 0.5]\n%1 = alias %0 : f32[2,2]\n%2 = matmul %0, %1 "
+                 ": f32[2,2]\n"
                  "%3 = mul %2, %0 : f32[2,2]\nroot %3\n");
 }
 
@@ -226,9 +263,11 @@ TEST(OnednnOps, AgreesOnTheCorpus) {
   Backends b;
   int count = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().extension() != ".txt" || entry.path().stem() == "special_values_unary") continue;
+    if (entry.path().extension() != ".txt" || entry.path().stem() == "special_values_unary")
+      continue;
     std::ifstream in(entry.path());
-    b.expect_agree(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    b.expect_agree(
+        std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
     ++count;
   }
   EXPECT_GT(count, 0);
@@ -293,28 +332,32 @@ TEST(OnednnKnownDifference, AbsGradientAtNanIsOne) {
 
 TEST(OnednnKnownDifference, ClampBlocksTheGradientAtItsLowerBound) {
   Backends b;
-  const Pair g = at(b, "%0 = leaf f32[1] [-1]\n%1 = clamp %0, min=-1, max=1 : f32[1]\nroot %1\n", true, 0);
+  const Pair g =
+      at(b, "%0 = leaf f32[1] [-1]\n%1 = clamp %0, min=-1, max=1 : f32[1]\nroot %1\n", true, 0);
   EXPECT_EQ(g.dnn, 0.0);
   EXPECT_EQ(g.ref, 1.0);
 }
 
 TEST(OnednnKnownDifference, ClampOfNanIsTheLowerBound) {
   Backends b;
-  const Pair p = at(b, "%0 = leaf f32[1] [nan]\n%1 = clamp %0, min=-1, max=1 : f32[1]\nroot %1\n", false, 0);
+  const Pair p =
+      at(b, "%0 = leaf f32[1] [nan]\n%1 = clamp %0, min=-1, max=1 : f32[1]\nroot %1\n", false, 0);
   EXPECT_EQ(p.dnn, -1.0);
   EXPECT_TRUE(std::isnan(p.ref));
 }
 
 TEST(OnednnKnownDifference, PowGradientAtInfinityIsNan) {
   Backends b;
-  const Pair g = at(b, "%0 = leaf f32[1] [inf]\n%1 = pow %0, exponent=2 : f32[1]\nroot %1\n", true, 0);
+  const Pair g =
+      at(b, "%0 = leaf f32[1] [inf]\n%1 = pow %0, exponent=2 : f32[1]\nroot %1\n", true, 0);
   EXPECT_TRUE(std::isnan(g.dnn));
   EXPECT_EQ(g.ref, INFINITY);
 }
 
 TEST(OnednnKnownDifference, PowMinusHalfGradientAtNegativeZero) {
   Backends b;
-  const Pair g = at(b, "%0 = leaf f32[1] [-0]\n%1 = pow %0, exponent=-0.5 : f32[1]\nroot %1\n", true, 0);
+  const Pair g =
+      at(b, "%0 = leaf f32[1] [-0]\n%1 = pow %0, exponent=-0.5 : f32[1]\nroot %1\n", true, 0);
   EXPECT_EQ(g.dnn, INFINITY);
   EXPECT_EQ(g.ref, -INFINITY);
 }
