@@ -1,0 +1,18 @@
+# The libFuzzer targets as processes: clean runs over the seed corpus, a panic-mode finding that
+# leaves a crash artifact, continuous mode going on, and a bad knob stopping at start-up.
+burnmark_test(test_fuzz test_fuzz.cpp)
+target_link_libraries(test_fuzz PRIVATE burnmark_cli_common burnmark_ir)
+add_dependencies(test_fuzz fuzz_autograd fuzz_tensor_ops burnmark)
+target_compile_definitions(test_fuzz PRIVATE
+  BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
+  BURNMARK_FUZZ_TENSOR_OPS="$<TARGET_FILE:fuzz_tensor_ops>"
+  BURNMARK_CLI_PATH="$<TARGET_FILE:burnmark>"
+  BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+function(burnmark_fuzz_use_bad_plugin)
+  if(TARGET burnmark_fixture_bad_result)
+    add_dependencies(test_fuzz burnmark_fixture_bad_result)
+    target_compile_definitions(test_fuzz PRIVATE
+      BURNMARK_TEST_BAD_PLUGIN="$<TARGET_FILE:burnmark_fixture_bad_result>")
+  endif()
+endfunction()
+cmake_language(DEFER CALL burnmark_fuzz_use_bad_plugin)

@@ -1,0 +1,139 @@
+// The fuzz targets run as libFuzzer runs them: the seed corpus passes cleanly, a finding in
+// panic mode aborts after writing a crash artifact that `burnmark run` replays, continuous mode
+// keeps going with saved findings, and a bad knob is one line and exit 2 before any fuzzing.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace std::string_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string err;
+};
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("burnmark_test_fuzz_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Result run(const std::string& env, const std::string& cmd, const fs::path& dir) {
+  const std::string full =
+      "cd " + dir.string() +
+      " && env -u BACKENDS -u MODE -u MAX_LEAVES -u MIN_OPS -u FUZZ_MIN_DIM -u FUZZ_MAX_DIM "
+      "-u BURNMARK_TOLERANCE -u BURNMARK_SPECIAL_RATE -u BURNMARK_FINDINGS_DIR " +
+      env + " " + cmd + " >stdout 2>stderr";
+  const int raw = std::system(full.c_str());
+  return Result{WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(dir / "stderr")};
+}
+
+// A private copy: libFuzzer adds new inputs to its first corpus directory.
+fs::path copy_corpus(const fs::path& dir) {
+  const fs::path corpus = dir / "corpus";
+  fs::create_directories(corpus);
+  for (const auto& e :
+       fs::directory_iterator(fs::path(BURNMARK_TEST_SOURCE_DIR) / "corpus" / "fuzz_autograd"))
+    fs::copy_file(e.path(), corpus / e.path().filename());
+  return corpus;
+}
+
+} // namespace
+
+TEST(Fuzz, SeedCorpusRunsCleanOnBothTargets) {
+  for (const char* target : {BURNMARK_FUZZ_AUTOGRAD, BURNMARK_FUZZ_TENSOR_OPS}) {
+    const fs::path dir = scratch("clean");
+    const fs::path corpus = copy_corpus(dir);
+    const Result r =
+        run("BACKENDS=ref,libtorch", target + " -runs=300 -seed=1 "s + corpus.string(), dir);
+    EXPECT_EQ(r.status, 0) << target << "\n" << r.err;
+    EXPECT_NE(r.err.find("Done 300 runs"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("DIVERGENCE"), std::string::npos) << r.err;
+  }
+}
+
+TEST(Fuzz, BadKnobStopsAtStartWithOneLine) {
+  const fs::path dir = scratch("badknob");
+  const Result r = run("MAX_LEAVES=12", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "burnmark: MAX_LEAVES: '12' out of range (valid: 1..8)\n");
+}
+
+#ifdef BURNMARK_TEST_BAD_PLUGIN
+namespace {
+// A seed the fixture plugin handles (root op add), on which it returns a root of shape [1].
+fs::path bad_seed(const fs::path& dir) {
+  const fs::path corpus = dir / "corpus";
+  fs::create_directories(corpus);
+  std::ofstream(dir / "add.txt")
+      << "# burnmark program v1\n%0 = leaf f32[3] [1, 2, 3]\n%1 = add %0, %0 : f32[3]\nroot %1\n";
+  const std::string cmd =
+      BURNMARK_CLI_PATH " encode " + (dir / "add.txt").string() + " " + (corpus / "add").string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return corpus;
+}
+} // namespace
+
+TEST(Fuzz, PanicModeWritesAReplayableCrashArtifact) {
+  const fs::path dir = scratch("panic");
+  const fs::path corpus = bad_seed(dir);
+  const fs::path artifacts = dir / "artifacts";
+  fs::create_directories(artifacts);
+  const Result r = run("BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN,
+                       BURNMARK_FUZZ_AUTOGRAD " -runs=100 -artifact_prefix=" + artifacts.string() +
+                           "/ " + corpus.string(),
+                       dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("==burnmark== DIVERGENCE in fuzz_autograd"), std::string::npos) << r.err;
+  // libFuzzer tries the empty input before the seeds, so the first finding may be either: the
+  // report shows whichever program it was, and the artifact must replay to the same verdict.
+  EXPECT_NE(r.err.find("# burnmark program v1\n%0 = leaf"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("DIVERGENCE backend=bad_result kind="), std::string::npos) << r.err;
+  std::vector<fs::path> crashes;
+  for (const auto& e : fs::directory_iterator(artifacts))
+    if (e.path().filename().string().starts_with("crash-")) crashes.push_back(e.path());
+  ASSERT_EQ(crashes.size(), 1u) << r.err;
+  const Result replay = run("BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN,
+                            BURNMARK_CLI_PATH " run " + crashes[0].string(), dir);
+  EXPECT_EQ(replay.status, 1) << replay.err;
+}
+
+TEST(Fuzz, ContinuousModeKeepsGoingAndSavesFindings) {
+  const fs::path dir = scratch("continuous");
+  const fs::path corpus = bad_seed(dir);
+  const fs::path findings = dir / "findings";
+  fs::create_directories(findings);
+  const Result r = run(
+      "MODE=continuous BURNMARK_FULL_REPORTS=1 BURNMARK_SUMMARY_EVERY=1 BURNMARK_FINDINGS_DIR=" +
+          findings.string() + " BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN,
+      BURNMARK_FUZZ_AUTOGRAD " -runs=200 -seed=1 " + corpus.string(), dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("Done 200 runs"), std::string::npos) << r.err;
+  // Exactly one full report, then summary lines only.
+  std::size_t reports = 0;
+  for (std::size_t at = 0; (at = r.err.find("==burnmark== DIVERGENCE", at)) != std::string::npos;
+       ++at)
+    ++reports;
+  EXPECT_EQ(reports, 1u);
+  EXPECT_NE(r.err.find("SUMMARY target=fuzz_autograd inputs="), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::is_empty(findings));
+}
+#endif
