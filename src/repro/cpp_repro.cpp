@@ -81,10 +81,10 @@ std::string expected_list(const std::vector<double>& values) {
   std::vector<std::string> items;
   for (double v : values)
     items.push_back(dbl(v));
-  return repro_detail::join_wrapped(items, 6, "                 ");
+  return repro_detail::join_wrapped(items, 6, "      ");
 }
 
-constexpr const char* kPrelude = R"(
+constexpr const char* kIncludes = R"(
 // ATen/core/ivalue.h first: clang 14 with libstdc++ 12 in C++20 mode otherwise fails on an
 // incomplete IValue inside LibTorch's own headers.
 #include <ATen/core/ivalue.h>
@@ -101,12 +101,15 @@ constexpr const char* kPrelude = R"(
 #include <vector>
 
 namespace {
+)";
+
+constexpr const char* kHelpers = R"(
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
 // A float32 leaf from exact bit patterns, so that NaN payloads, -0 and subnormals survive.
-torch::Tensor leaf(const std::vector<std::uint32_t>& bits, std::vector<std::int64_t> shape, bool requires_grad) {
+torch::Tensor leaf(std::vector<std::int64_t> shape, bool requires_grad, const std::vector<std::uint32_t>& bits) {
   torch::Tensor t = torch::empty(shape, torch::kFloat32);
   std::memcpy(t.data_ptr<float>(), bits.data(), bits.size() * sizeof(float));
   return t.requires_grad_(requires_grad);
@@ -162,8 +165,9 @@ std::string emit_cpp_repro(const ReproCase& repro) {
   out += "\n// with the expected values. Exit status 0: LibTorch agrees; 1: some element "
          "diverges.\n//\n";
   out += comment_block(to_text(p), "//   ");
+  out += kIncludes;
   out += "\nconstexpr double kTolerance = " + dbl(repro.tolerance) + ";\n";
-  out += kPrelude;
+  out += kHelpers;
   out += "\nint main() {\n  torch::set_num_threads(1);\n\n";
   for (std::size_t i = 0; i < p.stmts.size(); ++i) {
     const Stmt& s = p.stmts[i];
@@ -175,10 +179,9 @@ std::string emit_cpp_repro(const ReproCase& repro) {
       for (float v : leaf.data)
         bits.push_back(repro_detail::float_bits(v));
       out += fmt::format("  // %{} = leaf f32{}\n", r, s.shape.to_string());
-      out +=
-          fmt::format("  const torch::Tensor {} = leaf({{{}}},\n                        {}, {});\n",
-                      reg(r), repro_detail::join_wrapped(bits, 8, "                         "),
-                      int_list(s.shape), repro.check_gradients);
+      out += fmt::format("  const torch::Tensor {} = leaf({}, {}, {{{}}});\n", reg(r),
+                         int_list(s.shape), repro.check_gradients,
+                         repro_detail::join_wrapped(bits, 8, "      "));
       break;
     }
     case StmtKind::Alias:
@@ -194,13 +197,13 @@ std::string emit_cpp_repro(const ReproCase& repro) {
   out += fmt::format("  const torch::Tensor& root = {};\n", reg(p.root));
   if (repro.check_gradients) out += "  root.backward(torch::ones_like(root));\n";
   out += "\n  int bad = 0;\n";
-  out += fmt::format("  bad += check(\"root %{}\", root,\n               {{{}}});\n", p.root,
+  out += fmt::format("  bad += check(\"root %{}\", root, {{{}}});\n", p.root,
                      expected_list(repro.expected_root));
   if (repro.check_gradients) {
     const std::vector<Reg> leaf_regs = p.leaf_registers();
     for (std::size_t i = 0; i < leaf_regs.size(); ++i)
-      out += fmt::format("  bad += check(\"grad %{}\", grad_of({}),\n               {{{}}});\n",
-                         leaf_regs[i], reg(leaf_regs[i]), expected_list(repro.expected_grads[i]));
+      out += fmt::format("  bad += check(\"grad %{}\", grad_of({}), {{{}}});\n", leaf_regs[i],
+                         reg(leaf_regs[i]), expected_list(repro.expected_grads[i]));
   }
   out += "  std::printf(bad ? \"DIVERGES: %d element(s)\\n\" : \"AGREES (%d diverging "
          "elements)\\n\", bad);\n";

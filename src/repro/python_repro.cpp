@@ -75,21 +75,23 @@ std::string expected_list(const std::vector<double>& values) {
   std::vector<std::string> items;
   for (double v : values)
     items.push_back(dbl(v));
-  return repro_detail::join_wrapped(items, 6, "     ");
+  return repro_detail::join_wrapped(items, 6, "        ");
 }
 
-constexpr const char* kPrelude = R"(
+constexpr const char* kImports = R"(
 import math
 import struct
 import sys
 
 import torch
+)";
 
+constexpr const char* kHelpers = R"(
 nan = float("nan")
 inf = float("inf")
 
 
-def leaf(bits, shape, requires_grad):
+def leaf(shape, requires_grad, bits):
     """A float32 leaf from exact bit patterns, so that NaN payloads, -0 and subnormals survive."""
     raw = bytearray(struct.pack("=%dI" % len(bits), *bits))
     t = torch.frombuffer(raw, dtype=torch.float32).clone().reshape(shape)
@@ -145,8 +147,9 @@ std::string emit_python_repro(const ReproCase& repro) {
   std::istringstream lines(to_text(p));
   for (std::string line; std::getline(lines, line);)
     out += "#   " + line + "\n";
+  out += kImports;
   out += "\nTOLERANCE = " + dbl(repro.tolerance) + "\n";
-  out += kPrelude;
+  out += kHelpers;
   out += "\ndef main():\n    torch.set_num_threads(1)\n";
   for (std::size_t i = 0; i < p.stmts.size(); ++i) {
     const Stmt& s = p.stmts[i];
@@ -158,9 +161,9 @@ std::string emit_python_repro(const ReproCase& repro) {
       for (float v : leaf.data)
         bits.push_back(repro_detail::float_bits(v));
       out += fmt::format("    # %{} = leaf f32{}\n", r, s.shape.to_string());
-      out += fmt::format("    {} = leaf([{}],\n             {}, {})\n", reg(r),
-                         repro_detail::join_wrapped(bits, 8, "              "), int_list(s.shape),
-                         py_bool(repro.check_gradients));
+      out += fmt::format("    {} = leaf({}, {}, [{}])\n", reg(r), int_list(s.shape),
+                         py_bool(repro.check_gradients),
+                         repro_detail::join_wrapped(bits, 8, "        "));
       break;
     }
     case StmtKind::Alias:
@@ -175,12 +178,12 @@ std::string emit_python_repro(const ReproCase& repro) {
   out += fmt::format("    root = {}\n", reg(p.root));
   if (repro.check_gradients) out += "    root.backward(torch.ones_like(root))\n";
   out += "\n    bad = 0\n";
-  out += fmt::format("    bad += check(\"root %{}\", root, [\n     {}])\n", p.root,
+  out += fmt::format("    bad += check(\"root %{}\", root, [{}])\n", p.root,
                      expected_list(repro.expected_root));
   if (repro.check_gradients) {
     const std::vector<Reg> leaf_regs = p.leaf_registers();
     for (std::size_t i = 0; i < leaf_regs.size(); ++i)
-      out += fmt::format("    bad += check(\"grad %{}\", grad_of({}), [\n     {}])\n", leaf_regs[i],
+      out += fmt::format("    bad += check(\"grad %{}\", grad_of({}), [{}])\n", leaf_regs[i],
                          reg(leaf_regs[i]), expected_list(repro.expected_grads[i]));
   }
   out += "    print(\"DIVERGES: %d element(s)\" % bad if bad else \"AGREES (0 diverging "
