@@ -1,4 +1,5 @@
 // `burnmark`: dispatches argv[1] to the subcommand table (commands.def) and prints usage.
+#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -13,8 +14,14 @@ namespace {
 std::string usage() {
   using namespace burnmark::cli;
   std::string out = "usage: burnmark <command> [arguments]\n\ncommands:\n";
+  std::size_t name_width = 0, args_width = 0;
+  for (const Command& c : commands()) {
+    name_width = std::max(name_width, c.name.size());
+    args_width = std::max(args_width, c.arguments.size());
+  }
   for (const Command& c : commands())
-    fmt::format_to(std::back_inserter(out), "  {:<8} {:<22} {}\n", c.name, c.arguments, c.summary);
+    fmt::format_to(std::back_inserter(out), "  {:<{}}  {:<{}}  {}\n", c.name, name_width,
+                   c.arguments, args_width, c.summary);
   out += "\nFILE is a text program (first line \"# burnmark program\" or \"%0 = ...\") or a raw "
          "fuzzer\n"
          "input such as a crash-* artifact, decoded with the environment's generator knobs.\n"
