@@ -354,10 +354,37 @@ TEST(OnednnKnownDifference, PowGradientAtInfinityIsNan) {
   EXPECT_EQ(g.ref, INFINITY);
 }
 
-TEST(OnednnKnownDifference, PowMinusHalfGradientAtNegativeZero) {
+TEST(OnednnKnownDifference, PowMinusHalfAtNegativeZero) {
   Backends b;
-  const Pair g =
-      at(b, "%0 = leaf f32[1] [-0]\n%1 = pow %0, exponent=-0.5 : f32[1]\nroot %1\n", true, 0);
+  // oneDNN follows C's pow (pow(-0, -0.5) = +inf); LibTorch's rsqrt path gives 1 / -0 = -inf.
+  const std::string text = "%0 = leaf f32[1] [-0]\n%1 = pow %0, exponent=-0.5 : f32[1]\nroot %1\n";
+  const Pair p = at(b, text, false, 0);
+  EXPECT_EQ(p.dnn, INFINITY);
+  EXPECT_EQ(p.ref, -INFINITY);
+  const Pair g = at(b, text, true, 0);
   EXPECT_EQ(g.dnn, INFINITY);
   EXPECT_EQ(g.ref, -INFINITY);
+}
+
+TEST(OnednnKnownDifference, ExpOfNanIsInfinity) {
+  Backends b;
+  const Pair p = at(b, "%0 = leaf f32[1] [nan]\n%1 = exp %0 : f32[1]\nroot %1\n", false, 0);
+  EXPECT_EQ(p.dnn, INFINITY);
+  EXPECT_TRUE(std::isnan(p.ref));
+}
+
+// relu and clip backward multiply the upstream gradient by 0 where LibTorch selects 0, so an
+// infinite upstream gradient (here sqrt'(0) and log'(0)) becomes NaN instead of 0.
+TEST(OnednnKnownDifference, BlockedGradientTimesInfinityIsNan) {
+  Backends b;
+  const Pair r = at(
+      b, "%0 = leaf f32[1] [-1]\n%1 = relu %0 : f32[1]\n%2 = sqrt %1 : f32[1]\nroot %2\n", true, 0);
+  EXPECT_TRUE(std::isnan(r.dnn));
+  EXPECT_EQ(r.ref, 0.0);
+  const Pair c = at(b,
+                    "%0 = leaf f32[1] [-1]\n%1 = clamp %0, min=0, max=1 : f32[1]\n%2 = log %1 : "
+                    "f32[1]\nroot %2\n",
+                    true, 0);
+  EXPECT_TRUE(std::isnan(c.dnn));
+  EXPECT_EQ(c.ref, 0.0);
 }
