@@ -79,10 +79,7 @@ TEST(OnednnPlugin, LoadsByNameAndDescribesItself) {
 // Every op of ops.def maps onto a oneDNN primitive, so the table lists them all; a program is
 // never skipped for a missing op (only for a primitive oneDNN declines at run time).
 TEST(OnednnPlugin, DeclaresEveryOp) {
-  const char* bin = std::getenv("BURNMARK_BINARY_DIR");
-  ASSERT_NE(bin, nullptr) << "ctest sets BURNMARK_BINARY_DIR";
-  const std::string path = std::string(bin) + "/plugins/burnmark_onednn.so";
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* h = dlopen(BURNMARK_ONEDNN_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();
   auto entry = reinterpret_cast<BurnmarkPluginEntryFn>(dlsym(h, BURNMARK_PLUGIN_ENTRY_SYMBOL));
   ASSERT_NE(entry, nullptr);
@@ -256,9 +253,7 @@ TEST(OnednnOps, OperandUsedTwiceAndAlias) {
 // The whole hand-written corpus, less the programs that probe the conventions where oneDNN is
 // measured to differ (the KnownDifference tests below pin those down).
 TEST(OnednnOps, AgreesOnTheCorpus) {
-  const char* src = std::getenv("BURNMARK_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "ctest sets BURNMARK_SOURCE_DIR";
-  const fs::path dir = fs::path(src) / "corpus" / "programs";
+  const fs::path dir = BURNMARK_ONEDNN_CORPUS_DIR;
   if (!fs::is_directory(dir)) GTEST_SKIP() << "no corpus at " << dir;
   Backends b;
   int count = 0;
