@@ -1,0 +1,62 @@
+// A fuzzing campaign: runs a libFuzzer target for a while on several workers (libFuzzer's own
+// -fork=N) with MODE=continuous, and feeds every diverging input it saves into a FindingsBook,
+// so a campaign ends with one ledger entry and one pair of reproducers per distinct bug.
+//
+// Findings directory layout:
+//   ledger.json, ledger.md   the ledger (see ledger.h)
+//   <signature>/             minimal.txt, repro_<signature>.{cpp,py}, CMakeLists.txt, inputs
+//   corpus/                  libFuzzer's corpus, seeded from the target's seed corpus
+//   crashes/                 crash-/timeout-/oom- artifacts of real crashes (not divergences)
+//   .scratch/                the child's output: fuzzer.log, findings/ (BURNMARK_FINDINGS_DIR)
+//
+// Why files and not the child's report text: in -fork mode libFuzzer sends each worker's output
+// to a log file and only its own status lines to the parent, so divergences reach the campaign
+// through BURNMARK_FINDINGS_DIR. A saved input is named finding-<fnv1a64 of its bytes>, so a
+// file still being written is recognised (its hash does not match yet) and retried later.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "burnmark/campaign/findings.h"
+#include "burnmark/campaign/fuzzer_output.h"
+#include "burnmark/ir/program.h"
+
+namespace burnmark {
+
+struct CampaignOptions {
+  std::filesystem::path fuzzer;               // the libFuzzer binary
+  std::filesystem::path out;                  // the findings directory
+  std::filesystem::path seeds;                // copied into out/corpus when it exists; may be empty
+  int seconds = 60;                           // -max_total_time
+  int workers = 1;                            // -fork=N
+  double progress_every = 3.0;                // seconds between progress lines
+  std::vector<std::string> extra_fuzzer_args; // appended to the fuzzer's command line
+  // Decodes a saved input exactly as the fuzz target does (generate() with the env's knobs).
+  std::function<Program(std::span<const std::uint8_t>)> decode;
+  // Receives each progress line and each new-bug line (default: stderr).
+  std::function<void(const std::string&)> report;
+};
+
+struct CampaignSummary {
+  FuzzerStats stats;
+  std::uint64_t diverging_inputs = 0; // ingested (including ones on which backends then agreed)
+  std::uint64_t agreed_on_replay = 0;
+  std::uint64_t crashes = 0; // artifacts moved to crashes/
+  bool interrupted = false;  // SIGINT/SIGTERM
+  int fuzzer_status = 0;     // the child's exit status (128+signal when killed)
+  std::string error;         // set when the campaign could not start
+};
+
+// Creates the directory layout, seeds the corpus, runs the child until its time is up (or a
+// SIGINT/SIGTERM arrives: the child's process group is stopped and the pending findings are
+// still ingested), ingesting findings as they appear, and leaves the ledger written.
+CampaignSummary run_campaign(const CampaignOptions& options, FindingsBook& book);
+
+// The arguments run_campaign passes to the fuzzer (exposed for tests and the --help text).
+std::vector<std::string> fuzzer_arguments(const CampaignOptions& options);
+
+} // namespace burnmark

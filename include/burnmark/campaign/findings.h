@@ -1,0 +1,78 @@
+// Turning diverging fuzzer inputs into ledger entries, one at a time, as a campaign finds them.
+//
+// Per input: decode (the caller), analyse() (at most one run per register), look the
+// pre-signature up in a cache; only a pre-signature never met before is minimised (hundreds of
+// runs) to get the signature. A signature never met before gets a directory
+// findings/<signature>/ with the minimal program and its C++ and Python reproducers. Every
+// diverging input is saved there as input-<fnv1a64>.bin, and the ledger is rewritten (atomically)
+// after every input, so stopping at any point leaves it consistent with the files.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "burnmark/campaign/ledger.h"
+#include "burnmark/driver/driver.h"
+#include "burnmark/ir/program.h"
+#include "burnmark/triage/minimize.h"
+#include "burnmark/triage/runner.h"
+#include "burnmark/triage/suppress.h"
+
+namespace burnmark {
+
+struct FindingsOptions {
+  bool gradients = true;   // compare (and reproduce) leaf gradients
+  double tolerance = 1e-4; // written into the reproducers
+  MinimizeOptions minimize;
+};
+
+enum class IngestKind {
+  Agreed,       // the backends agree on it here (flaky, or decoded differently): ignored
+  NewSignature, // first input of a bug: minimised, directory and reproducers written
+  Seen,         // another input of a bug already in the ledger
+};
+
+struct IngestResult {
+  IngestKind kind = IngestKind::Agreed;
+  std::string signature;
+  std::string error; // a file that could not be written; the ledger still counts the input
+};
+
+class FindingsBook {
+public:
+  // `reference` must be the runner's first backend. `ledger` is continued (load_ledger).
+  FindingsBook(std::filesystem::path dir, Ledger ledger, Suppressions known, Runner& runner,
+               Backend& reference, FindingsOptions options);
+
+  IngestResult ingest(std::span<const std::uint8_t> bytes, const Program& program, std::time_t now);
+
+  // Writes the ledger (also done by every ingest). "" on success.
+  std::string save(std::time_t now) const;
+
+  const Ledger& ledger() const { return ledger_; }
+  std::size_t minimisations() const { return minimisations_; }
+  std::size_t signatures_this_run() const { return signatures_this_run_; }
+  std::uint64_t inputs() const { return inputs_; }
+
+private:
+  std::string status_of(const LedgerEntry& entry, std::string& anchor) const;
+
+  std::filesystem::path dir_;
+  Ledger ledger_;
+  Suppressions known_;
+  Runner& runner_;
+  Backend& reference_;
+  FindingsOptions options_;
+  std::unordered_map<std::string, std::string> signature_of_pre_;
+  std::size_t minimisations_ = 0;
+  std::size_t signatures_this_run_ = 0; // distinct signatures met by this process
+  std::unordered_map<std::string, bool> met_;
+  std::uint64_t inputs_ = 0;
+};
+
+} // namespace burnmark

@@ -1,0 +1,35 @@
+// From a (minimised) diverging program to reproducer files on disk: the expected values come
+// from the reference backend (BACKENDS' first entry) run on that very program, and the sources
+// from the burnmark_repro emitters. Shared by `burnmark repro` and the campaign.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "burnmark/driver/driver.h"
+#include "burnmark/ir/program.h"
+#include "burnmark/repro/repro.h"
+
+namespace burnmark {
+
+// nullopt, with `error` set, when the reference fails on the program (then there are no
+// expected values to check against).
+std::optional<ReproCase> reference_repro_case(Backend& reference, const Program& program,
+                                              std::string title, double tolerance, bool gradients,
+                                              std::string& error);
+
+struct ReproFiles {
+  std::filesystem::path cpp;   // empty unless written
+  std::filesystem::path cmake; // CMakeLists.txt next to the .cpp
+  std::filesystem::path python;
+};
+
+enum class ReproLang { Cpp, Python };
+
+// Writes <dir>/<name>.cpp and <dir>/CMakeLists.txt (Cpp) or <dir>/<name>.py (Python), each
+// atomically. "" on success, else the reason (an emitter refusing the case included).
+std::string write_repro(const std::filesystem::path& dir, const std::string& name,
+                        const ReproCase& repro, ReproLang lang, ReproFiles& written);
+
+} // namespace burnmark

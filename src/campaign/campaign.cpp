@@ -1,0 +1,338 @@
+// The campaign supervisor (see campaign.h): one child process group running the fuzzer, one
+// poll loop reading its status lines and picking up saved findings, and signal handling that
+// turns Ctrl-C into "stop the child, ingest what is left, write the ledger".
+#include "burnmark/campaign/campaign.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "burnmark/campaign/atomic_file.h"
+#include "burnmark/triage/signature.h"
+
+extern char** environ;
+
+namespace burnmark {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Set from the signal handler; everything else happens in the loop.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int signal) {
+  g_stop_signal = signal;
+}
+
+// Installs the handlers for the campaign's lifetime and restores the previous ones after.
+class StopSignals {
+public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; // no SA_RESTART: poll() must return so the loop sees the flag promptly
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+struct Layout {
+  fs::path corpus, crashes, scratch, artifacts, saved, log;
+};
+
+Layout layout(const fs::path& out) {
+  const fs::path scratch = out / ".scratch";
+  return Layout{out / "corpus",        out / "crashes",      scratch,
+                scratch / "artifacts", scratch / "findings", scratch / "fuzzer.log"};
+}
+
+std::string make_dirs(const Layout& l) {
+  for (const fs::path& d : {l.corpus, l.crashes, l.artifacts, l.saved}) {
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) return fmt::format("cannot create {}: {}", d.string(), ec.message());
+  }
+  return "";
+}
+
+void seed_corpus(const fs::path& seeds, const fs::path& corpus) {
+  std::error_code ec;
+  if (seeds.empty() || !fs::is_directory(seeds, ec)) return;
+  for (const auto& e : fs::directory_iterator(seeds, ec))
+    if (e.is_regular_file())
+      fs::copy_file(e.path(), corpus / e.path().filename(), fs::copy_options::skip_existing, ec);
+}
+
+// The parent's environment with the campaign's overrides replacing any inherited value.
+std::vector<std::string> child_environment(const Layout& l) {
+  const std::vector<std::pair<std::string, std::string>> overrides = {
+      {"MODE", "continuous"},
+      {"BURNMARK_FINDINGS_DIR", l.saved.string()},
+      // Workers' reports go to libFuzzer's per-job logs, which nobody reads: keep them short.
+      {"BURNMARK_FULL_REPORTS", "0"},
+      {"BURNMARK_SUMMARY_EVERY", "1000"},
+  };
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    const bool overridden = std::any_of(overrides.begin(), overrides.end(), [&](const auto& o) {
+      return kv.starts_with(o.first + "=");
+    });
+    if (!overridden) env.emplace_back(kv);
+  }
+  for (const auto& [k, v] : overrides)
+    env.push_back(k + "=" + v);
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (std::string& s : v)
+    out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// "finding-<16 hex>" whose bytes hash to the name: written completely.
+bool complete(const fs::path& file, const std::string& bytes) {
+  const std::string name = file.filename().string();
+  if (!name.starts_with("finding-")) return false;
+  return name.substr(8) == fmt::format("{:016x}", fnv1a64(bytes));
+}
+
+class Supervisor {
+public:
+  Supervisor(const CampaignOptions& options, FindingsBook& book)
+      : o_(options), book_(book), l_(layout(options.out)) {}
+
+  CampaignSummary run() {
+    if (std::string e = make_dirs(l_); !e.empty()) return fail(e);
+    seed_corpus(o_.seeds, l_.corpus);
+    log_.open(l_.log, std::ios::app);
+    StopSignals signals;
+    if (std::string e = spawn(); !e.empty()) return fail(e);
+    start_ = Clock::now();
+    const auto deadline = start_ + std::chrono::seconds(o_.seconds) + std::chrono::seconds(15);
+    auto next_progress = start_ + seconds(o_.progress_every);
+    bool stopping = false;
+    Clock::time_point stop_at{};
+    bool exited = false;
+
+    while (!exited) {
+      read_output(250);
+      ingest_saved(/*final=*/false);
+      const auto now = Clock::now();
+      if (now >= next_progress) {
+        report(progress_line());
+        next_progress = now + seconds(o_.progress_every);
+      }
+      const bool time_up = now >= deadline; // the fuzzer ignored -max_total_time
+      if ((g_stop_signal != 0 || time_up) && !stopping) {
+        summary_.interrupted = g_stop_signal != 0;
+        stopping = true;
+        stop_at = now;
+        // The child leads its own group, so this reaches libFuzzer's fork-mode workers too.
+        ::kill(-child_, SIGINT);
+      }
+      if (stopping && now - stop_at > std::chrono::seconds(5)) ::kill(-child_, SIGKILL);
+      int status = 0;
+      if (::waitpid(child_, &status, WNOHANG) == child_) {
+        exited = true;
+        summary_.fuzzer_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+    }
+    // Workers of a killed fork-mode parent may linger for a moment; they must not write into
+    // the scratch directory while it is being drained.
+    ::kill(-child_, SIGKILL);
+    read_output(0);
+    ::close(out_fd_);
+    ingest_saved(/*final=*/true);
+    move_crashes();
+    if (std::string e = book_.save(std::time(nullptr)); !e.empty()) summary_.error = e;
+    report(progress_line() + (summary_.interrupted ? " (interrupted)" : " (done)"));
+    return summary_;
+  }
+
+private:
+  const CampaignOptions& o_;
+  FindingsBook& book_;
+  Layout l_;
+  CampaignSummary summary_;
+  std::ofstream log_;
+  pid_t child_ = -1;
+  int out_fd_ = -1;
+  std::string partial_line_;
+  Clock::time_point start_;
+
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+
+  CampaignSummary fail(std::string error) {
+    summary_.error = std::move(error);
+    return summary_;
+  }
+
+  void report(const std::string& line) {
+    if (o_.report)
+      o_.report(line);
+    else
+      fmt::print(stderr, "{}\n", line);
+  }
+
+  std::string spawn() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
+    std::vector<std::string> argv = fuzzer_arguments(o_);
+    argv.insert(argv.begin(), o_.fuzzer.string());
+    std::vector<std::string> env = child_environment(l_);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    // Own process group: the campaign decides when the fuzzer stops (a terminal's Ctrl-C goes
+    // to the campaign only), and one kill reaches the fork-mode workers as well.
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGTERM);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+    const int rc = ::posix_spawn(&child_, argv[0].c_str(), &actions, &attr, c_strings(argv).data(),
+                                 c_strings(env).data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    ::close(fds[1]);
+    out_fd_ = fds[0];
+    if (rc != 0) {
+      ::close(out_fd_);
+      return fmt::format("cannot run {}: {}", o_.fuzzer.string(), std::strerror(rc));
+    }
+    return "";
+  }
+
+  // Reads whatever the child has written, waiting at most `timeout_ms` for the first bytes.
+  void read_output(int timeout_ms) {
+    pollfd p{out_fd_, POLLIN, 0};
+    int wait = timeout_ms;
+    while (::poll(&p, 1, wait) > 0) {
+      char buf[4096];
+      const ssize_t n = ::read(out_fd_, buf, sizeof buf);
+      if (n <= 0) return;
+      log_.write(buf, n);
+      partial_line_.append(buf, static_cast<std::size_t>(n));
+      std::size_t eol;
+      while ((eol = partial_line_.find('\n')) != std::string::npos) {
+        parse_fuzzer_line(std::string_view(partial_line_).substr(0, eol), summary_.stats);
+        partial_line_.erase(0, eol + 1);
+      }
+      wait = 0;
+    }
+    log_.flush();
+  }
+
+  void ingest_saved(bool final) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(l_.saved, ec))
+      if (e.is_regular_file()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      std::string bytes;
+      if (!read_whole_file(f, bytes) || !complete(f, bytes)) {
+        if (final) fs::remove(f, ec); // a worker killed mid-write: never completes
+        continue;
+      }
+      const std::span<const std::uint8_t> span(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                               bytes.size());
+      const IngestResult r = book_.ingest(span, o_.decode(span), std::time(nullptr));
+      ++summary_.diverging_inputs;
+      if (r.kind == IngestKind::Agreed) ++summary_.agreed_on_replay;
+      if (r.kind == IngestKind::NewSignature) {
+        const LedgerEntry* e = book_.ledger().find(r.signature);
+        report(
+            fmt::format("campaign: NEW BUG {} status={} ops={} kinds={} repro={}", r.signature,
+                        e ? e->status : "?", e ? fmt::format("{}", fmt::join(e->ops, ",")) : "",
+                        e ? fmt::format("{}", fmt::join(e->kinds, ",")) : "",
+                        e && !e->repro_python.empty() ? (o_.out / e->repro_python).string() : "-"));
+      }
+      if (!r.error.empty()) report("campaign: " + r.error);
+      fs::remove(f, ec);
+      // Minimising can take seconds; keep the child's pipe from filling up meanwhile.
+      if (!final) read_output(0);
+    }
+  }
+
+  void move_crashes() {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(l_.artifacts, ec)) {
+      if (!e.is_regular_file()) continue;
+      fs::rename(e.path(), l_.crashes / e.path().filename(), ec);
+      if (!ec) ++summary_.crashes;
+    }
+  }
+
+  std::string progress_line() const {
+    const auto elapsed =
+        std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start_).count();
+    return fmt::format("campaign: {}/{}s execs={} exec/s={} cov={} signatures={} (ledger {}) "
+                       "diverging={} minimised={} left={}s",
+                       elapsed, o_.seconds, summary_.stats.execs, summary_.stats.exec_per_s,
+                       summary_.stats.coverage, book_.signatures_this_run(),
+                       book_.ledger().entries.size(), summary_.diverging_inputs,
+                       book_.minimisations(), std::max<std::int64_t>(0, o_.seconds - elapsed));
+  }
+};
+
+} // namespace
+
+std::vector<std::string> fuzzer_arguments(const CampaignOptions& options) {
+  const Layout l = layout(options.out);
+  std::vector<std::string> args = {
+      l.corpus.string(),
+      fmt::format("-fork={}", std::max(1, options.workers)),
+      fmt::format("-max_total_time={}", std::max(1, options.seconds)),
+      // A real crash of one worker (a library segfault) must not end the campaign; its artifact
+      // is kept under crashes/.
+      "-ignore_crashes=1",
+      "-ignore_timeouts=1",
+      "-ignore_ooms=1",
+      "-artifact_prefix=" + l.artifacts.string() + "/",
+      "-print_final_stats=0",
+  };
+  args.insert(args.end(), options.extra_fuzzer_args.begin(), options.extra_fuzzer_args.end());
+  return args;
+}
+
+CampaignSummary run_campaign(const CampaignOptions& options, FindingsBook& book) {
+  return Supervisor(options, book).run();
+}
+
+} // namespace burnmark

@@ -1,0 +1,139 @@
+// Diverging inputs to ledger entries (see findings.h).
+#include "burnmark/campaign/findings.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "burnmark/campaign/atomic_file.h"
+#include "burnmark/campaign/repro_files.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/triage/signature.h"
+#include "burnmark/triage/triage.h"
+
+namespace burnmark {
+
+namespace {
+
+std::string input_name(std::span<const std::uint8_t> bytes) {
+  const std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return fmt::format("input-{:016x}.bin", fnv1a64(view));
+}
+
+} // namespace
+
+FindingsBook::FindingsBook(std::filesystem::path dir, Ledger ledger, Suppressions known,
+                           Runner& runner, Backend& reference, FindingsOptions options)
+    : dir_(std::move(dir)), ledger_(std::move(ledger)), known_(std::move(known)), runner_(runner),
+      reference_(reference), options_(std::move(options)) {
+  // The known-bug list may have grown since the ledger was written.
+  for (LedgerEntry& e : ledger_.entries) {
+    e.status = status_of(e, e.anchor);
+    for (const std::string& pre : e.pre_signatures)
+      signature_of_pre_[pre] = e.signature;
+  }
+}
+
+std::string FindingsBook::status_of(const LedgerEntry& entry, std::string& anchor) const {
+  // A human's "filed" outranks the list: the list only says the bug was triaged.
+  if (entry.status == "filed") {
+    anchor = entry.anchor;
+    return "filed";
+  }
+  if (const KnownBug* k = known_.find(entry.signature)) {
+    anchor = k->anchor;
+    return "known";
+  }
+  anchor.clear();
+  return "new";
+}
+
+IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Program& program,
+                                  std::time_t now) {
+  IngestResult result;
+  const std::optional<Finding> finding = analyse(runner_, program);
+  if (!finding) return result;
+  ++inputs_;
+  const std::string pre = pre_signature(program, *finding);
+  const std::string stamp = iso_utc(now);
+
+  LedgerEntry* entry = nullptr;
+  if (const auto it = signature_of_pre_.find(pre); it != signature_of_pre_.end())
+    entry = ledger_.find(it->second);
+  if (entry == nullptr) {
+    const Characterization c = characterize(runner_, program, *finding, options_.minimize);
+    ++minimisations_;
+    signature_of_pre_[pre] = c.signature.id;
+    entry = ledger_.find(c.signature.id);
+    if (entry == nullptr) {
+      ledger_.entries.push_back(LedgerEntry{});
+      entry = &ledger_.entries.back();
+      entry->signature = c.signature.id;
+      entry->first_seen = stamp;
+      entry->kinds = c.signature.kinds;
+      entry->ops = c.signature.ops;
+      entry->specials = c.signature.specials;
+      entry->minimal_program = to_text(c.minimized);
+      const std::filesystem::path bug_dir = dir_ / entry->signature;
+      std::error_code ec;
+      std::filesystem::create_directories(bug_dir, ec);
+      std::string error = write_file_atomically(bug_dir / "minimal.txt", entry->minimal_program);
+      const std::string title =
+          fmt::format("burnmark {}: {} ({})", entry->signature, op_sequence(c.signature),
+                      fmt::join(c.signature.kinds, ", "));
+      std::string repro_error;
+      const std::optional<ReproCase> rc = reference_repro_case(
+          reference_, c.minimized, title, options_.tolerance, options_.gradients, repro_error);
+      if (rc) {
+        const std::string name = "repro_" + entry->signature;
+        ReproFiles files;
+        repro_error = write_repro(bug_dir, name, *rc, ReproLang::Cpp, files);
+        if (repro_error.empty())
+          repro_error = write_repro(bug_dir, name, *rc, ReproLang::Python, files);
+        const auto rel = [&](const std::filesystem::path& p) {
+          return p.empty() ? std::string() : p.lexically_relative(dir_).string();
+        };
+        entry->repro_cpp = rel(files.cpp);
+        entry->repro_cmake = rel(files.cmake);
+        entry->repro_python = rel(files.python);
+      }
+      if (error.empty() && !repro_error.empty())
+        error = fmt::format("{}: no reproducer: {}", entry->signature, repro_error);
+      result.error = error;
+      result.kind = IngestKind::NewSignature;
+    }
+    if (std::find(entry->pre_signatures.begin(), entry->pre_signatures.end(), pre) ==
+        entry->pre_signatures.end())
+      entry->pre_signatures.push_back(pre);
+  }
+  if (result.kind != IngestKind::NewSignature) result.kind = IngestKind::Seen;
+  if (!met_[entry->signature]) {
+    met_[entry->signature] = true;
+    ++signatures_this_run_;
+  }
+
+  // The input is on disk before the ledger counts it, so the ledger never names a missing file.
+  const std::filesystem::path bug_dir = dir_ / entry->signature;
+  std::error_code ec;
+  std::filesystem::create_directories(bug_dir, ec);
+  const std::string name = input_name(bytes);
+  const std::string error = write_file_atomically(
+      bug_dir / name, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  if (!error.empty() && result.error.empty()) result.error = error;
+  if (entry->example.empty() && error.empty()) entry->example = entry->signature + "/" + name;
+
+  ++entry->count;
+  if (entry->first_seen.empty()) entry->first_seen = stamp;
+  entry->last_seen = stamp;
+  entry->status = status_of(*entry, entry->anchor);
+  result.signature = entry->signature;
+  const std::string save_error = save(now);
+  if (!save_error.empty() && result.error.empty()) result.error = save_error;
+  return result;
+}
+
+std::string FindingsBook::save(std::time_t now) const {
+  return save_ledger(dir_, ledger_, now);
+}
+
+} // namespace burnmark

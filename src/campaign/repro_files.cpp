@@ -1,0 +1,71 @@
+// Reproducer files from the reference's values (see repro_files.h).
+#include "burnmark/campaign/repro_files.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "burnmark/campaign/atomic_file.h"
+
+namespace burnmark {
+
+std::optional<ReproCase> reference_repro_case(Backend& reference, const Program& program,
+                                              std::string title, double tolerance, bool gradients,
+                                              std::string& error) {
+  RunOptions options;
+  options.gradients = gradients;
+  const Outcome o = reference.run(program, options);
+  if (o.status != Status::Ok) {
+    error = fmt::format("the reference ({}) cannot run the program: {}", o.backend, o.message);
+    return std::nullopt;
+  }
+  ReproCase c;
+  c.program = program;
+  c.title = std::move(title);
+  c.expected_root = o.root.values;
+  c.tolerance = tolerance;
+  c.check_gradients = gradients;
+  if (gradients) {
+    if (o.grads.size() != program.leaves.size()) {
+      error = fmt::format("the reference returned {} gradients for {} leaves", o.grads.size(),
+                          program.leaves.size());
+      return std::nullopt;
+    }
+    for (const HostTensor& g : o.grads)
+      c.expected_grads.push_back(g.values);
+  }
+  return c;
+}
+
+std::string write_repro(const std::filesystem::path& dir, const std::string& name,
+                        const ReproCase& repro, ReproLang lang, ReproFiles& written) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fmt::format("cannot create {}: {}", dir.string(), ec.message());
+  try {
+    switch (lang) {
+    case ReproLang::Cpp: {
+      const std::string file = name + ".cpp";
+      std::string error = write_file_atomically(dir / file, emit_cpp_repro(repro));
+      if (error.empty())
+        error = write_file_atomically(dir / "CMakeLists.txt", emit_cpp_cmake(file));
+      if (!error.empty()) return error;
+      written.cpp = dir / file;
+      written.cmake = dir / "CMakeLists.txt";
+      return "";
+    }
+    case ReproLang::Python: {
+      const std::string error =
+          write_file_atomically(dir / (name + ".py"), emit_python_repro(repro));
+      if (!error.empty()) return error;
+      written.python = dir / (name + ".py");
+      return "";
+    }
+    }
+  } catch (const std::invalid_argument& e) {
+    return fmt::format("the repro emitter refused the case: {}", e.what());
+  }
+  return "unknown language";
+}
+
+} // namespace burnmark
