@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
@@ -19,6 +20,7 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "burnmark/oracle/summary.h"
+#include "burnmark/triage/suppress.h"
 
 namespace burnmark::fuzz {
 
@@ -38,6 +40,11 @@ struct Harness {
   std::uint64_t inputs = 0;
   std::uint64_t findings = 0;
   std::array<std::uint64_t, 4> by_kind{}; // indexed by DivergenceKind
+  // Known bugs (corpus/known_bugs.txt): counted and skipped so one bug cannot saturate a
+  // campaign. Null when the list is empty or absent.
+  std::unique_ptr<KnownBugFilter> known;
+  std::size_t known_count = 0;
+  std::uint64_t suppressed = 0;
 };
 
 Harness& harness() {
@@ -57,16 +64,37 @@ std::uint64_t fnv1a(std::span<const std::uint8_t> bytes) {
   return h;
 }
 
-// libFuzzer only writes artifacts for crashes, so continuous mode saves its own.
+// libFuzzer only writes artifacts for crashes, so continuous mode saves its own. Written to a
+// temporary name and renamed, so a campaign killed mid-write never leaves a truncated finding.
 void save_finding(const Harness& h, std::span<const std::uint8_t> bytes) {
   const std::string path = fmt::format("{}/finding-{:016x}", h.config.findings_dir, fnv1a(bytes));
-  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const std::string temp = path + ".tmp";
+  std::FILE* f = std::fopen(temp.c_str(), "wb");
   if (f == nullptr) {
-    std::fprintf(stderr, "burnmark: cannot write %s\n", path.c_str());
+    std::fprintf(stderr, "burnmark: cannot write %s\n", temp.c_str());
     return;
   }
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
+  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !written || std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::fprintf(stderr, "burnmark: cannot write %s\n", path.c_str());
+    std::remove(temp.c_str());
+  }
+}
+
+void load_known_bugs(Harness& h) {
+  if (h.config.known_bugs.empty()) return;
+  std::string error;
+  Suppressions list = Suppressions::load(h.config.known_bugs, error);
+  if (!error.empty()) {
+    if (std::filesystem::exists(h.config.known_bugs)) die(error);
+    return; // no list here (e.g. run outside the repo): nothing is known
+  }
+  if (list.empty()) return;
+  h.known_count = list.size();
+  std::vector<Backend*> raw;
+  for (const auto& b : h.backends)
+    raw.push_back(b.get());
+  h.known = std::make_unique<KnownBugFilter>(std::move(list), Runner(std::move(raw), h.oracle));
 }
 
 std::string full_report(const Harness& h, const Program& program, const Verdict& verdict) {
@@ -94,9 +122,10 @@ void initialize(const char* target_name, bool gradients) {
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
   h.outcomes.resize(h.backends.size());
-  std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s\n", target_name,
+  load_known_bugs(h);
+  std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu\n", target_name,
                h.config.backends.c_str(),
-               h.config.mode == HarnessMode::Panic ? "panic" : "continuous");
+               h.config.mode == HarnessMode::Panic ? "panic" : "continuous", h.known_count);
 }
 
 int test_one_input(const std::uint8_t* data, std::size_t size) {
@@ -108,6 +137,10 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   ++h.inputs;
   const Verdict verdict = compare(h.outcomes, h.oracle);
   if (verdict.agree()) return 0;
+  if (h.known && h.known->is_known(program)) {
+    ++h.suppressed;
+    return 0;
+  }
 
   if (h.config.mode == HarnessMode::Panic) {
     const std::string report = full_report(h, program, verdict);
@@ -125,13 +158,14 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {
     std::fprintf(stderr,
                  "SUMMARY target=%s inputs=%llu findings=%llu forward=%llu gradient=%llu "
-                 "error=%llu shape=%llu\n",
+                 "error=%llu shape=%llu suppressed=%llu\n",
                  h.target, static_cast<unsigned long long>(h.inputs),
                  static_cast<unsigned long long>(h.findings),
                  static_cast<unsigned long long>(h.by_kind[0]),
                  static_cast<unsigned long long>(h.by_kind[1]),
                  static_cast<unsigned long long>(h.by_kind[2]),
-                 static_cast<unsigned long long>(h.by_kind[3]));
+                 static_cast<unsigned long long>(h.by_kind[3]),
+                 static_cast<unsigned long long>(h.suppressed));
   }
   return 0;
 }
