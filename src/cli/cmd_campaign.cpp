@@ -1,0 +1,151 @@
+// `burnmark campaign`: runs a fuzz target for a fixed time on N libFuzzer workers and keeps a
+// ledger of the distinct bugs it finds, each minimised once with C++ and Python reproducers.
+// The work is in burnmark_campaign (campaign.h); this file finds the fuzzer and the seed
+// corpus, builds the backends that re-check findings, and parses arguments.
+#include <charconv>
+#include <filesystem>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "burnmark/campaign/campaign.h"
+#include "burnmark/gen/generator.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace burnmark::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kUsage =
+    "[--target fuzz_autograd|fuzz_tensor_ops] [--time SECONDS] [--workers N] [--out DIR] "
+    "[--fuzzer PATH] [--seeds DIR] [--known FILE] [-- LIBFUZZER_ARGS...]";
+
+// The target as the build tree lays it out: <build>/fuzz/<target>, with this binary at
+// <build>/src/cli/burnmark (or anywhere else below <build>).
+std::optional<fs::path> find_fuzzer(std::string_view target) {
+  std::error_code ec;
+  fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (int up = 0; up < 4 && !ec && !dir.empty(); ++up, dir = dir.parent_path()) {
+    const fs::path candidate = dir / "fuzz" / std::string(target);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (dir == dir.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> positive(std::string_view text) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 1) return std::nullopt;
+  return v;
+}
+
+} // namespace
+
+int run_campaign(std::span<const std::string_view> args) {
+  std::string target = "fuzz_autograd";
+  CampaignOptions options;
+  options.out = "findings";
+  std::optional<std::string> fuzzer, seeds, known_path;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (a == "--") {
+      for (++i; i < args.size(); ++i)
+        options.extra_fuzzer_args.emplace_back(args[i]);
+    } else if (a == "--target" && has_value) {
+      target = std::string(args[++i]);
+      if (target != "fuzz_autograd" && target != "fuzz_tensor_ops")
+        return usage_error(fmt::format("campaign: unknown target '{}' (fuzz_autograd or "
+                                       "fuzz_tensor_ops)",
+                                       target));
+    } else if ((a == "--time" || a == "--workers") && has_value) {
+      const std::optional<int> v = positive(args[++i]);
+      if (!v)
+        return usage_error(
+            fmt::format("campaign: {} needs a positive integer, not '{}'", a, args[i]));
+      (a == "--time" ? options.seconds : options.workers) = *v;
+    } else if (a == "--out" && has_value) {
+      options.out = std::string(args[++i]);
+    } else if (a == "--fuzzer" && has_value) {
+      fuzzer = std::string(args[++i]);
+    } else if (a == "--seeds" && has_value) {
+      seeds = std::string(args[++i]);
+    } else if (a == "--known" && has_value) {
+      known_path = std::string(args[++i]);
+    } else {
+      return usage_error(fmt::format("campaign: unexpected argument '{}' (usage: burnmark "
+                                     "campaign {})",
+                                     a, kUsage));
+    }
+  }
+  const Config config = config_or_exit();
+  const bool gradients = target == "fuzz_autograd";
+
+  if (fuzzer) {
+    options.fuzzer = *fuzzer;
+  } else if (const std::optional<fs::path> found = find_fuzzer(target)) {
+    options.fuzzer = *found;
+  } else {
+    return usage_error(fmt::format("campaign: cannot find the {} binary next to this build "
+                                   "(<build>/fuzz/{}); pass --fuzzer PATH",
+                                   target, target));
+  }
+  if (::access(options.fuzzer.c_str(), X_OK) != 0)
+    return usage_error(fmt::format("campaign: {}: not an executable", options.fuzzer.string()));
+  options.seeds = seeds ? fs::path(*seeds) : fs::path("corpus") / target;
+
+  Suppressions known;
+  const std::string known_file = known_path.value_or("corpus/known_bugs.txt");
+  std::error_code ec;
+  if (known_path || fs::exists(known_file, ec)) {
+    std::string error;
+    known = Suppressions::load(known_file, error);
+    if (!error.empty()) return usage_error(error);
+  }
+
+  fs::create_directories(options.out, ec);
+  Ledger ledger;
+  if (const std::string error = load_ledger(options.out, ledger); !error.empty())
+    return usage_error(fmt::format("campaign: {} (move it away to start a new ledger)", error));
+  if (!ledger.target.empty() && ledger.target != target)
+    return usage_error(fmt::format("campaign: {} holds a {} ledger, not {}", options.out.string(),
+                                   ledger.target, target));
+  ledger.target = target;
+
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+  std::vector<Backend*> raw;
+  for (const auto& b : *backends)
+    raw.push_back(b.get());
+  Runner runner(raw, oracle_options(config, gradients));
+  FindingsOptions findings;
+  findings.gradients = gradients;
+  findings.tolerance = config.tolerance;
+  FindingsBook book(options.out, std::move(ledger), std::move(known), runner, *raw.front(),
+                    findings);
+  const GeneratorOptions decode = generator_options(config);
+  options.decode = [decode](std::span<const std::uint8_t> bytes) {
+    return generate(bytes, decode);
+  };
+
+  fmt::print(stderr, "campaign: {} for {}s on {} worker(s), BACKENDS={}, findings in {}\n",
+             options.fuzzer.string(), options.seconds, options.workers, config.backends,
+             options.out.string());
+  const CampaignSummary s = burnmark::run_campaign(options, book);
+  if (!s.error.empty()) return usage_error("campaign: " + s.error);
+  std::size_t fresh = 0;
+  for (const LedgerEntry& e : book.ledger().entries)
+    fresh += e.status == "new" ? 1 : 0;
+  fmt::print("CAMPAIGN target={} execs={} diverging={} signatures={} ledger={} new={} crashes={} "
+             "ledger_file={}\n",
+             target, s.stats.execs, s.diverging_inputs, book.signatures_this_run(),
+             book.ledger().entries.size(), fresh, s.crashes, (options.out / "ledger.md").string());
+  // Like `run`: 1 when there is something to look at (a new bug), 0 when every bug is known.
+  return fresh > 0 ? kExitDivergence : kExitAgree;
+}
+
+} // namespace burnmark::cli

@@ -1,0 +1,109 @@
+// `burnmark repro --lang cpp|python [--out DIR] [--no-minimize] [--forward-only] FILE`: from a
+// diverging program to a reproducer a library maintainer can run without BurnMark. The program
+// is minimised first (triage's minimiser) and the expected values are the reference backend's
+// (BACKENDS' first entry) on the program actually written out.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "burnmark/campaign/repro_files.h"
+#include "burnmark/triage/signature.h"
+#include "burnmark/triage/triage.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace burnmark::cli {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "--lang cpp|python [--out DIR] [--no-minimize] [--forward-only] FILE";
+
+} // namespace
+
+int run_repro(std::span<const std::string_view> args) {
+  std::optional<ReproLang> lang;
+  std::optional<std::string> out;
+  std::optional<std::string> file;
+  bool minimize_first = true;
+  bool gradients = true;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a == "--lang" && i + 1 < args.size()) {
+      const std::string_view l = args[++i];
+      if (l == "cpp" || l == "c++")
+        lang = ReproLang::Cpp;
+      else if (l == "python" || l == "py")
+        lang = ReproLang::Python;
+      else
+        return usage_error(fmt::format("repro: unknown language '{}' (cpp or python)", l));
+    } else if (a == "--out" && i + 1 < args.size()) {
+      out = std::string(args[++i]);
+    } else if (a == "--no-minimize") {
+      minimize_first = false;
+    } else if (a == "--forward-only") {
+      gradients = false;
+    } else if (a.starts_with("-") || file) {
+      return usage_error(
+          fmt::format("repro: unexpected argument '{}' (usage: burnmark repro {})", a, kUsage));
+    } else {
+      file = std::string(a);
+    }
+  }
+  if (!lang || !file)
+    return usage_error(fmt::format("repro: missing {} (usage: burnmark repro {})",
+                                   lang ? "FILE" : "--lang", kUsage));
+
+  const Config config = config_or_exit();
+  const std::optional<Program> program = load_program(*file, config);
+  if (!program) return kExitUsage;
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+  std::vector<Backend*> raw;
+  for (const auto& b : *backends)
+    raw.push_back(b.get());
+  Runner runner(raw, oracle_options(config, gradients));
+
+  const std::optional<Finding> finding = analyse(runner, *program);
+  if (!finding) {
+    fmt::print(stderr, "burnmark: repro: {}: the backends agree, nothing to reproduce\n", *file);
+    return kExitDivergence;
+  }
+  Program chosen = *program;
+  Signature signature;
+  if (minimize_first) {
+    Characterization c = characterize(runner, *program, *finding);
+    chosen = std::move(c.minimized);
+    signature = std::move(c.signature);
+  } else {
+    signature = make_signature(chosen, finding->verdict);
+  }
+  const std::string title = fmt::format("burnmark {}: {} ({})", signature.id,
+                                        op_sequence(signature), fmt::join(signature.kinds, ", "));
+  std::string error;
+  const std::optional<ReproCase> repro =
+      reference_repro_case(*raw.front(), chosen, title, config.tolerance, gradients, error);
+  if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
+
+  const std::string name = "repro_" + signature.id;
+  if (!out) {
+    // Stdout is the reproducer itself, so `burnmark repro --lang python F > r.py` just works.
+    try {
+      fmt::print("{}",
+                 *lang == ReproLang::Cpp ? emit_cpp_repro(*repro) : emit_python_repro(*repro));
+    } catch (const std::invalid_argument& e) {
+      return usage_error(fmt::format("repro: the emitter refused the case: {}", e.what()));
+    }
+    return kExitAgree;
+  }
+  ReproFiles files;
+  error = write_repro(*out, name, *repro, *lang, files);
+  if (!error.empty()) return usage_error(fmt::format("repro: {}", error));
+  for (const std::filesystem::path& p : {files.cpp, files.cmake, files.python})
+    if (!p.empty()) fmt::print("{}\n", p.string());
+  fmt::print(stderr, "burnmark: repro: signature {} ({} statements) written to {}\n", signature.id,
+             chosen.stmts.size(), *out);
+  return kExitAgree;
+}
+
+} // namespace burnmark::cli

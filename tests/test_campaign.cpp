@@ -1,0 +1,333 @@
+// Campaigns: the ledger survives a round trip and is never seen half written; a short campaign
+// against the real fuzz_autograd with a planted-bug plugin ends with ONE ledger entry (with its
+// reproducers), a second campaign continues it; `burnmark repro` writes runnable reproducers.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "burnmark/campaign/atomic_file.h"
+#include "burnmark/campaign/fuzzer_output.h"
+#include "burnmark/campaign/ledger.h"
+
+using namespace burnmark;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("burnmark_test_campaign_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::string s;
+  read_whole_file(p, s);
+  return s;
+}
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs the CLI in `dir` with a clean set of knobs plus `env`.
+Result run(const std::string& env, const std::string& args, const fs::path& dir) {
+  const std::string cmd =
+      "cd " + dir.string() +
+      " && env -u BACKENDS -u MODE -u MAX_LEAVES -u MIN_OPS -u FUZZ_MIN_DIM -u FUZZ_MAX_DIM "
+      "-u BURNMARK_TOLERANCE -u BURNMARK_SPECIAL_RATE -u BURNMARK_FINDINGS_DIR " +
+      env + " " + BURNMARK_CAMPAIGN_CLI + " " + args + " >stdout 2>stderr";
+  const int raw = std::system(cmd.c_str());
+  return Result{WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(dir / "stdout"),
+                slurp(dir / "stderr")};
+}
+
+const std::string kPlanted = std::string("BACKENDS=ref,") + BURNMARK_PLANTED_PLUGIN;
+
+LedgerEntry sample_entry(const std::string& sig, std::uint64_t count) {
+  LedgerEntry e;
+  e.signature = sig;
+  e.status = "new";
+  e.first_seen = "2026-11-01T10:00:00Z";
+  e.last_seen = "2026-11-30T12:34:56Z";
+  e.count = count;
+  e.kinds = {"libtorch:gradient"};
+  e.ops = {"pow(0.5)", "sum"};
+  e.specials = {"-0"};
+  // Quotes, backslashes, newlines, a tab and a pipe all have to survive both formats.
+  e.minimal_program = "%0 = leaf f32[1] [-0]\n%1 = pow %0, 0.5 : f32[1]\troot \"%1\" \\ |\n";
+  e.example = sig + "/input-0123456789abcdef.bin";
+  e.repro_cpp = sig + "/repro_" + sig + ".cpp";
+  e.repro_python = sig + "/repro_" + sig + ".py";
+  e.pre_signatures = {"pre1|libtorch:gradient|pow(0.5)(leaf)|special=-0"};
+  return e;
+}
+
+} // namespace
+
+TEST(Ledger, JsonRoundTripKeepsEveryField) {
+  Ledger l;
+  l.target = "fuzz_autograd";
+  l.entries = {sample_entry("0123456789ab", 7), sample_entry("ba9876543210", 40)};
+  l.entries[1].status = "filed";
+  l.entries[1].anchor = "pow-grad-neg-zero";
+  const std::time_t now = parse_iso_utc("2026-11-30T13:00:00Z");
+  Ledger back;
+  ASSERT_EQ(ledger_from_json(ledger_to_json(l, now), back), "");
+  EXPECT_EQ(back.target, "fuzz_autograd");
+  ASSERT_EQ(back.entries.size(), 2u);
+  for (const LedgerEntry& want : l.entries) {
+    const LedgerEntry* got = back.find(want.signature);
+    ASSERT_NE(got, nullptr);
+    EXPECT_EQ(got->status, want.status);
+    EXPECT_EQ(got->anchor, want.anchor);
+    EXPECT_EQ(got->first_seen, want.first_seen);
+    EXPECT_EQ(got->last_seen, want.last_seen);
+    EXPECT_EQ(got->count, want.count);
+    EXPECT_EQ(got->kinds, want.kinds);
+    EXPECT_EQ(got->ops, want.ops);
+    EXPECT_EQ(got->specials, want.specials);
+    EXPECT_EQ(got->minimal_program, want.minimal_program);
+    EXPECT_EQ(got->example, want.example);
+    EXPECT_EQ(got->repro_cpp, want.repro_cpp);
+    EXPECT_EQ(got->repro_python, want.repro_python);
+    EXPECT_EQ(got->pre_signatures, want.pre_signatures);
+  }
+  // Most hits first; the age is whole days since first seen (29 days).
+  const std::string json = ledger_to_json(l, now);
+  EXPECT_LT(json.find("ba9876543210"), json.find("0123456789ab"));
+  EXPECT_NE(json.find("\"days_since_found\": 29"), std::string::npos);
+  const std::string md = ledger_to_markdown(l, now);
+  EXPECT_NE(md.find("| `ba9876543210` | filed (pow-grad-neg-zero) | 29 | 40 |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("2 distinct bugs, 1 new"), std::string::npos);
+}
+
+TEST(Ledger, MalformedOrTruncatedJsonIsAnErrorNotAShorterLedger) {
+  Ledger l;
+  l.entries = {sample_entry("0123456789ab", 1)};
+  const std::string json = ledger_to_json(l, 0);
+  Ledger back;
+  EXPECT_NE(ledger_from_json(json.substr(0, json.size() / 2), back), "");
+  EXPECT_NE(ledger_from_json("{\"format\": \"other\", \"bugs\": []}", back), "");
+  EXPECT_NE(ledger_from_json(json + "x", back), "");
+}
+
+TEST(Ledger, MissingFileIsAnEmptyLedger) {
+  Ledger l;
+  l.entries = {sample_entry("0123456789ab", 1)};
+  EXPECT_EQ(load_ledger(scratch("missing"), l), "");
+  EXPECT_TRUE(l.entries.empty());
+}
+
+TEST(Ledger, IsoDatesAndAge) {
+  EXPECT_EQ(iso_utc(parse_iso_utc("2026-02-28T23:59:59Z")), "2026-02-28T23:59:59Z");
+  EXPECT_EQ(iso_utc(parse_iso_utc("2026-03-01")), "2026-03-01T00:00:00Z");
+  EXPECT_EQ(parse_iso_utc("yesterday"), -1);
+  EXPECT_EQ(days_since("2026-11-01T00:00:00Z", parse_iso_utc("2026-11-08T00:00:01Z")), 7);
+  EXPECT_EQ(days_since("2026-12-01", parse_iso_utc("2026-11-08")), 0);
+}
+
+// A reader polling the ledger while it is rewritten hundreds of times must always parse it: the
+// rename is what a reader (or a Ctrl-C) can observe, never a partial write.
+TEST(Ledger, ConcurrentReaderAlwaysSeesAWholeLedger) {
+  const fs::path dir = scratch("atomic");
+  Ledger l;
+  l.target = "fuzz_autograd";
+  l.entries = {sample_entry("0123456789ab", 0)};
+  ASSERT_EQ(save_ledger(dir, l, 0), "");
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0}, failures{0};
+  std::thread reader([&] {
+    while (!done) {
+      Ledger back;
+      if (load_ledger(dir, back) != "" || back.entries.size() != 1) ++failures;
+      ++reads;
+    }
+  });
+  for (int i = 1; i <= 300; ++i) {
+    l.entries[0].count = static_cast<std::uint64_t>(i);
+    // Growing text, so a torn write would be visible as a truncated document.
+    l.entries[0].minimal_program += "%" + std::to_string(i) + " = neg %0 : f32[1]\n";
+    ASSERT_EQ(save_ledger(dir, l, 0), "");
+  }
+  done = true;
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(failures.load(), 0);
+  Ledger back;
+  ASSERT_EQ(load_ledger(dir, back), "");
+  EXPECT_EQ(back.entries.at(0).count, 300u);
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_FALSE(e.path().filename().string().starts_with(".")) << "left behind: " << e.path();
+}
+
+TEST(FuzzerOutput, ReadsPlainAndForkStatusLines) {
+  FuzzerStats s;
+  EXPECT_TRUE(parse_fuzzer_line(
+      "#4096\tpulse  cov: 412 ft: 980 corp: 37/2104b lim: 43 exec/s: 2048 rss: 61Mb", s));
+  EXPECT_EQ(s.execs, 4096u);
+  EXPECT_EQ(s.coverage, 412u);
+  EXPECT_EQ(s.exec_per_s, 2048u);
+  EXPECT_TRUE(parse_fuzzer_line("#80123: cov: 512 ft: 1201 corp: 60 exec/s 3100 "
+                                "oom/timeout/crash: 0/0/0 time: 12s job: 4 dft_time: 0",
+                                s));
+  EXPECT_EQ(s.execs, 80123u);
+  EXPECT_EQ(s.coverage, 512u);
+  EXPECT_EQ(s.exec_per_s, 3100u);
+  EXPECT_FALSE(parse_fuzzer_line("INFO: Seed: 1", s));
+  EXPECT_FALSE(parse_fuzzer_line("# burnmark program", s));
+  EXPECT_EQ(s.execs, 80123u);
+  EXPECT_EQ(s.lines, 2u);
+}
+
+// The whole loop: the real fuzz_autograd on two fork-mode workers, the planted plugin failing on
+// every program with a neg. Many inputs diverge; they are one bug, so one ledger entry.
+TEST(Campaign, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
+  const fs::path dir = scratch("campaign");
+  const std::string args = std::string("campaign --fuzzer ") + BURNMARK_FUZZ_AUTOGRAD +
+                           " --time 6 --workers 2 --out findings --seeds " +
+                           BURNMARK_TEST_SOURCE_DIR + "/corpus/fuzz_autograd -- -seed=7";
+  const Result first = run(kPlanted, args, dir);
+  EXPECT_EQ(first.status, 1) << first.err; // a new bug
+  Ledger ledger;
+  ASSERT_EQ(load_ledger(dir / "findings", ledger), "") << first.err;
+  ASSERT_EQ(ledger.entries.size(), 1u) << first.err << first.out;
+  const LedgerEntry e = ledger.entries[0];
+  EXPECT_EQ(e.ops, std::vector<std::string>{"neg"});
+  EXPECT_EQ(e.kinds, std::vector<std::string>{"planted:error"});
+  EXPECT_EQ(e.status, "new");
+  EXPECT_GT(e.count, 1u) << "the planted bug is hit by many inputs";
+  EXPECT_EQ(ledger.target, "fuzz_autograd");
+  const fs::path findings = dir / "findings";
+  EXPECT_TRUE(fs::exists(findings / e.example));
+  EXPECT_TRUE(fs::exists(findings / e.signature / "minimal.txt"));
+  ASSERT_FALSE(e.repro_cpp.empty());
+  ASSERT_FALSE(e.repro_python.empty());
+  EXPECT_TRUE(fs::exists(findings / e.repro_cpp));
+  EXPECT_TRUE(fs::exists(findings / e.repro_python));
+  EXPECT_TRUE(fs::exists(findings / e.signature / "CMakeLists.txt"));
+  EXPECT_NE(e.minimal_program.find("neg"), std::string::npos);
+  EXPECT_TRUE(fs::exists(findings / "ledger.md"));
+  EXPECT_NE(slurp(findings / "ledger.md").find(e.signature), std::string::npos);
+  // Few minimisations: the pre-signature cache, not one per diverging input.
+  EXPECT_NE(first.err.find("campaign: "), std::string::npos);
+  EXPECT_NE(first.out.find("CAMPAIGN target=fuzz_autograd"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("signatures=1 ledger=1 new=1"), std::string::npos) << first.out;
+  // Every saved input was picked up (the scratch findings dir is drained).
+  EXPECT_TRUE(fs::is_empty(findings / ".scratch" / "findings"));
+
+  // Known bugs are marked as such, and the second campaign adds to the first one's counts.
+  std::ofstream(dir / "known.txt") << e.signature << " planted-neg the planted neg failure\n";
+  const Result second = run(
+      kPlanted, args.substr(0, args.find(" -- ")) + " --time 3 --known known.txt -- -seed=8", dir);
+  EXPECT_EQ(second.status, 0) << second.err; // nothing new
+  Ledger after;
+  ASSERT_EQ(load_ledger(dir / "findings", after), "");
+  ASSERT_EQ(after.entries.size(), 1u);
+  EXPECT_EQ(after.entries[0].first_seen, e.first_seen);
+  EXPECT_GT(after.entries[0].count, e.count);
+  EXPECT_EQ(after.entries[0].status, "known");
+  EXPECT_EQ(after.entries[0].anchor, "planted-neg");
+  EXPECT_EQ(second.out.find("minimised=1"), std::string::npos);
+}
+
+TEST(Campaign, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
+  const fs::path dir = scratch("sigterm");
+  const std::string cmd = "cd " + dir.string() + " && env -u MODE " + kPlanted + " " +
+                          BURNMARK_CAMPAIGN_CLI + " campaign --fuzzer " + BURNMARK_FUZZ_AUTOGRAD +
+                          " --time 120 --out findings --seeds " + BURNMARK_TEST_SOURCE_DIR +
+                          "/corpus/fuzz_autograd >stdout 2>stderr & pid=$!; sleep 4; "
+                          "kill -TERM $pid; wait $pid; echo $? > status";
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_NE(slurp(dir / "stderr").find("(interrupted)"), std::string::npos)
+      << slurp(dir / "stderr");
+  Ledger ledger;
+  EXPECT_EQ(load_ledger(dir / "findings", ledger), "");
+  EXPECT_LE(ledger.entries.size(), 1u);
+  // No fuzzer left running in the findings directory's name.
+  EXPECT_NE(std::system(("pgrep -f '" + (dir / "findings").string() + "' >/dev/null").c_str()), 0);
+}
+
+class Repro : public ::testing::Test {
+protected:
+  fs::path dir_ = scratch("repro");
+  void SetUp() override {
+    // neg diverges on the planted plugin; the exp, sum and extra leaf are what minimising drops.
+    std::ofstream(dir_ / "bug.txt") << "# burnmark program\n"
+                                       "%0 = leaf f32[2,3] [0.5, -1, 2, 0, 1.5, -2]\n"
+                                       "%1 = leaf f32[3] [1, 2, 3]\n"
+                                       "%2 = exp %0 : f32[2,3]\n"
+                                       "%3 = neg %2 : f32[2,3]\n"
+                                       "%4 = add %3, %1 : f32[2,3]\n"
+                                       "%5 = sum %4 : f32[]\n"
+                                       "root %5\n";
+    std::ofstream(dir_ / "fine.txt") << "# burnmark program\n"
+                                        "%0 = leaf f32[2] [1, 2]\n"
+                                        "%1 = exp %0 : f32[2]\n"
+                                        "root %1\n";
+  }
+};
+
+TEST_F(Repro, WritesMinimisedCppAndPythonReproducers) {
+  const Result cpp = run(kPlanted, "repro --lang cpp --out out bug.txt", dir_);
+  ASSERT_EQ(cpp.status, 0) << cpp.err;
+  std::vector<fs::path> sources;
+  for (const auto& e : fs::directory_iterator(dir_ / "out"))
+    if (e.path().extension() == ".cpp") sources.push_back(e.path());
+  ASSERT_EQ(sources.size(), 1u);
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "CMakeLists.txt"));
+  const std::string source = slurp(sources[0]);
+  EXPECT_NE(source.find("neg"), std::string::npos);
+  // Minimised: the add and sum that only carried the damage are gone.
+  EXPECT_EQ(source.find("sum"), std::string::npos) << source;
+  EXPECT_NE(slurp(dir_ / "out" / "CMakeLists.txt").find(sources[0].stem().string()),
+            std::string::npos);
+  EXPECT_NE(cpp.out.find(sources[0].string()), std::string::npos);
+
+  const Result py = run(kPlanted, "repro --lang python --out out bug.txt", dir_);
+  ASSERT_EQ(py.status, 0) << py.err;
+  const fs::path script = fs::path(sources[0]).replace_extension(".py");
+  ASSERT_TRUE(fs::exists(script));
+  EXPECT_NE(slurp(script).find("torch"), std::string::npos);
+  if (std::system("python3 -c 'import torch' >/dev/null 2>&1") == 0) {
+    // The expected values are the (correct) reference's, so PyTorch agrees and it exits 0.
+    EXPECT_EQ(std::system(("python3 " + script.string() + " >/dev/null 2>&1").c_str()), 0);
+  } else {
+    ASSERT_EQ(std::system(("python3 -c 'import ast,sys; ast.parse(open(sys.argv[1]).read())' " +
+                           script.string())
+                              .c_str()),
+              0)
+        << "the emitted script is not even valid Python";
+  }
+}
+
+TEST_F(Repro, WithoutOutPrintsTheSourceAndNoMinimizeKeepsTheProgram) {
+  const Result r = run(kPlanted, "repro --lang python --no-minimize bug.txt", dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("import torch"), std::string::npos);
+  EXPECT_NE(r.out.find("sum"), std::string::npos);
+}
+
+TEST_F(Repro, NothingToReproduceIsExitOneAndUsageIsExitTwo) {
+  const Result fine = run(kPlanted, "repro --lang cpp fine.txt", dir_);
+  EXPECT_EQ(fine.status, 1);
+  EXPECT_NE(fine.err.find("nothing to reproduce"), std::string::npos) << fine.err;
+  EXPECT_EQ(run(kPlanted, "repro bug.txt", dir_).status, 2);
+  EXPECT_EQ(run(kPlanted, "repro --lang rust bug.txt", dir_).status, 2);
+  EXPECT_EQ(run(kPlanted, "repro --lang cpp", dir_).status, 2);
+  EXPECT_EQ(run(kPlanted, "repro --lang cpp missing.txt", dir_).status, 2);
+}
