@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <dlfcn.h>
 #include <stdexcept>
 #include <utility>
 
@@ -86,7 +87,19 @@ constexpr std::size_t kMaxCachedPrimitives = 8192;
 
 } // namespace
 
-DnnlOps::DnnlOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+DnnlOps::DnnlOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+  // The OpenMP runtime libdnnl already loaded; looked up rather than linked, so the plugin does
+  // not pick an OpenMP library of its own (clang's -fopenmp would bring a second one, libomp).
+  if (void* omp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+    omp_get_max_threads_ = reinterpret_cast<int (*)()>(dlsym(omp, "omp_get_max_threads"));
+    omp_set_num_threads_ = reinterpret_cast<void (*)(int)>(dlsym(omp, "omp_set_num_threads"));
+    dlclose(omp); // still loaded: libdnnl depends on it
+    if (omp_get_max_threads_ == nullptr || omp_set_num_threads_ == nullptr)
+      omp_set_num_threads_ = nullptr;
+  }
+#endif
+}
 
 template <class Make> dnnl::primitive& DnnlOps::cached(const std::string& key, Make&& make) {
   auto it = cache_.find(key);
@@ -98,6 +111,21 @@ template <class Make> dnnl::primitive& DnnlOps::cached(const std::string& key, M
 void DnnlOps::run(dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
   p.execute(stream_, args);
   stream_.wait();
+}
+
+// One thread: BurnMark's tensors have at most 8192 elements, where OpenMP's fork and join cost
+// more than the work (measured on a loaded 2-core machine: about 4x the programs/s of two
+// threads). Primitive creation is covered too, since oneDNN sizes a primitive for the thread
+// count it sees then. The caller's count is restored: the host's other backends (LibTorch) share
+// the thread and the OpenMP runtime.
+DnnlOps::SingleThreaded::SingleThreaded(const DnnlOps& ops) : ops_(ops) {
+  if (ops_.omp_set_num_threads_ == nullptr) return;
+  saved_ = ops_.omp_get_max_threads_();
+  if (saved_ != 1) ops_.omp_set_num_threads_(1);
+}
+
+DnnlOps::SingleThreaded::~SingleThreaded() {
+  if (ops_.omp_set_num_threads_ != nullptr && saved_ != 1) ops_.omp_set_num_threads_(saved_);
 }
 
 // oneDNN memory takes a non-const handle; inputs are only ever bound as sources, which

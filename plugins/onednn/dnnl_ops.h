@@ -65,12 +65,29 @@ public:
 
   std::size_t cached_primitives() const { return cache_.size(); }
 
+  // While alive, oneDNN creates and runs primitives on one OpenMP thread; the caller's thread
+  // count comes back afterwards. Wrap every call into DnnlOps in one.
+  class SingleThreaded {
+  public:
+    explicit SingleThreaded(const DnnlOps& ops);
+    ~SingleThreaded();
+    SingleThreaded(const SingleThreaded&) = delete;
+    SingleThreaded& operator=(const SingleThreaded&) = delete;
+
+  private:
+    const DnnlOps& ops_;
+    int saved_ = 1;
+  };
+
 private:
   // Returns the cached primitive under key, or makes one with make() and caches it.
   template <class Make> dnnl::primitive& cached(const std::string& key, Make&& make);
   void run(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args);
   dnnl::memory mem(const dnnl::memory::desc& md, const float* data);
 
+  // OpenMP's thread count for the calling thread (nullptr when oneDNN does not use OpenMP).
+  int (*omp_get_max_threads_)() = nullptr;
+  void (*omp_set_num_threads_)(int) = nullptr;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::unordered_map<std::string, dnnl::primitive> cache_;

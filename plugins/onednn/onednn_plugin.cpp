@@ -137,7 +137,8 @@ struct OnednnKernels {
 
 private:
   // A primitive oneDNN has no implementation for is a gap in the library, not a wrong answer.
-  template <class F> static void guarded(const BurnmarkStmt& s, F&& f) {
+  template <class F> void guarded(const BurnmarkStmt& s, F&& f) {
+    const burnmark::onednn::DnnlOps::SingleThreaded one_thread(ops_);
     try {
       f();
     } catch (const dnnl::error& e) {
