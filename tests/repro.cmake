@@ -6,7 +6,7 @@ target_include_directories(test_repro PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(test_repro PRIVATE BURNMARK_REPRO_CXX="${CMAKE_CXX_COMPILER}")
 gtest_discover_tests(test_repro DISCOVERY_TIMEOUT 120
   PROPERTIES TIMEOUT 1200
-             ENVIRONMENT "BURNMARK_SOURCE_DIR=${PROJECT_SOURCE_DIR};BURNMARK_BINARY_DIR=${PROJECT_BINARY_DIR}")
+             ENVIRONMENT "BURNMARK_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 # With the reference backend, the emitted reproducers of an all-ops program are also run
 # against the reference's values.
 if(TARGET burnmark_ref)
