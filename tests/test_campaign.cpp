@@ -258,8 +258,9 @@ TEST(Campaign, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
   Ledger ledger;
   EXPECT_EQ(load_ledger(dir / "findings", ledger), "");
   EXPECT_LE(ledger.entries.size(), 1u);
-  // No fuzzer left running in the findings directory's name.
-  EXPECT_NE(std::system(("pgrep -f '" + (dir / "findings").string() + "' >/dev/null").c_str()), 0);
+  // No fuzzer left running on this findings directory ("[f]" keeps pgrep's own shell, whose
+  // command line holds the pattern, from matching).
+  EXPECT_NE(std::system(("pgrep -f '" + dir.string() + "/[f]indings' >/dev/null").c_str()), 0);
 }
 
 class Repro : public ::testing::Test {
@@ -296,7 +297,7 @@ TEST_F(Repro, WritesMinimisedCppAndPythonReproducers) {
   EXPECT_EQ(source.find("sum"), std::string::npos) << source;
   EXPECT_NE(slurp(dir_ / "out" / "CMakeLists.txt").find(sources[0].stem().string()),
             std::string::npos);
-  EXPECT_NE(cpp.out.find(sources[0].string()), std::string::npos);
+  EXPECT_NE(cpp.out.find(sources[0].filename().string()), std::string::npos) << cpp.out;
 
   const Result py = run(kPlanted, "repro --lang python --out out bug.txt", dir_);
   ASSERT_EQ(py.status, 0) << py.err;

@@ -13,7 +13,8 @@
 
 namespace burnmark {
 
-std::string write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+std::string write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
+                                  bool durable) {
   // The pid keeps two processes (two campaigns on one findings dir) from sharing a temporary;
   // a leading dot keeps directory scans that skip hidden files from picking it up.
   const std::filesystem::path tmp =
@@ -32,9 +33,7 @@ std::string write_file_atomically(const std::filesystem::path& path, std::string
     }
     done += static_cast<std::size_t>(n);
   }
-  // Without fsync a crash of the machine (not just of this process) could leave an empty file
-  // under the final name after the rename.
-  ::fsync(fd);
+  if (durable) ::fsync(fd);
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);

@@ -29,6 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// After the fuzzer stops, how long the campaign keeps ingesting a backlog of saved inputs.
+constexpr int kDrainSeconds = 30;
+
 // Set from the signal handler; everything else happens in the loop.
 volatile std::sig_atomic_t g_stop_signal = 0;
 
@@ -147,6 +150,7 @@ public:
       ingest_saved(/*final=*/false);
       const auto now = Clock::now();
       if (now >= next_progress) {
+        if (std::string e = book_.flush(std::time(nullptr)); !e.empty()) report("campaign: " + e);
         report(progress_line());
         next_progress = now + seconds(o_.progress_every);
       }
@@ -170,10 +174,16 @@ public:
     ::kill(-child_, SIGKILL);
     read_output(0);
     ::close(out_fd_);
-    ingest_saved(/*final=*/true);
+    // Interrupted: stop promptly; what is left stays in the scratch directory and the next
+    // campaign on this directory ingests it first. Otherwise drain, within a budget.
+    if (!summary_.interrupted) ingest_saved(/*final=*/true);
+    summary_.left_over = count_saved();
     move_crashes();
     if (std::string e = book_.save(std::time(nullptr)); !e.empty()) summary_.error = e;
-    report(progress_line() + (summary_.interrupted ? " (interrupted)" : " (done)"));
+    report(progress_line() + (summary_.interrupted ? " (interrupted)" : " (done)") +
+           (summary_.left_over
+                ? fmt::format(", {} saved inputs left for the next campaign", summary_.left_over)
+                : ""));
     return summary_;
   }
 
@@ -258,13 +268,23 @@ private:
     log_.flush();
   }
 
+  std::size_t count_saved() const {
+    std::error_code ec;
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(l_.saved, ec))
+      n += e.is_regular_file() ? 1 : 0;
+    return n;
+  }
+
   void ingest_saved(bool final) {
+    const auto budget_end = Clock::now() + std::chrono::seconds(kDrainSeconds);
     std::error_code ec;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(l_.saved, ec))
       if (e.is_regular_file()) files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
+      if (g_stop_signal != 0 || (final && Clock::now() > budget_end)) return;
       std::string bytes;
       if (!read_whole_file(f, bytes) || !complete(f, bytes)) {
         if (final) fs::remove(f, ec); // a worker killed mid-write: never completes
@@ -273,8 +293,12 @@ private:
       const std::span<const std::uint8_t> span(reinterpret_cast<const std::uint8_t*>(bytes.data()),
                                                bytes.size());
       const IngestResult r = book_.ingest(span, o_.decode(span), std::time(nullptr));
-      ++summary_.diverging_inputs;
-      if (r.kind == IngestKind::Agreed) ++summary_.agreed_on_replay;
+      switch (r.kind) {
+      case IngestKind::Agreed: ++summary_.agreed_on_replay; break;
+      case IngestKind::Duplicate: break;
+      case IngestKind::NewSignature:
+      case IngestKind::Seen: ++summary_.diverging_inputs; break;
+      }
       if (r.kind == IngestKind::NewSignature) {
         const LedgerEntry* e = book_.ledger().find(r.signature);
         report(

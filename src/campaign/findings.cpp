@@ -15,9 +15,8 @@ namespace burnmark {
 
 namespace {
 
-std::string input_name(std::span<const std::uint8_t> bytes) {
-  const std::string_view view(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  return fmt::format("input-{:016x}.bin", fnv1a64(view));
+std::uint64_t input_hash(std::span<const std::uint8_t> bytes) {
+  return fnv1a64(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 } // namespace
@@ -51,6 +50,11 @@ std::string FindingsBook::status_of(const LedgerEntry& entry, std::string& ancho
 IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Program& program,
                                   std::time_t now) {
   IngestResult result;
+  const std::uint64_t hash = input_hash(bytes);
+  if (!seen_inputs_.insert(hash).second) {
+    result.kind = IngestKind::Duplicate;
+    return result;
+  }
   const std::optional<Finding> finding = analyse(runner_, program);
   if (!finding) return result;
   ++inputs_;
@@ -116,24 +120,37 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
   const std::filesystem::path bug_dir = dir_ / entry->signature;
   std::error_code ec;
   std::filesystem::create_directories(bug_dir, ec);
-  const std::string name = input_name(bytes);
-  const std::string error = write_file_atomically(
-      bug_dir / name, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-  if (!error.empty() && result.error.empty()) result.error = error;
-  if (entry->example.empty() && error.empty()) entry->example = entry->signature + "/" + name;
-
-  ++entry->count;
+  const std::string name = fmt::format("input-{:016x}.bin", hash);
+  result.signature = entry->signature;
+  // Saved by an earlier campaign: already counted there.
+  if (std::filesystem::exists(bug_dir / name, ec)) {
+    result.kind = result.kind == IngestKind::NewSignature ? result.kind : IngestKind::Duplicate;
+  } else {
+    const std::string error = write_file_atomically(
+        bug_dir / name, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+        /*durable=*/false);
+    if (!error.empty() && result.error.empty()) result.error = error;
+    if (entry->example.empty() && error.empty()) entry->example = entry->signature + "/" + name;
+    ++entry->count;
+  }
   if (entry->first_seen.empty()) entry->first_seen = stamp;
   entry->last_seen = stamp;
   entry->status = status_of(*entry, entry->anchor);
-  result.signature = entry->signature;
-  const std::string save_error = save(now);
-  if (!save_error.empty() && result.error.empty()) result.error = save_error;
+  dirty_ = true;
+  const auto since = std::chrono::steady_clock::now() - last_save_;
+  if (result.kind == IngestKind::NewSignature ||
+      since >= std::chrono::duration<double>(options_.save_every)) {
+    const std::string save_error = save(now);
+    if (!save_error.empty() && result.error.empty()) result.error = save_error;
+  }
   return result;
 }
 
-std::string FindingsBook::save(std::time_t now) const {
-  return save_ledger(dir_, ledger_, now);
+std::string FindingsBook::save(std::time_t now) {
+  last_save_ = std::chrono::steady_clock::now();
+  std::string error = save_ledger(dir_, ledger_, now);
+  if (error.empty()) dirty_ = false;
+  return error;
 }
 
 } // namespace burnmark

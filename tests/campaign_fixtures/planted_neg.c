@@ -1,9 +1,10 @@
 /* Test fixture for campaigns: a plugin with one planted bug that a fuzz target finds within
  * seconds, so a short campaign can check that hundreds of diverging inputs become one bug.
- *   - a program containing neg: status ERROR ("planted: neg kernel failed"), a divergence;
- *   - a program of leaves and aliases only: the root leaf's values, gradient ones for that
- *     leaf (zeros for the others) — correct, so it agrees;
+ *   - a root that depends on a neg: status ERROR ("planted: neg kernel failed"), a divergence;
+ *   - a root that is a leaf (or an alias of one): its values, gradient ones for that leaf
+ *     (zeros for the others) — correct, so it agrees;
  *   - anything else: UNSUPPORTED, which the host skips.
+ * Statements the root does not read are ignored, as a real library never runs them.
  * So every diverging program minimises to neg(leaf) with the one signature
  * "planted:error / neg(leaf)". It claims every op so that the host passes it every program. */
 #include <stdlib.h>
@@ -24,22 +25,36 @@ typedef struct Buffers {
 static int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
                    BurnmarkResult* result) {
   (void)context;
-  for (int32_t i = 0; i < program->num_stmts; ++i) {
+  /* Operands are earlier registers, so one backward sweep marks the root's cone. */
+  char* needed = calloc((size_t)program->num_stmts, 1);
+  needed[program->root] = 1;
+  int has_neg = 0;
+  uint32_t other_op = 0;
+  int has_other = 0;
+  for (int32_t i = program->root; i >= 0; --i) {
     const BurnmarkStmt* s = &program->stmts[i];
+    if (!needed[i]) continue;
+    if (s->kind == BURNMARK_STMT_ALIAS) needed[s->source] = 1;
     if (s->kind != BURNMARK_STMT_OP) continue;
+    for (int32_t k = 0; k < s->num_operands; ++k)
+      needed[s->operands[k]] = 1;
     if (s->op == kNeg) {
-      result->status = BURNMARK_STATUS_ERROR;
-      result->message = "planted: neg kernel failed";
-      return result->status;
+      has_neg = 1;
+    } else {
+      has_other = 1;
+      other_op = s->op;
     }
   }
-  for (int32_t i = 0; i < program->num_stmts; ++i) {
-    const BurnmarkStmt* s = &program->stmts[i];
-    if (s->kind == BURNMARK_STMT_OP) {
-      result->status = BURNMARK_STATUS_UNSUPPORTED;
-      result->unsupported_op = s->op;
-      return result->status;
-    }
+  free(needed);
+  if (has_neg) {
+    result->status = BURNMARK_STATUS_ERROR;
+    result->message = "planted: neg kernel failed";
+    return result->status;
+  }
+  if (has_other) {
+    result->status = BURNMARK_STATUS_UNSUPPORTED;
+    result->unsupported_op = other_op;
+    return result->status;
   }
   int32_t reg = program->root;
   while (program->stmts[reg].kind == BURNMARK_STMT_ALIAS)

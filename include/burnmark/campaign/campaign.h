@@ -43,17 +43,20 @@ struct CampaignOptions {
 
 struct CampaignSummary {
   FuzzerStats stats;
-  std::uint64_t diverging_inputs = 0; // ingested (including ones on which backends then agreed)
-  std::uint64_t agreed_on_replay = 0;
-  std::uint64_t crashes = 0; // artifacts moved to crashes/
-  bool interrupted = false;  // SIGINT/SIGTERM
-  int fuzzer_status = 0;     // the child's exit status (128+signal when killed)
-  std::string error;         // set when the campaign could not start
+  std::uint64_t diverging_inputs = 0; // distinct inputs counted in the ledger by this campaign
+  std::uint64_t agreed_on_replay = 0; // saved by the fuzzer, but the backends agreed here
+  std::uint64_t left_over = 0;        // saved inputs not ingested (interrupted, or backlog)
+  std::uint64_t crashes = 0;          // artifacts moved to crashes/
+  bool interrupted = false;           // SIGINT/SIGTERM
+  int fuzzer_status = 0;              // the child's exit status (128+signal when killed)
+  std::string error;                  // set when the campaign could not start
 };
 
-// Creates the directory layout, seeds the corpus, runs the child until its time is up (or a
-// SIGINT/SIGTERM arrives: the child's process group is stopped and the pending findings are
-// still ingested), ingesting findings as they appear, and leaves the ledger written.
+// Creates the directory layout, seeds the corpus, runs the child until its time is up,
+// ingesting findings as they appear, then drains the backlog for at most 30 s, and leaves the
+// ledger written. On SIGINT/SIGTERM the child's process group is stopped at once and the
+// campaign returns promptly with the ledger written; saved inputs not yet ingested stay in
+// .scratch/findings, where the next campaign on the directory picks them up first.
 CampaignSummary run_campaign(const CampaignOptions& options, FindingsBook& book);
 
 // The arguments run_campaign passes to the fuzzer (exposed for tests and the --help text).

@@ -4,10 +4,16 @@
 // pre-signature up in a cache; only a pre-signature never met before is minimised (hundreds of
 // runs) to get the signature. A signature never met before gets a directory
 // findings/<signature>/ with the minimal program and its C++ and Python reproducers. Every
-// diverging input is saved there as input-<fnv1a64>.bin, and the ledger is rewritten (atomically)
-// after every input, so stopping at any point leaves it consistent with the files.
+// diverging input is saved there as input-<fnv1a64>.bin; an input already saved (libFuzzer's
+// fork mode replays its corpus in every job) is not counted twice, so an entry's count is the
+// number of distinct inputs in its directory.
+//
+// The ledger is rewritten atomically when a new bug appears and otherwise at most once per
+// `save_every` seconds (a campaign can ingest hundreds of inputs a second), and by flush().
+// Whenever it is read it is a consistent, possibly slightly older, state.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
@@ -15,6 +21,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "burnmark/campaign/ledger.h"
 #include "burnmark/driver/driver.h"
@@ -29,10 +36,12 @@ struct FindingsOptions {
   bool gradients = true;   // compare (and reproduce) leaf gradients
   double tolerance = 1e-4; // written into the reproducers
   MinimizeOptions minimize;
+  double save_every = 1.0; // seconds between ledger rewrites for repeat hits
 };
 
 enum class IngestKind {
   Agreed,       // the backends agree on it here (flaky, or decoded differently): ignored
+  Duplicate,    // these exact bytes were already counted
   NewSignature, // first input of a bug: minimised, directory and reproducers written
   Seen,         // another input of a bug already in the ledger
 };
@@ -51,8 +60,10 @@ public:
 
   IngestResult ingest(std::span<const std::uint8_t> bytes, const Program& program, std::time_t now);
 
-  // Writes the ledger (also done by every ingest). "" on success.
-  std::string save(std::time_t now) const;
+  // Writes the ledger now. "" on success.
+  std::string save(std::time_t now);
+  // Writes the ledger if an ingest changed it since the last write. "" on success.
+  std::string flush(std::time_t now) { return dirty_ ? save(now) : ""; }
 
   const Ledger& ledger() const { return ledger_; }
   std::size_t minimisations() const { return minimisations_; }
@@ -73,6 +84,9 @@ private:
   std::size_t signatures_this_run_ = 0; // distinct signatures met by this process
   std::unordered_map<std::string, bool> met_;
   std::uint64_t inputs_ = 0;
+  std::unordered_set<std::uint64_t> seen_inputs_; // fnv1a64 of inputs ingested by this process
+  bool dirty_ = false;
+  std::chrono::steady_clock::time_point last_save_{};
 };
 
 } // namespace burnmark
