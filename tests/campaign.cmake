@@ -19,7 +19,7 @@ else()
 endif()
 
 burnmark_test(test_campaign test_campaign.cpp)
-target_link_libraries(test_campaign PRIVATE burnmark_campaign fmt::fmt)
+target_link_libraries(test_campaign PRIVATE burnmark_campaign burnmark_ref burnmark_plugin_loader fmt::fmt)
 add_dependencies(test_campaign ${burnmark_campaign_cli} fuzz_autograd burnmark_fixture_planted)
 target_compile_definitions(test_campaign PRIVATE
   BURNMARK_CAMPAIGN_CLI="$<TARGET_FILE:${burnmark_campaign_cli}>"

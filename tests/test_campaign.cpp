@@ -4,18 +4,24 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
+#include "burnmark/backends/builtin.h"
 #include "burnmark/campaign/atomic_file.h"
+#include "burnmark/campaign/findings.h"
 #include "burnmark/campaign/fuzzer_output.h"
 #include "burnmark/campaign/ledger.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/plugin/loader.h"
 
 using namespace burnmark;
 namespace fs = std::filesystem;
@@ -192,6 +198,76 @@ TEST(FuzzerOutput, ReadsPlainAndForkStatusLines) {
   EXPECT_EQ(s.lines, 2u);
 }
 
+// The findings book in process, on the reference and the planted plugin: inputs with the same
+// pre-signature are minimised once, replayed bytes are not counted twice, agreeing inputs are
+// ignored, and a book continued from the saved ledger neither re-minimises nor forgets counts.
+class Book : public ::testing::Test {
+protected:
+  fs::path dir_ = scratch("book");
+  std::unique_ptr<Backend> ref_ = make_reference_backend();
+  std::unique_ptr<Backend> planted_;
+  std::optional<Runner> runner_;
+
+  void SetUp() override {
+    PluginLoadResult p = load_plugin_backend(BURNMARK_PLANTED_PLUGIN);
+    ASSERT_TRUE(p.ok());
+    planted_ = p.take();
+    runner_.emplace(std::vector<Backend*>{ref_.get(), planted_.get()}, OracleOptions{});
+  }
+
+  static Program program(const std::string& text) {
+    ParseResult r = parse_program(text);
+    EXPECT_TRUE(r.ok()) << text;
+    return r.ok() ? r.program() : Program{};
+  }
+
+  IngestResult ingest(FindingsBook& book, const std::string& bytes, const std::string& text) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+    return book.ingest(std::span(data, bytes.size()), program(text), 1'800'000'000);
+  }
+};
+
+TEST_F(Book, SameBugIsMinimisedOnceCountedPerDistinctInputAndContinued) {
+  const std::string a = "%0 = leaf f32[2] [1, 2]\n%1 = neg %0 : f32[2]\nroot %1\n";
+  const std::string b = "%0 = leaf f32[3] [3, 4, 5]\n%1 = neg %0 : f32[3]\nroot %1\n";
+  const std::string fine = "%0 = leaf f32[2] [1, 2]\n%1 = exp %0 : f32[2]\nroot %1\n";
+  std::string signature;
+  {
+    FindingsBook book(dir_, Ledger{}, Suppressions{}, *runner_, *ref_, FindingsOptions{});
+    const IngestResult first = ingest(book, "bytes-a", a);
+    EXPECT_EQ(first.kind, IngestKind::NewSignature) << first.error;
+    EXPECT_EQ(first.error, "");
+    signature = first.signature;
+    EXPECT_EQ(ingest(book, "bytes-b", b).kind, IngestKind::Seen);
+    EXPECT_EQ(ingest(book, "bytes-a", a).kind, IngestKind::Duplicate);
+    EXPECT_EQ(ingest(book, "bytes-fine", fine).kind, IngestKind::Agreed);
+    EXPECT_EQ(book.minimisations(), 1u);
+    ASSERT_EQ(book.ledger().entries.size(), 1u);
+    EXPECT_EQ(book.ledger().entries[0].count, 2u);
+    EXPECT_EQ(book.flush(1'800'000'000), "");
+  }
+  EXPECT_TRUE(fs::exists(dir_ / signature / ("repro_" + signature + ".cpp")));
+  EXPECT_TRUE(fs::exists(dir_ / signature / ("repro_" + signature + ".py")));
+  std::size_t inputs = 0;
+  for (const auto& e : fs::directory_iterator(dir_ / signature))
+    inputs += e.path().filename().string().starts_with("input-") ? 1 : 0;
+  EXPECT_EQ(inputs, 2u);
+
+  Ledger saved;
+  ASSERT_EQ(load_ledger(dir_, saved), "");
+  std::string error;
+  FindingsBook again(dir_, saved, Suppressions::parse(signature + " planted-neg neg fails", error),
+                     *runner_, *ref_, FindingsOptions{});
+  EXPECT_EQ(again.ledger().entries.at(0).status, "known");
+  // Same bytes as the first book saw: already in the bug's directory, not counted again.
+  EXPECT_EQ(ingest(again, "bytes-b", b).kind, IngestKind::Duplicate);
+  const std::string c = "%0 = leaf f32[1] [7]\n%1 = neg %0 : f32[1]\nroot %1\n";
+  EXPECT_EQ(ingest(again, "bytes-c", c).kind, IngestKind::Seen);
+  EXPECT_EQ(again.minimisations(), 0u) << "the pre-signature came back with the ledger";
+  EXPECT_EQ(again.ledger().entries.at(0).count, 3u);
+  EXPECT_EQ(again.ledger().entries.at(0).anchor, "planted-neg");
+}
+
 // The whole loop: the real fuzz_autograd on two fork-mode workers, the planted plugin failing on
 // every program with a neg. Many inputs diverge; they are one bug, so one ledger entry.
 TEST(Campaign, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
@@ -221,26 +297,33 @@ TEST(Campaign, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
   EXPECT_NE(e.minimal_program.find("neg"), std::string::npos);
   EXPECT_TRUE(fs::exists(findings / "ledger.md"));
   EXPECT_NE(slurp(findings / "ledger.md").find(e.signature), std::string::npos);
-  // Few minimisations: the pre-signature cache, not one per diverging input.
-  EXPECT_NE(first.err.find("campaign: "), std::string::npos);
+  EXPECT_NE(first.err.find("campaign: NEW BUG " + e.signature), std::string::npos) << first.err;
   EXPECT_NE(first.out.find("CAMPAIGN target=fuzz_autograd"), std::string::npos) << first.out;
   EXPECT_NE(first.out.find("signatures=1 ledger=1 new=1"), std::string::npos) << first.out;
+  EXPECT_TRUE(fs::exists(findings / "corpus" / "unary_smooth")) << "seeded from the seeds dir";
   // Every saved input was picked up (the scratch findings dir is drained).
   EXPECT_TRUE(fs::is_empty(findings / ".scratch" / "findings"));
 
-  // Known bugs are marked as such, and the second campaign adds to the first one's counts.
-  std::ofstream(dir / "known.txt") << e.signature << " planted-neg the planted neg failure\n";
-  const Result second = run(
-      kPlanted, args.substr(0, args.find(" -- ")) + " --time 3 --known known.txt -- -seed=8", dir);
-  EXPECT_EQ(second.status, 0) << second.err; // nothing new
+  // A second campaign on the directory adds to the first one's counts.
+  const std::string base = args.substr(0, args.find(" --time"));
+  const Result second = run(kPlanted, base + " --time 2 -- -seed=8", dir);
+  EXPECT_EQ(second.status, 1) << second.err; // the bug is still new
   Ledger after;
   ASSERT_EQ(load_ledger(dir / "findings", after), "");
   ASSERT_EQ(after.entries.size(), 1u);
   EXPECT_EQ(after.entries[0].first_seen, e.first_seen);
   EXPECT_GT(after.entries[0].count, e.count);
-  EXPECT_EQ(after.entries[0].status, "known");
-  EXPECT_EQ(after.entries[0].anchor, "planted-neg");
-  EXPECT_EQ(second.out.find("minimised=1"), std::string::npos);
+
+  // Once listed as known, the entry says so and the workers are told to skip it.
+  std::ofstream(dir / "known.txt") << e.signature << " planted-neg the planted neg failure\n";
+  const Result third = run(kPlanted, base + " --time 1 --known known.txt", dir);
+  EXPECT_EQ(third.status, 0) << third.err; // nothing new
+  Ledger last;
+  ASSERT_EQ(load_ledger(dir / "findings", last), "");
+  ASSERT_EQ(last.entries.size(), 1u);
+  EXPECT_EQ(last.entries[0].status, "known");
+  EXPECT_EQ(last.entries[0].anchor, "planted-neg");
+  EXPECT_NE(slurp(findings / ".scratch" / "fuzzer.log").find("known-bugs=1"), std::string::npos);
 }
 
 TEST(Campaign, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {

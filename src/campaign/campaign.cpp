@@ -91,14 +91,17 @@ void seed_corpus(const fs::path& seeds, const fs::path& corpus) {
 }
 
 // The parent's environment with the campaign's overrides replacing any inherited value.
-std::vector<std::string> child_environment(const Layout& l) {
-  const std::vector<std::pair<std::string, std::string>> overrides = {
+std::vector<std::string> child_environment(const Layout& l, const fs::path& known_bugs) {
+  std::vector<std::pair<std::string, std::string>> overrides = {
       {"MODE", "continuous"},
       {"BURNMARK_FINDINGS_DIR", l.saved.string()},
       // Workers' reports go to libFuzzer's per-job logs, which nobody reads: keep them short.
       {"BURNMARK_FULL_REPORTS", "0"},
       {"BURNMARK_SUMMARY_EVERY", "1000"},
   };
+  // Known bugs are skipped in the workers: cheaper there than re-checked here, and a bug that
+  // saturates the fuzzer would otherwise bury the new ones in the findings directory.
+  if (!known_bugs.empty()) overrides.emplace_back("BURNMARK_KNOWN_BUGS", known_bugs.string());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view kv(*e);
@@ -162,7 +165,9 @@ public:
         // The child leads its own group, so this reaches libFuzzer's fork-mode workers too.
         ::kill(-child_, SIGINT);
       }
-      if (stopping && now - stop_at > std::chrono::seconds(5)) ::kill(-child_, SIGKILL);
+      // libFuzzer's fork-mode parent can take seconds to act on SIGINT; findings are files already
+      // written (atomically), so a hard stop loses nothing but the current jobs.
+      if (stopping && now - stop_at > std::chrono::seconds(2)) ::kill(-child_, SIGKILL);
       int status = 0;
       if (::waitpid(child_, &status, WNOHANG) == child_) {
         exited = true;
@@ -219,7 +224,7 @@ private:
     if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
     std::vector<std::string> argv = fuzzer_arguments(o_);
     argv.insert(argv.begin(), o_.fuzzer.string());
-    std::vector<std::string> env = child_environment(l_);
+    std::vector<std::string> env = child_environment(l_, o_.known_bugs);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
@@ -327,11 +332,12 @@ private:
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start_).count();
     return fmt::format("campaign: {}/{}s execs={} exec/s={} cov={} signatures={} (ledger {}) "
-                       "diverging={} minimised={} left={}s",
+                       "diverging={} replayed-agreeing={} minimised={} left={}s",
                        elapsed, o_.seconds, summary_.stats.execs, summary_.stats.exec_per_s,
                        summary_.stats.coverage, book_.signatures_this_run(),
                        book_.ledger().entries.size(), summary_.diverging_inputs,
-                       book_.minimisations(), std::max<std::int64_t>(0, o_.seconds - elapsed));
+                       summary_.agreed_on_replay, book_.minimisations(),
+                       std::max<std::int64_t>(0, o_.seconds - elapsed));
   }
 };
 

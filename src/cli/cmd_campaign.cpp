@@ -105,6 +105,7 @@ int run_campaign(std::span<const std::string_view> args) {
     std::string error;
     known = Suppressions::load(known_file, error);
     if (!error.empty()) return usage_error(error);
+    options.known_bugs = fs::absolute(known_file, ec);
   }
 
   fs::create_directories(options.out, ec);

@@ -28,9 +28,12 @@
 namespace burnmark {
 
 struct CampaignOptions {
-  std::filesystem::path fuzzer;               // the libFuzzer binary
-  std::filesystem::path out;                  // the findings directory
-  std::filesystem::path seeds;                // copied into out/corpus when it exists; may be empty
+  std::filesystem::path fuzzer; // the libFuzzer binary
+  std::filesystem::path out;    // the findings directory
+  std::filesystem::path seeds;  // copied into out/corpus when it exists; may be empty
+  // The known-bug list the fuzz target skips (BURNMARK_KNOWN_BUGS in the child); empty leaves
+  // the child's own default. Should be the list the FindingsBook marks as known.
+  std::filesystem::path known_bugs;
   int seconds = 60;                           // -max_total_time
   int workers = 1;                            // -fork=N
   double progress_every = 3.0;                // seconds between progress lines
