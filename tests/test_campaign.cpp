@@ -82,7 +82,7 @@ LedgerEntry sample_entry(const std::string& sig, std::uint64_t count) {
 
 } // namespace
 
-TEST(Ledger, JsonRoundTripKeepsEveryField) {
+TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
   Ledger l;
   l.target = "fuzz_autograd";
   l.entries = {sample_entry("0123456789ab", 7), sample_entry("ba9876543210", 40)};
@@ -120,7 +120,7 @@ TEST(Ledger, JsonRoundTripKeepsEveryField) {
   EXPECT_NE(md.find("2 distinct bugs, 1 new"), std::string::npos);
 }
 
-TEST(Ledger, MalformedOrTruncatedJsonIsAnErrorNotAShorterLedger) {
+TEST(CampaignLedger, MalformedOrTruncatedJsonIsAnErrorNotAShorterLedger) {
   Ledger l;
   l.entries = {sample_entry("0123456789ab", 1)};
   const std::string json = ledger_to_json(l, 0);
@@ -130,14 +130,14 @@ TEST(Ledger, MalformedOrTruncatedJsonIsAnErrorNotAShorterLedger) {
   EXPECT_NE(ledger_from_json(json + "x", back), "");
 }
 
-TEST(Ledger, MissingFileIsAnEmptyLedger) {
+TEST(CampaignLedger, MissingFileIsAnEmptyLedger) {
   Ledger l;
   l.entries = {sample_entry("0123456789ab", 1)};
   EXPECT_EQ(load_ledger(scratch("missing"), l), "");
   EXPECT_TRUE(l.entries.empty());
 }
 
-TEST(Ledger, IsoDatesAndAge) {
+TEST(CampaignLedger, IsoDatesAndAge) {
   EXPECT_EQ(iso_utc(parse_iso_utc("2026-02-28T23:59:59Z")), "2026-02-28T23:59:59Z");
   EXPECT_EQ(iso_utc(parse_iso_utc("2026-03-01")), "2026-03-01T00:00:00Z");
   EXPECT_EQ(parse_iso_utc("yesterday"), -1);
@@ -147,7 +147,7 @@ TEST(Ledger, IsoDatesAndAge) {
 
 // A reader polling the ledger while it is rewritten hundreds of times must always parse it: the
 // rename is what a reader (or a Ctrl-C) can observe, never a partial write.
-TEST(Ledger, ConcurrentReaderAlwaysSeesAWholeLedger) {
+TEST(CampaignLedger, ConcurrentReaderAlwaysSeesAWholeLedger) {
   const fs::path dir = scratch("atomic");
   Ledger l;
   l.target = "fuzz_autograd";
@@ -179,7 +179,7 @@ TEST(Ledger, ConcurrentReaderAlwaysSeesAWholeLedger) {
     EXPECT_FALSE(e.path().filename().string().starts_with(".")) << "left behind: " << e.path();
 }
 
-TEST(FuzzerOutput, ReadsPlainAndForkStatusLines) {
+TEST(CampaignFuzzerOutput, ReadsPlainAndForkStatusLines) {
   FuzzerStats s;
   EXPECT_TRUE(parse_fuzzer_line(
       "#4096\tpulse  cov: 412 ft: 980 corp: 37/2104b lim: 43 exec/s: 2048 rss: 61Mb", s));
@@ -201,7 +201,7 @@ TEST(FuzzerOutput, ReadsPlainAndForkStatusLines) {
 // The findings book in process, on the reference and the planted plugin: inputs with the same
 // pre-signature are minimised once, replayed bytes are not counted twice, agreeing inputs are
 // ignored, and a book continued from the saved ledger neither re-minimises nor forgets counts.
-class Book : public ::testing::Test {
+class FindingsBookTest : public ::testing::Test {
 protected:
   fs::path dir_ = scratch("book");
   std::unique_ptr<Backend> ref_ = make_reference_backend();
@@ -227,7 +227,7 @@ protected:
   }
 };
 
-TEST_F(Book, SameBugIsMinimisedOnceCountedPerDistinctInputAndContinued) {
+TEST_F(FindingsBookTest, SameBugIsMinimisedOnceCountedPerDistinctInputAndContinued) {
   const std::string a = "%0 = leaf f32[2] [1, 2]\n%1 = neg %0 : f32[2]\nroot %1\n";
   const std::string b = "%0 = leaf f32[3] [3, 4, 5]\n%1 = neg %0 : f32[3]\nroot %1\n";
   const std::string fine = "%0 = leaf f32[2] [1, 2]\n%1 = exp %0 : f32[2]\nroot %1\n";
@@ -270,7 +270,7 @@ TEST_F(Book, SameBugIsMinimisedOnceCountedPerDistinctInputAndContinued) {
 
 // The whole loop: the real fuzz_autograd on two fork-mode workers, the planted plugin failing on
 // every program with a neg. Many inputs diverge; they are one bug, so one ledger entry.
-TEST(Campaign, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
+TEST(CampaignCommand, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
   const fs::path dir = scratch("campaign");
   const std::string args = std::string("campaign --fuzzer ") + BURNMARK_FUZZ_AUTOGRAD +
                            " --time 6 --workers 2 --out findings --seeds " +
@@ -326,7 +326,7 @@ TEST(Campaign, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
   EXPECT_NE(slurp(findings / ".scratch" / "fuzzer.log").find("known-bugs=1"), std::string::npos);
 }
 
-TEST(Campaign, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
+TEST(CampaignCommand, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
   const fs::path dir = scratch("sigterm");
   const std::string cmd = "cd " + dir.string() + " && env -u MODE " + kPlanted + " " +
                           BURNMARK_CAMPAIGN_CLI + " campaign --fuzzer " + BURNMARK_FUZZ_AUTOGRAD +
@@ -346,7 +346,7 @@ TEST(Campaign, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
   EXPECT_NE(std::system(("pgrep -f '" + dir.string() + "/[f]indings' >/dev/null").c_str()), 0);
 }
 
-class Repro : public ::testing::Test {
+class ReproCommand : public ::testing::Test {
 protected:
   fs::path dir_ = scratch("repro");
   void SetUp() override {
@@ -366,7 +366,7 @@ protected:
   }
 };
 
-TEST_F(Repro, WritesMinimisedCppAndPythonReproducers) {
+TEST_F(ReproCommand, WritesMinimisedCppAndPythonReproducers) {
   const Result cpp = run(kPlanted, "repro --lang cpp --out out bug.txt", dir_);
   ASSERT_EQ(cpp.status, 0) << cpp.err;
   std::vector<fs::path> sources;
@@ -399,14 +399,14 @@ TEST_F(Repro, WritesMinimisedCppAndPythonReproducers) {
   }
 }
 
-TEST_F(Repro, WithoutOutPrintsTheSourceAndNoMinimizeKeepsTheProgram) {
+TEST_F(ReproCommand, WithoutOutPrintsTheSourceAndNoMinimizeKeepsTheProgram) {
   const Result r = run(kPlanted, "repro --lang python --no-minimize bug.txt", dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("import torch"), std::string::npos);
   EXPECT_NE(r.out.find("sum"), std::string::npos);
 }
 
-TEST_F(Repro, NothingToReproduceIsExitOneAndUsageIsExitTwo) {
+TEST_F(ReproCommand, NothingToReproduceIsExitOneAndUsageIsExitTwo) {
   const Result fine = run(kPlanted, "repro --lang cpp fine.txt", dir_);
   EXPECT_EQ(fine.status, 1);
   EXPECT_NE(fine.err.find("nothing to reproduce"), std::string::npos) << fine.err;

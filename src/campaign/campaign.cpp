@@ -277,7 +277,7 @@ private:
     std::error_code ec;
     std::size_t n = 0;
     for (const auto& e : fs::directory_iterator(l_.saved, ec))
-      n += e.is_regular_file() ? 1 : 0;
+      n += e.is_regular_file() && !e.path().filename().string().ends_with(".tmp") ? 1 : 0;
     return n;
   }
 

@@ -4,6 +4,7 @@
 // corpus, builds the backends that re-check findings, and parses arguments.
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -33,6 +34,16 @@ std::optional<fs::path> find_fuzzer(std::string_view target) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     if (dir == dir.parent_path()) break;
   }
+  return std::nullopt;
+}
+
+// The seed corpus of a build tree's sources: <source>/corpus/<target>, the source directory
+// read from <build>/CMakeCache.txt, for a campaign started outside the checkout.
+std::optional<fs::path> source_seeds(const fs::path& fuzzer, std::string_view target) {
+  std::ifstream cache(fuzzer.parent_path().parent_path() / "CMakeCache.txt");
+  constexpr std::string_view kKey = "BurnMark_SOURCE_DIR:STATIC=";
+  for (std::string line; std::getline(cache, line);)
+    if (line.starts_with(kKey)) return fs::path(line.substr(kKey.size())) / "corpus" / target;
   return std::nullopt;
 }
 
@@ -96,11 +107,13 @@ int run_campaign(std::span<const std::string_view> args) {
   }
   if (::access(options.fuzzer.c_str(), X_OK) != 0)
     return usage_error(fmt::format("campaign: {}: not an executable", options.fuzzer.string()));
+  std::error_code ec;
   options.seeds = seeds ? fs::path(*seeds) : fs::path("corpus") / target;
+  if (!seeds && !fs::is_directory(options.seeds, ec))
+    options.seeds = source_seeds(options.fuzzer, target).value_or(options.seeds);
 
   Suppressions known;
   const std::string known_file = known_path.value_or("corpus/known_bugs.txt");
-  std::error_code ec;
   if (known_path || fs::exists(known_file, ec)) {
     std::string error;
     known = Suppressions::load(known_file, error);
@@ -133,9 +146,10 @@ int run_campaign(std::span<const std::string_view> args) {
     return generate(bytes, decode);
   };
 
-  fmt::print(stderr, "campaign: {} for {}s on {} worker(s), BACKENDS={}, findings in {}\n",
+  fmt::print(stderr,
+             "campaign: {} for {}s on {} worker(s), BACKENDS={}, seeds {}, findings in {}\n",
              options.fuzzer.string(), options.seconds, options.workers, config.backends,
-             options.out.string());
+             options.seeds.string(), options.out.string());
   const CampaignSummary s = burnmark::run_campaign(options, book);
   if (!s.error.empty()) return usage_error("campaign: " + s.error);
   std::size_t fresh = 0;
