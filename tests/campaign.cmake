@@ -6,23 +6,11 @@ set_target_properties(burnmark_fixture_planted PROPERTIES
   PREFIX "" OUTPUT_NAME burnmark_planted LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/campaign_fixtures
   C_STANDARD 11 C_EXTENSIONS OFF)
 
-# The real `burnmark` once commands.def lists campaign and repro; until then a test-only
-# binary built from the same command sources.
-file(STRINGS ${PROJECT_SOURCE_DIR}/src/cli/commands.def burnmark_campaign_listed REGEX "^BURNMARK_COMMAND\\(campaign")
-if(burnmark_campaign_listed)
-  set(burnmark_campaign_cli burnmark)
-else()
-  add_executable(burnmark_campaign_cli campaign_cli_main.cpp ${PROJECT_SOURCE_DIR}/src/cli/cmd_campaign.cpp
-                                       ${PROJECT_SOURCE_DIR}/src/cli/cmd_repro.cpp)
-  target_link_libraries(burnmark_campaign_cli PRIVATE burnmark_cli_common burnmark_campaign)
-  set(burnmark_campaign_cli burnmark_campaign_cli)
-endif()
-
 burnmark_test(test_campaign test_campaign.cpp)
 target_link_libraries(test_campaign PRIVATE burnmark_campaign burnmark_ref burnmark_plugin_loader fmt::fmt)
-add_dependencies(test_campaign ${burnmark_campaign_cli} fuzz_autograd burnmark_fixture_planted)
+add_dependencies(test_campaign burnmark fuzz_autograd burnmark_fixture_planted)
 target_compile_definitions(test_campaign PRIVATE
-  BURNMARK_CAMPAIGN_CLI="$<TARGET_FILE:${burnmark_campaign_cli}>"
+  BURNMARK_CAMPAIGN_CLI="$<TARGET_FILE:burnmark>"
   BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
   BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
   BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
