@@ -169,21 +169,30 @@ inline Approx clamp(Approx a, double lo, double hi) {
   return {z, a.e};
 }
 
-inline Approx sigmoid(Approx a) {
-  const double z = 1.0 / (1.0 + std::exp(-a.v));
-  if (indeterminate(a)) return unknown(z);
-  // sigmoid'(x + d) <= sigmoid'(x) * e^|d|, and never above 1/4.
-  const double slope = std::min(0.25, z * (1.0 - z) * (1.0 + expm1_bound(std::min(a.e, 700.0))));
-  return finish_transcendental(z, scaled(slope, a.e));
+inline double sigmoid_exact(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+// Sigmoid and tanh are monotone, so the image of [x - e, x + e] bounds the propagated error
+// exactly. A slope bound at x is not enough: where the result has saturated in double
+// (sigmoid(5e5) = 1, so y(1 - y) = 0) the slope vanishes although the input interval may reach
+// the steep part around 0 — a matmul cancellation fed to sigmoid did exactly that.
+inline double monotone_spread(double (*f)(double), Approx a, double z) {
+  return a.e == 0 ? 0.0 : std::max(f(a.v + a.e) - z, z - f(a.v - a.e));
 }
 
+inline Approx sigmoid(Approx a) {
+  const double z = sigmoid_exact(a.v);
+  if (indeterminate(a)) return unknown(z);
+  return finish_transcendental(z, monotone_spread(sigmoid_exact, a, z));
+}
+
+inline double tanh_exact(double x) {
+  return std::tanh(x);
+}
 inline Approx tanh(Approx a) {
   const double z = std::tanh(a.v);
   if (indeterminate(a)) return unknown(z);
-  // tanh'(x + d) <= tanh'(x) * e^(2|d|), and never above 1.
-  const double slope =
-      std::min(1.0, (1.0 - z * z) * (1.0 + expm1_bound(std::min(2.0 * a.e, 700.0))));
-  return finish_transcendental(z, scaled(slope, a.e));
+  return finish_transcendental(z, monotone_spread(tanh_exact, a, z));
 }
 
 // pow with a scalar exponent through LibTorch's fast paths, which decide the f32 roundings and
