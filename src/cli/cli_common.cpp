@@ -35,19 +35,8 @@ bool write_file(std::string_view path, std::span<const std::uint8_t> bytes) {
 }
 
 bool looks_like_text(std::span<const std::uint8_t> bytes) {
-  std::string_view rest(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  // Hand-written programs open with comment lines, so those are skipped on the way to "%0 =".
-  while (!rest.empty()) {
-    const std::size_t eol = rest.find('\n');
-    std::string_view line = rest.substr(0, eol);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
-      line.remove_prefix(1);
-    if (line.starts_with("# burnmark program") || line.starts_with("%0 =")) return true;
-    if (!line.empty() && line.front() != '#') return false;
-    if (eol == std::string_view::npos) break;
-    rest.remove_prefix(eol + 1);
-  }
-  return false;
+  return looks_like_program_text(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 std::optional<Program> load_program(std::string_view path, const Config& config) {

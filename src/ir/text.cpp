@@ -188,6 +188,20 @@ struct LineParser {
 
 } // namespace
 
+bool looks_like_program_text(std::string_view rest) {
+  while (!rest.empty()) {
+    const std::size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
+      line.remove_prefix(1);
+    if (line.starts_with("# burnmark program") || line.starts_with("%0 =")) return true;
+    if (!line.empty() && line.front() != '#') return false;
+    if (eol == std::string_view::npos) break;
+    rest.remove_prefix(eol + 1);
+  }
+  return false;
+}
+
 ParseResult parse_program(std::string_view text) {
   Program p;
   bool have_root = false;

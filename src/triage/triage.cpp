@@ -39,26 +39,6 @@ std::optional<Characterization> characterize(Runner& runner, const Program& prog
   return characterize(runner, program, *f, options);
 }
 
-namespace {
-
-// The CLI's rule: text when, skipping comment lines, the file opens with "# burnmark program"
-// or "%0 =". Raw fuzzer bytes only rarely look like that.
-bool looks_like_text(std::string_view rest) {
-  while (!rest.empty()) {
-    const std::size_t eol = rest.find('\n');
-    std::string_view line = rest.substr(0, eol);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
-      line.remove_prefix(1);
-    if (line.starts_with("# burnmark program") || line.starts_with("%0 =")) return true;
-    if (!line.empty() && line.front() != '#') return false;
-    if (eol == std::string_view::npos) break;
-    rest.remove_prefix(eol + 1);
-  }
-  return false;
-}
-
-} // namespace
-
 std::string load_program_file(const std::string& path, const GeneratorOptions& options,
                               Program& out) {
   std::ifstream in(path, std::ios::binary);
@@ -66,7 +46,7 @@ std::string load_program_file(const std::string& path, const GeneratorOptions& o
   std::stringstream buf;
   buf << in.rdbuf();
   const std::string bytes = buf.str();
-  if (looks_like_text(bytes)) {
+  if (looks_like_program_text(bytes)) {
     ParseResult parsed = parse_program(bytes);
     if (!parsed.ok()) return path + ": " + parsed.error();
     out = std::move(parsed.program());

@@ -33,6 +33,11 @@ struct ParseResult {
   const std::string& error() const { return std::get<std::string>(value); }
 };
 
+// True when a file's bytes are a text program rather than a raw fuzzer input: skipping blank
+// and '#' comment lines, it opens with "# burnmark program" or "%0 =". Raw fuzzer bytes only
+// rarely look like that.
+bool looks_like_program_text(std::string_view bytes);
+
 // Parses and validates (shapes are re-inferred and must match the text).
 ParseResult parse_program(std::string_view text);
 
