@@ -19,10 +19,23 @@ void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad,
     d.shape = out.shape;
     d.buf.resize(out.shape.numel());
   }
+  const double* gv = out.grad.v();
+  const double* ge = out.grad.e();
+  const double* av = a.value.v();
+  const double* ae = a.value.e();
+  const double* bv = b.value.v();
+  const double* be = b.value.e();
+  double* d0v = dx[0].buf.v();
+  double* d0e = dx[0].buf.e();
+  double* d1v = dx[1].buf.v();
+  double* d1e = dx[1].buf.e();
   const auto one = [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
-    const std::array<Approx, 2> r = f(out.grad.at(i), a.value.at(ia), b.value.at(ib));
-    dx[0].buf.set(i, r[0]);
-    dx[1].buf.set(i, r[1]);
+    const std::array<Approx, 2> r =
+        f(Approx{gv[i], ge[i]}, Approx{av[ia], ae[ia]}, Approx{bv[ib], be[ib]});
+    d0v[i] = r[0].v;
+    d0e[i] = r[0].e;
+    d1v[i] = r[1].v;
+    d1e[i] = r[1].e;
   };
   if (a.shape == out.shape && b.shape == out.shape) { // no broadcasting: skip the index arithmetic
     for (std::int64_t i = 0, n = out.shape.numel(); i < n; ++i)
@@ -37,8 +50,19 @@ template <class F> void unary(const Node& out, const Node& a, std::array<InputGr
   dx[0].shape = a.shape;
   const std::int64_t n = a.shape.numel();
   dx[0].buf.resize(n);
-  for (std::int64_t i = 0; i < n; ++i)
-    dx[0].buf.set(i, f(out.grad.at(i), a.value.at(i), out.value.at(i)));
+  const double* gv = out.grad.v();
+  const double* ge = out.grad.e();
+  const double* xv = a.value.v();
+  const double* xe = a.value.e();
+  const double* yv = out.value.v();
+  const double* ye = out.value.e();
+  double* dv = dx[0].buf.v();
+  double* de = dx[0].buf.e();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Approx r = f(Approx{gv[i], ge[i]}, Approx{xv[i], xe[i]}, Approx{yv[i], ye[i]});
+    dv[i] = r.v;
+    de[i] = r.e;
+  }
 }
 
 // sum and mean: the gradient expanded back over the reduced elements, divided by their count

@@ -71,10 +71,10 @@ Approx dot_checked(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y,
 // partial sum is finite and far from overflow; anything else takes the checked loop.
 Approx dot(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::int64_t y0,
            std::int64_t ys, std::int64_t len) {
-  const double* xv = x.v.data() + x0;
-  const double* xe = x.e.data() + x0;
-  const double* yv = y.v.data() + y0;
-  const double* ye = y.e.data() + y0;
+  const double* xv = x.v() + x0;
+  const double* xe = x.e() + x0;
+  const double* yv = y.v() + y0;
+  const double* ye = y.e() + y0;
   double sum = 0;
   double abs_sum = 0;
   double err = 0;
@@ -142,13 +142,18 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
   s.abs_sum.assign(n, 0.0);
   s.err.assign(n, 0.0);
   s.flags.assign(n, 0);
-  walk(w, [&](std::int64_t i, std::int64_t od, std::int64_t) {
-    const Approx x = src.at(i);
-    const auto j = static_cast<std::size_t>(od);
-    s.sum[j] += x.v;
-    if (std::isfinite(x.v)) s.abs_sum[j] += std::fabs(x.v);
-    s.err[j] += x.e;
-    s.flags[j] |=
+  const double* sv = src.v();
+  const double* se = src.e();
+  double* sum = s.sum.data();
+  double* abs_sum = s.abs_sum.data();
+  double* err = s.err.data();
+  unsigned char* flags = s.flags.data();
+  walk(w, [&](std::int64_t i, std::int64_t j, std::int64_t) {
+    const Approx x{sv[i], se[i]};
+    sum[j] += x.v;
+    if (std::isfinite(x.v)) abs_sum[j] += std::fabs(x.v);
+    err[j] += x.e;
+    flags[j] |=
         static_cast<unsigned char>(sign_flags(x.v) | (indeterminate(x) ? kIndeterminate : 0));
   });
   const std::int64_t terms = dst_numel > 0 ? w.numel() / dst_numel : 0;
@@ -168,11 +173,25 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
 
 void gather(const Buf& src, const Walk& w, Buf& dst) {
   dst.resize(w.numel());
-  walk(w, [&](std::int64_t i, std::int64_t os, std::int64_t) { dst.set(i, src.at(os)); });
+  const double* sv = src.v();
+  const double* se = src.e();
+  double* dv = dst.v();
+  double* de = dst.e();
+  walk(w, [&](std::int64_t i, std::int64_t os, std::int64_t) {
+    dv[i] = sv[os];
+    de[i] = se[os];
+  });
 }
 
 void scatter(const Buf& src, const Walk& w, Buf& dst) {
-  walk(w, [&](std::int64_t i, std::int64_t od, std::int64_t) { dst.set(od, src.at(i)); });
+  const double* sv = src.v();
+  const double* se = src.e();
+  double* dv = dst.v();
+  double* de = dst.e();
+  walk(w, [&](std::int64_t i, std::int64_t od, std::int64_t) {
+    dv[od] = sv[i];
+    de[od] = se[i];
+  });
 }
 
 void sum_to(const Buf& src, const Shape& from, const Shape& to, Buf& dst, ReduceScratch& s) {
@@ -180,7 +199,7 @@ void sum_to(const Buf& src, const Shape& from, const Shape& to, Buf& dst, Reduce
   if (!common || !(*common == from) || to.rank() > from.rank() || src.size() != from.numel())
     std::abort();
   if (to == from) {
-    dst = src;
+    dst.assign(src);
     return;
   }
   Walk w = over_shape(from);

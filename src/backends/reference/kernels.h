@@ -3,8 +3,10 @@
 // Elementwise formulas come from approx.h; these only decide which elements meet.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "approx.h"
@@ -12,23 +14,49 @@
 
 namespace burnmark::ref {
 
-// A tensor's rounded values and their error bounds, row-major. Reused across programs, so
-// resize() keeps capacity.
-struct Buf {
-  std::vector<double> v;
-  std::vector<double> e;
+// A tensor's rounded values and their error bounds, row-major, in one allocation. Buffers live
+// in the tape's arena and are reused across programs, so resize() only ever grows the storage
+// and never fills it: every kernel writes all n elements of its output before anything reads
+// them, and a std::vector's zero-fill on growth cost more than some kernels themselves.
+class Buf {
+public:
+  Buf() = default;
+  Buf(Buf&&) noexcept = default;
+  Buf& operator=(Buf&&) noexcept = default;
+  Buf(const Buf&) = delete; // copies are explicit (assign), so none happens by accident
+  Buf& operator=(const Buf&) = delete;
+
+  // Contents are unspecified after a resize that grows past the capacity.
   void resize(std::int64_t n) {
-    v.resize(static_cast<std::size_t>(n));
-    e.resize(static_cast<std::size_t>(n));
+    if (n > cap_) {
+      cap_ = std::max(n, cap_ + cap_ / 2);
+      mem_ = std::make_unique_for_overwrite<double[]>(static_cast<std::size_t>(2 * cap_));
+    }
+    n_ = n;
   }
-  std::int64_t size() const { return static_cast<std::int64_t>(v.size()); }
-  Approx at(std::int64_t i) const {
-    return {v[static_cast<std::size_t>(i)], e[static_cast<std::size_t>(i)]};
+  void assign(const Buf& src) {
+    resize(src.n_);
+    std::copy_n(src.v(), n_, v());
+    std::copy_n(src.e(), n_, e());
   }
+  std::int64_t size() const { return n_; }
+  // Values at [0, n), bounds at [cap, cap + n).
+  double* v() { return mem_.get(); }
+  double* e() { return mem_.get() + cap_; }
+  const double* v() const { return mem_.get(); }
+  const double* e() const { return mem_.get() + cap_; }
+  std::vector<double> values() const { return {v(), v() + n_}; }
+  std::vector<double> bounds() const { return {e(), e() + n_}; }
+  Approx at(std::int64_t i) const { return {mem_[i], mem_[cap_ + i]}; }
   void set(std::int64_t i, Approx a) {
-    v[static_cast<std::size_t>(i)] = a.v;
-    e[static_cast<std::size_t>(i)] = a.e;
+    mem_[i] = a.v;
+    mem_[cap_ + i] = a.e;
   }
+
+private:
+  std::unique_ptr<double[]> mem_;
+  std::int64_t n_ = 0;
+  std::int64_t cap_ = 0;
 };
 
 // Row-major iteration over `dims` carrying two operand offsets, each advanced by its own
@@ -49,21 +77,47 @@ struct Walk {
   }
 };
 
-// f(i, offset_a, offset_b) for each row-major index i of w.dims.
+// f(i, offset_a, offset_b) for each row-major index i of w.dims, in order. Axes that step like
+// one longer axis are merged first and the last axis runs as a plain loop, so the odometer only
+// turns once per row.
 template <class F> void walk(const Walk& w, F&& f) {
   const std::int64_t n = w.numel();
+  if (n == 0) return;
+  // Merge axis k into the next kept one when it advances both offsets by exactly one full pass
+  // of that axis; size-1 axes vanish. The visiting order and offsets are unchanged.
+  std::array<std::int64_t, kWalkRank> dims{}, sa{}, sb{};
+  int rank = 0;
+  for (int ax = w.rank - 1; ax >= 0; --ax) {
+    const auto k = static_cast<std::size_t>(ax);
+    if (w.dims[k] == 1) continue;
+    const auto r = static_cast<std::size_t>(rank - 1);
+    if (rank > 0 && w.a[k] == sa[r] * dims[r] && w.b[k] == sb[r] * dims[r]) {
+      dims[r] *= w.dims[k];
+      continue;
+    }
+    dims[static_cast<std::size_t>(rank)] = w.dims[k];
+    sa[static_cast<std::size_t>(rank)] = w.a[k];
+    sb[static_cast<std::size_t>(rank)] = w.b[k];
+    ++rank;
+  }
+  // Axis 0 is now the innermost.
+  if (rank == 0) dims[0] = 1;
+  const std::int64_t len = dims[0];
+  const std::int64_t step_a = sa[0];
+  const std::int64_t step_b = sb[0];
   std::array<std::int64_t, kWalkRank> idx{};
   std::int64_t oa = w.a0;
   std::int64_t ob = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    f(i, oa, ob);
-    for (int ax = w.rank - 1; ax >= 0; --ax) {
+  for (std::int64_t i = 0; i < n; i += len) {
+    for (std::int64_t j = 0; j < len; ++j)
+      f(i + j, oa + j * step_a, ob + j * step_b);
+    for (int ax = 1; ax < rank; ++ax) {
       const auto k = static_cast<std::size_t>(ax);
-      oa += w.a[k];
-      ob += w.b[k];
-      if (++idx[k] < w.dims[k]) break;
-      oa -= w.a[k] * w.dims[k];
-      ob -= w.b[k] * w.dims[k];
+      oa += sa[k];
+      ob += sb[k];
+      if (++idx[k] < dims[k]) break;
+      oa -= sa[k] * dims[k];
+      ob -= sb[k] * dims[k];
       idx[k] = 0;
     }
   }
@@ -77,9 +131,19 @@ Walk broadcast_walk(const Shape& over, const Shape& a, const Shape& b);
 std::array<std::int64_t, kWalkRank> broadcast_steps(const Shape& src, const Shape& over);
 
 template <class F> void map_unary(const Buf& x, Buf& out, F f) {
-  out.resize(x.size());
-  for (std::int64_t i = 0; i < x.size(); ++i)
-    out.set(i, f(x.at(i)));
+  const std::int64_t n = x.size();
+  out.resize(n);
+  // Local pointers: the compiler cannot keep a member's data pointer in a register across the
+  // libm calls inside f.
+  const double* xv = x.v();
+  const double* xe = x.e();
+  double* ov = out.v();
+  double* oe = out.e();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Approx r = f(Approx{xv[i], xe[i]});
+    ov[i] = r.v;
+    oe[i] = r.e;
+  }
 }
 
 template <class F>
@@ -87,14 +151,23 @@ void map_binary(const Shape& out_shape, const Shape& sa, const Buf& a, const Sha
                 const Buf& b, Buf& out, F f) {
   const std::int64_t n = out_shape.numel();
   out.resize(n);
+  const double* av = a.v();
+  const double* ae = a.e();
+  const double* bv = b.v();
+  const double* be = b.e();
+  double* ov = out.v();
+  double* oe = out.e();
+  const auto one = [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
+    const Approx r = f(Approx{av[ia], ae[ia]}, Approx{bv[ib], be[ib]});
+    ov[i] = r.v;
+    oe[i] = r.e;
+  };
   if (sa == out_shape && sb == out_shape) { // no broadcasting: skip the index arithmetic
     for (std::int64_t i = 0; i < n; ++i)
-      out.set(i, f(a.at(i), b.at(i)));
+      one(i, i, i);
     return;
   }
-  walk(broadcast_walk(out_shape, sa, sb), [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
-    out.set(i, f(a.at(ia), b.at(ib)));
-  });
+  walk(broadcast_walk(out_shape, sa, sb), one);
 }
 
 // Scratch of the reductions, kept across calls.

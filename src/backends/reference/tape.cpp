@@ -1,5 +1,6 @@
 // The reference tape: leaves, op application, reverse-mode accumulation with the one central
 // un-broadcasting step, and read-out into HostTensors.
+#include <algorithm>
 #include <cstdlib>
 
 #include "tape.h"
@@ -22,11 +23,10 @@ ReferenceFramework::Tensor ReferenceFramework::leaf(const Leaf& leaf, bool requi
   n.shape = leaf.shape;
   n.is_leaf = true;
   n.requires_grad = requires_grad;
-  n.value.resize(static_cast<std::int64_t>(leaf.data.size()));
-  for (std::size_t i = 0; i < leaf.data.size(); ++i) {
-    n.value.v[i] = leaf.data[i];
-    n.value.e[i] = 0.0; // leaves are exact inputs
-  }
+  const auto size = static_cast<std::int64_t>(leaf.data.size());
+  n.value.resize(size);
+  std::copy_n(leaf.data.begin(), size, n.value.v());
+  std::fill_n(n.value.e(), size, 0.0); // leaves are exact inputs
   return {static_cast<int>(used_ - 1)};
 }
 
@@ -60,8 +60,15 @@ void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
     target.has_grad = true;
     return;
   }
-  for (std::int64_t i = 0; i < src->size(); ++i)
-    target.grad.set(i, add(target.grad.at(i), src->at(i)));
+  double* tv = target.grad.v();
+  double* te = target.grad.e();
+  const double* sv = src->v();
+  const double* se = src->e();
+  for (std::int64_t i = 0; i < src->size(); ++i) {
+    const Approx r = add({tv[i], te[i]}, {sv[i], se[i]});
+    tv[i] = r.v;
+    te[i] = r.e;
+  }
 }
 
 void ReferenceFramework::backward(const Tensor& root) {
@@ -70,8 +77,8 @@ void ReferenceFramework::backward(const Tensor& root) {
   Node& r = node(root.node);
   if (!r.requires_grad) return;
   r.grad.resize(r.shape.numel());
-  std::fill(r.grad.v.begin(), r.grad.v.end(), 1.0);
-  std::fill(r.grad.e.begin(), r.grad.e.end(), 0.0);
+  std::fill_n(r.grad.v(), r.grad.size(), 1.0);
+  std::fill_n(r.grad.e(), r.grad.size(), 0.0);
   r.has_grad = true;
   // Registers are in SSA order, so walking down from the root visits every consumer of a node
   // before the node itself: its gradient is complete when its rule runs.
@@ -91,12 +98,12 @@ void ReferenceFramework::backward(const Tensor& root) {
 std::optional<HostTensor> ReferenceFramework::grad(const Tensor& t) {
   const Node& n = node(t.node);
   if (!n.is_leaf || !n.has_grad) return std::nullopt;
-  return HostTensor{n.shape, n.grad.v, n.grad.e};
+  return HostTensor{n.shape, n.grad.values(), n.grad.bounds()};
 }
 
 HostTensor ReferenceFramework::read(const Tensor& t) {
   const Node& n = node(t.node);
-  return HostTensor{n.shape, n.value.v, n.value.e};
+  return HostTensor{n.shape, n.value.values(), n.value.bounds()};
 }
 
 } // namespace burnmark::ref
