@@ -4,7 +4,8 @@
 
 #include <stddef.h>
 
-_Static_assert(offsetof(BurnmarkPluginV1, abi_version) == 0, "abi_version must stay the first field");
+_Static_assert(offsetof(BurnmarkPluginV1, abi_version) == 0,
+               "abi_version must stay the first field");
 _Static_assert(sizeof(BurnmarkShape) == 40, "BurnmarkShape layout");
 _Static_assert(sizeof(BurnmarkAttrs) == 40, "BurnmarkAttrs layout");
 _Static_assert(sizeof(BurnmarkStmt) == 112, "BurnmarkStmt layout");
@@ -17,4 +18,6 @@ static const BurnmarkPluginV1* c_entry(uint32_t host_abi_version) {
 }
 
 BurnmarkPluginEntryFn burnmark_plugin_header_c_entry(void);
-BurnmarkPluginEntryFn burnmark_plugin_header_c_entry(void) { return &c_entry; }
+BurnmarkPluginEntryFn burnmark_plugin_header_c_entry(void) {
+  return &c_entry;
+}

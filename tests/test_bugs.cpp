@@ -75,10 +75,12 @@ TEST(Bugs, EveryRecordedDivergenceStillReproduces) {
     }
     std::vector<std::unique_ptr<Backend>> backends = made.take();
     std::vector<Outcome> outcomes;
-    for (auto& b : backends) outcomes.push_back(b->run(parsed.program(), RunOptions{true}));
+    for (auto& b : backends)
+      outcomes.push_back(b->run(parsed.program(), RunOptions{true}));
     const Verdict verdict = compare(outcomes, OracleOptions{});
     std::set<std::string> seen;
-    for (const Divergence& d : verdict.divergences) seen.insert(d.backend);
+    for (const Divergence& d : verdict.divergences)
+      seen.insert(d.backend);
     EXPECT_EQ(seen, diverging) << format_verdict(verdict);
     ++checked;
   }

@@ -13,7 +13,9 @@ using namespace burnmark;
 
 namespace {
 
-ShapeResult rule(Op op, std::vector<Shape> in, Attrs a = {}) { return infer_shape(op, a, in); }
+ShapeResult rule(Op op, std::vector<Shape> in, Attrs a = {}) {
+  return infer_shape(op, a, in);
+}
 
 void expect_shape(const ShapeResult& r, const Shape& want) {
   ASSERT_TRUE(r.ok()) << r.error();
@@ -34,7 +36,8 @@ TEST(ShapeRules, Elementwise) {
     expect_shape(rule(op, {{2, 1, 4}, {3, 1}}), {2, 3, 4});
     EXPECT_FALSE(rule(op, {{2, 3}, {4}}).ok());
   }
-  for (Op op : {Op::Neg, Op::Abs, Op::Exp, Op::Log, Op::Sqrt, Op::Pow, Op::Relu, Op::Sigmoid, Op::Tanh, Op::Clamp})
+  for (Op op : {Op::Neg, Op::Abs, Op::Exp, Op::Log, Op::Sqrt, Op::Pow, Op::Relu, Op::Sigmoid,
+                Op::Tanh, Op::Clamp})
     expect_shape(rule(op, {{5, 2}}), {5, 2});
 }
 
@@ -133,5 +136,6 @@ TEST(Text, ErrorsNameTheLine) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error(), "line 2: unknown op 'frobnicate'");
   EXPECT_FALSE(parse_program("%0 = leaf f32[2] [1]\n").ok()) << "data length must match the shape";
-  EXPECT_FALSE(parse_program("%0 = leaf f32[1] [1]\n%1 = neg %1 : f32[1]\n").ok()) << "operands must be earlier";
+  EXPECT_FALSE(parse_program("%0 = leaf f32[1] [1]\n%1 = neg %1 : f32[1]\n").ok())
+      << "operands must be earlier";
 }

@@ -11,13 +11,15 @@ namespace burnmark {
 bool Leaf::operator==(const Leaf& other) const {
   // Bitwise, so that NaN payloads and -0 count: the text and byte encodings must keep them.
   return shape == other.shape && data.size() == other.data.size() &&
-         (data.empty() || std::memcmp(data.data(), other.data.data(), data.size() * sizeof(float)) == 0);
+         (data.empty() ||
+          std::memcmp(data.data(), other.data.data(), data.size() * sizeof(float)) == 0);
 }
 
 std::vector<Reg> Program::leaf_registers() const {
   std::vector<Reg> regs(leaves.size(), -1);
   for (std::size_t r = 0; r < stmts.size(); ++r)
-    if (stmts[r].kind == StmtKind::Leaf) regs[static_cast<std::size_t>(stmts[r].leaf)] = static_cast<Reg>(r);
+    if (stmts[r].kind == StmtKind::Leaf)
+      regs[static_cast<std::size_t>(stmts[r].leaf)] = static_cast<Reg>(r);
   return regs;
 }
 
@@ -32,10 +34,12 @@ std::string validate(const Program& p) {
       if (s.leaf != next_leaf || static_cast<std::size_t>(next_leaf) >= p.leaves.size())
         return where + "leaves must be defined once each, in order";
       const Leaf& leaf = p.leaves[static_cast<std::size_t>(next_leaf++)];
-      if (leaf.shape.rank() < 1 || leaf.shape.rank() > kMaxLeafRank) return where + "leaf rank must be 1..4";
+      if (leaf.shape.rank() < 1 || leaf.shape.rank() > kMaxLeafRank)
+        return where + "leaf rank must be 1..4";
       if (!leaf.shape.within_cap()) return where + "leaf shape exceeds the allocation cap";
       if (static_cast<std::int64_t>(leaf.data.size()) != leaf.shape.numel())
-        return where + "leaf has " + std::to_string(leaf.data.size()) + " values for shape " + leaf.shape.to_string();
+        return where + "leaf has " + std::to_string(leaf.data.size()) + " values for shape " +
+               leaf.shape.to_string();
       if (!(s.shape == leaf.shape)) return where + "register shape differs from its leaf's";
       break;
     }
@@ -45,23 +49,28 @@ std::string validate(const Program& p) {
       break;
     case StmtKind::Op: {
       if (static_cast<int>(s.instr.operands.size()) != op_arity(s.instr.op))
-        return where + std::string(op_name(s.instr.op)) + " needs " + std::to_string(op_arity(s.instr.op)) + " operands";
+        return where + std::string(op_name(s.instr.op)) + " needs " +
+               std::to_string(op_arity(s.instr.op)) + " operands";
       std::vector<Shape> shapes;
       for (Reg r : s.instr.operands) {
-        if (!earlier(r)) return where + "operand %" + std::to_string(r) + " is not an earlier register";
+        if (!earlier(r))
+          return where + "operand %" + std::to_string(r) + " is not an earlier register";
         shapes.push_back(p.shape_of(r));
       }
       const ShapeResult inferred = infer_shape(s.instr.op, s.instr.attrs, shapes);
       if (!inferred.ok()) return where + inferred.error();
       if (!(inferred.shape() == s.shape))
-        return where + "shape " + s.shape.to_string() + " should be " + inferred.shape().to_string();
+        return where + "shape " + s.shape.to_string() + " should be " +
+               inferred.shape().to_string();
       break;
     }
     }
   }
-  if (static_cast<std::size_t>(next_leaf) != p.leaves.size()) return "leaves defined but never used";
+  if (static_cast<std::size_t>(next_leaf) != p.leaves.size())
+    return "leaves defined but never used";
   if (p.leaves.empty()) return "a program needs at least one leaf";
-  if (p.root < 0 || static_cast<std::size_t>(p.root) >= p.stmts.size()) return "root is not a defined register";
+  if (p.root < 0 || static_cast<std::size_t>(p.root) >= p.stmts.size())
+    return "root is not a defined register";
   return {};
 }
 

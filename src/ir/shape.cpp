@@ -8,7 +8,8 @@ namespace burnmark {
 
 Shape::Shape(std::initializer_list<std::int64_t> dims) {
   assert(dims.size() <= kMaxRank);
-  for (std::int64_t d : dims) push_back(d);
+  for (std::int64_t d : dims)
+    push_back(d);
 }
 
 void Shape::push_back(std::int64_t d) {
@@ -18,7 +19,8 @@ void Shape::push_back(std::int64_t d) {
 
 std::int64_t Shape::numel() const {
   std::int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<std::size_t>(i)];
+  for (int i = 0; i < rank_; ++i)
+    n *= dims_[static_cast<std::size_t>(i)];
   return n;
 }
 
@@ -53,7 +55,8 @@ std::string Shape::to_string() const {
 }
 
 bool Shape::operator==(const Shape& other) const {
-  return rank_ == other.rank_ && std::equal(dims_.begin(), dims_.begin() + rank_, other.dims_.begin());
+  return rank_ == other.rank_ &&
+         std::equal(dims_.begin(), dims_.begin() + rank_, other.dims_.begin());
 }
 
 std::optional<Shape> broadcast(const Shape& a, const Shape& b) {

@@ -7,22 +7,28 @@
 namespace burnmark {
 namespace {
 
-ShapeResult fail(std::string why) { return ShapeResult{std::move(why)}; }
+ShapeResult fail(std::string why) {
+  return ShapeResult{std::move(why)};
+}
 
 ShapeResult capped(Shape s) {
-  if (!s.within_cap())
-    return fail("result " + s.to_string() + " exceeds the allocation cap");
+  if (!s.within_cap()) return fail("result " + s.to_string() + " exceeds the allocation cap");
   return ShapeResult{s};
 }
 
-bool valid_axis(int dim, const Shape& s) { return dim >= 0 && dim < s.rank(); }
+bool valid_axis(int dim, const Shape& s) {
+  return dim >= 0 && dim < s.rank();
+}
 
 ShapeResult reduce_dim(const Attrs& a, const Shape& in) {
-  if (!valid_axis(a.dim, in)) return fail("dim " + std::to_string(a.dim) + " out of range for " + in.to_string());
+  if (!valid_axis(a.dim, in))
+    return fail("dim " + std::to_string(a.dim) + " out of range for " + in.to_string());
   Shape out;
   for (int i = 0; i < in.rank(); ++i) {
-    if (i != a.dim) out.push_back(in[i]);
-    else if (a.keepdim) out.push_back(1);
+    if (i != a.dim)
+      out.push_back(in[i]);
+    else if (a.keepdim)
+      out.push_back(1);
   }
   return capped(out);
 }
@@ -32,8 +38,10 @@ ShapeResult matmul(const Shape& a, const Shape& b) {
   if (a[a.rank() - 1] != b[b.rank() - 2])
     return fail("matmul inner dimensions differ: " + a.to_string() + " @ " + b.to_string());
   Shape batch_a, batch_b;
-  for (int i = 0; i + 2 < a.rank(); ++i) batch_a.push_back(a[i]);
-  for (int i = 0; i + 2 < b.rank(); ++i) batch_b.push_back(b[i]);
+  for (int i = 0; i + 2 < a.rank(); ++i)
+    batch_a.push_back(a[i]);
+  for (int i = 0; i + 2 < b.rank(); ++i)
+    batch_b.push_back(b[i]);
   const auto batch = broadcast(batch_a, batch_b);
   if (!batch) return fail("matmul batch dimensions do not broadcast");
   Shape out = *batch;
@@ -43,12 +51,15 @@ ShapeResult matmul(const Shape& a, const Shape& b) {
 }
 
 ShapeResult concat(const Attrs& at, const Shape& a, const Shape& b) {
-  if (a.rank() != b.rank() || a.rank() == 0) return fail("concat needs operands of equal rank >= 1");
+  if (a.rank() != b.rank() || a.rank() == 0)
+    return fail("concat needs operands of equal rank >= 1");
   if (!valid_axis(at.dim, a)) return fail("concat dim out of range");
   Shape out = a;
   for (int i = 0; i < a.rank(); ++i) {
-    if (i == at.dim) out[i] = a[i] + b[i];
-    else if (a[i] != b[i]) return fail("concat operands differ outside dim " + std::to_string(at.dim));
+    if (i == at.dim)
+      out[i] = a[i] + b[i];
+    else if (a[i] != b[i])
+      return fail("concat operands differ outside dim " + std::to_string(at.dim));
   }
   return capped(out);
 }
@@ -64,7 +75,9 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   case Op::Mul:
   case Op::Div: {
     const auto out = broadcast(in[0], in[1]);
-    if (!out) return fail("shapes " + in[0].to_string() + " and " + in[1].to_string() + " do not broadcast");
+    if (!out)
+      return fail("shapes " + in[0].to_string() + " and " + in[1].to_string() +
+                  " do not broadcast");
     return capped(*out);
   }
   case Op::Neg:

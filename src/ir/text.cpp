@@ -21,12 +21,15 @@ std::string float_to_text(float value) {
 
 namespace {
 
-std::string shape_text(const Shape& s) { return "f32" + s.to_string(); }
+std::string shape_text(const Shape& s) {
+  return "f32" + s.to_string();
+}
 
 std::string attrs_text(Op op, const Attrs& a) {
   switch (op_info(op).attr_kind) {
   case AttrKind::None: return {};
-  case AttrKind::Exponent: return fmt::format(", exponent={}", float_to_text(static_cast<float>(a.exponent)));
+  case AttrKind::Exponent:
+    return fmt::format(", exponent={}", float_to_text(static_cast<float>(a.exponent)));
   case AttrKind::DimKeep: return fmt::format(", dim={}, keepdim={}", a.dim, a.keepdim);
   case AttrKind::TwoDims: return fmt::format(", dim0={}, dim1={}", a.dim, a.dim1);
   case AttrKind::Dim: return fmt::format(", dim={}", a.dim);
@@ -44,7 +47,8 @@ std::string stmt_to_text(const Program& p, Reg reg) {
   const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
   switch (s.kind) {
   case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape));
-  case StmtKind::Alias: return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape));
+  case StmtKind::Alias:
+    return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape));
   case StmtKind::Op: {
     std::string line = fmt::format("%{} = {}", reg, op_name(s.instr.op));
     for (std::size_t i = 0; i < s.instr.operands.size(); ++i)
@@ -85,7 +89,8 @@ struct LineParser {
   std::string error;
 
   void skip_space() {
-    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+      rest.remove_prefix(1);
   }
   bool done() {
     skip_space();
@@ -108,7 +113,8 @@ struct LineParser {
   std::string_view word() {
     skip_space();
     std::size_t n = 0;
-    while (n < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[n])) || rest[n] == '_')) ++n;
+    while (n < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[n])) || rest[n] == '_'))
+      ++n;
     const std::string_view w = rest.substr(0, n);
     rest.remove_prefix(n);
     return w;
@@ -123,7 +129,8 @@ struct LineParser {
   bool real(float& out) {
     skip_space();
     std::size_t n = 0;
-    while (n < rest.size() && rest[n] != ',' && rest[n] != ']' && rest[n] != ' ' && rest[n] != ':') ++n;
+    while (n < rest.size() && rest[n] != ',' && rest[n] != ']' && rest[n] != ' ' && rest[n] != ':')
+      ++n;
     const std::string token(rest.substr(0, n));
     if (token.empty()) return fail("expected a number");
     char* end = nullptr;
@@ -206,19 +213,23 @@ ParseResult parse_program(std::string_view text) {
   Program p;
   bool have_root = false;
   int line_no = 0;
-  const auto error = [&](const std::string& why) { return ParseResult{fmt::format("line {}: {}", line_no, why)}; };
+  const auto error = [&](const std::string& why) {
+    return ParseResult{fmt::format("line {}: {}", line_no, why)};
+  };
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
     ++line_no;
-    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos)
+      line = line.substr(0, hash);
     LineParser lp{line, {}};
     if (lp.done()) continue;
     if (have_root) return error("nothing may follow the root line");
     if (lp.peek("root")) {
       lp.word();
-      if (!lp.reg(p.root) || !lp.done()) return error(lp.error.empty() ? "trailing text after root" : lp.error);
+      if (!lp.reg(p.root) || !lp.done())
+        return error(lp.error.empty() ? "trailing text after root" : lp.error);
       have_root = true;
       continue;
     }
@@ -255,7 +266,8 @@ ParseResult parse_program(std::string_view text) {
         if ((i > 0 && !lp.literal(",")) || !lp.reg(r)) return error(lp.error);
         s.instr.operands.push_back(r);
       }
-      if (!lp.attrs(*op, s.instr.attrs) || !lp.literal(":") || !lp.shape(s.shape)) return error(lp.error);
+      if (!lp.attrs(*op, s.instr.attrs) || !lp.literal(":") || !lp.shape(s.shape))
+        return error(lp.error);
     }
     if (!lp.done()) return error("unexpected text: '" + std::string(lp.rest) + "'");
     p.stmts.push_back(std::move(s));

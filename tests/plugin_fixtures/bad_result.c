@@ -24,7 +24,8 @@ static int32_t run(void* context, const BurnmarkProgram* program, const Burnmark
   ++burnmark_fixture_runs;
   const BurnmarkStmt* root = &program->stmts[program->root];
   int64_t n = 1;
-  for (int i = 0; i < root->shape.rank; ++i) n *= root->shape.dims[i];
+  for (int i = 0; i < root->shape.rank; ++i)
+    n *= root->shape.dims[i];
   double* values = calloc((size_t)n, sizeof(double));
   result->plugin_data = values;
   result->root.shape = root->shape;

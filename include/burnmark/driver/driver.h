@@ -19,13 +19,14 @@ namespace burnmark {
 // F::Tensor is a cheap handle (copying it must not copy data nor detach it from autograd).
 template <class F>
 concept Framework = requires(F f, const typename F::Tensor& t, const Leaf& leaf, const Instr& instr,
-                             std::span<const typename F::Tensor* const> operands, const Shape& shape) {
+                             std::span<const typename F::Tensor* const> operands,
+                             const Shape& shape) {
   typename F::Tensor;
-  { f.reset() };                                         // forget the previous program
+  {f.reset()};                                                  // forget the previous program
   { f.leaf(leaf, bool{}) } -> std::same_as<typename F::Tensor>; // bool: track gradient
-  { f.alias(t) } -> std::same_as<typename F::Tensor>;    // same node, not a copy
+  { f.alias(t) } -> std::same_as<typename F::Tensor>;           // same node, not a copy
   { f.apply(instr, operands, shape) } -> std::same_as<typename F::Tensor>; // shape: inferred result
-  { f.backward(t) };                                     // seeded with ones of t's shape
+  {f.backward(t)};                                          // seeded with ones of t's shape
   { f.grad(t) } -> std::same_as<std::optional<HostTensor>>; // nullopt: no gradient reached it
   { f.read(t) } -> std::same_as<HostTensor>;
 };
@@ -41,12 +42,16 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
     for (const Stmt& s : program.stmts) {
       switch (s.kind) {
       case StmtKind::Leaf:
-        regs.push_back(framework.leaf(program.leaves[static_cast<std::size_t>(s.leaf)], options.gradients));
+        regs.push_back(
+            framework.leaf(program.leaves[static_cast<std::size_t>(s.leaf)], options.gradients));
         break;
-      case StmtKind::Alias: regs.push_back(framework.alias(regs[static_cast<std::size_t>(s.source)])); break;
+      case StmtKind::Alias:
+        regs.push_back(framework.alias(regs[static_cast<std::size_t>(s.source)]));
+        break;
       case StmtKind::Op:
         operands.clear();
-        for (Reg r : s.instr.operands) operands.push_back(&regs[static_cast<std::size_t>(r)]);
+        for (Reg r : s.instr.operands)
+          operands.push_back(&regs[static_cast<std::size_t>(r)]);
         regs.push_back(framework.apply(s.instr, operands, s.shape));
         break;
       }
@@ -59,7 +64,10 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
         std::optional<HostTensor> g = framework.grad(regs[static_cast<std::size_t>(r)]);
         if (!g) {
           // An unreached leaf has no gradient in any framework; its gradient is zero.
-          g = HostTensor{program.shape_of(r), std::vector<double>(static_cast<std::size_t>(program.shape_of(r).numel()), 0.0), {}};
+          g = HostTensor{
+              program.shape_of(r),
+              std::vector<double>(static_cast<std::size_t>(program.shape_of(r).numel()), 0.0),
+              {}};
         }
         out.grads.push_back(std::move(*g));
       }
@@ -82,8 +90,7 @@ public:
   virtual Outcome run(const Program& program, const RunOptions& options) = 0;
 };
 
-template <Framework F>
-class FrameworkBackend final : public Backend {
+template <Framework F> class FrameworkBackend final : public Backend {
 public:
   template <class... Args>
   explicit FrameworkBackend(std::string name, Args&&... args)

@@ -60,15 +60,22 @@ inline constexpr std::array<OpInfo, kOpCount> kOpTable = {{
 #undef BURNMARK_OP
 }};
 
-constexpr const OpInfo& op_info(Op op) { return kOpTable[static_cast<std::size_t>(op)]; }
-constexpr std::string_view op_name(Op op) { return op_info(op).name; }
-constexpr int op_arity(Op op) { return op_info(op).arity; }
+constexpr const OpInfo& op_info(Op op) {
+  return kOpTable[static_cast<std::size_t>(op)];
+}
+constexpr std::string_view op_name(Op op) {
+  return op_info(op).name;
+}
+constexpr int op_arity(Op op) {
+  return op_info(op).arity;
+}
 
 std::optional<Op> op_from_name(std::string_view name);
 std::optional<Op> op_from_stable_id(std::uint32_t id);
 
 // Exponents pow may take. 0, ±0.5, ±1, 2, 3 and -2 each hit a distinct LibTorch fast path.
-inline constexpr std::array<double, 9> kPowExponents = {0.0, 0.5, -0.5, 1.0, -1.0, 2.0, 3.0, -2.0, 1.5};
+inline constexpr std::array<double, 9> kPowExponents = {0.0, 0.5, -0.5, 1.0, -1.0,
+                                                        2.0, 3.0, -2.0, 1.5};
 
 struct ClampBounds {
   double lo;

@@ -56,29 +56,29 @@ extern "C" {
 /* Row-major dense shape. rank 0 is a scalar (one element); dims[rank..] are 0. Every dim is in
  * 1..48 and the element count is at most 8192 (BurnMark's allocation cap). */
 typedef struct BurnmarkShape {
-  int32_t rank;                     /* 0..BURNMARK_MAX_RANK */
-  int32_t reserved;                 /* 0; keeps dims 8-byte aligned */
-  int64_t dims[BURNMARK_MAX_RANK];  /* dims[0] outermost */
+  int32_t rank;                    /* 0..BURNMARK_MAX_RANK */
+  int32_t reserved;                /* 0; keeps dims 8-byte aligned */
+  int64_t dims[BURNMARK_MAX_RANK]; /* dims[0] outermost */
 } BurnmarkShape;
 
 /* Attributes of an op statement. Which fields are meaningful is fixed by the op (the attr_kind
  * column of ops.def); the others are at their defaults (0, times 1). Dims are non-negative and
  * already normalised (never -1). */
 typedef struct BurnmarkAttrs {
-  int32_t dim;      /* sum_dim, mean_dim, transpose (first), concat, repeat */
-  int32_t dim1;     /* transpose (second) */
-  int32_t keepdim;  /* sum_dim, mean_dim: 0 or 1 */
-  int32_t times;    /* repeat: how many copies along dim (>= 1) */
-  double exponent;  /* pow */
-  double lo;        /* clamp lower bound; may exceed hi (then every element becomes hi) */
-  double hi;        /* clamp upper bound */
+  int32_t dim;     /* sum_dim, mean_dim, transpose (first), concat, repeat */
+  int32_t dim1;    /* transpose (second) */
+  int32_t keepdim; /* sum_dim, mean_dim: 0 or 1 */
+  int32_t times;   /* repeat: how many copies along dim (>= 1) */
+  double exponent; /* pow */
+  double lo;       /* clamp lower bound; may exceed hi (then every element becomes hi) */
+  double hi;       /* clamp upper bound */
 } BurnmarkAttrs;
 
 /* A gradient-tracked input tensor (float32 data). */
 typedef struct BurnmarkLeaf {
   BurnmarkShape shape;
-  int64_t numel;      /* product of shape.dims[0..rank) (1 for a scalar) */
-  const float* data;  /* numel values, row-major; host-owned, read-only */
+  int64_t numel;     /* product of shape.dims[0..rank) (1 for a scalar) */
+  const float* data; /* numel values, row-major; host-owned, read-only */
 } BurnmarkLeaf;
 
 /* What defines a register. Register i is defined by statement i. */
@@ -90,14 +90,14 @@ typedef enum BurnmarkStmtKind {
 } BurnmarkStmtKind;
 
 typedef struct BurnmarkStmt {
-  int32_t kind;        /* a BurnmarkStmtKind */
-  uint32_t op;         /* OP: stable op id (ops.def); 0 otherwise */
-  int32_t leaf;        /* LEAF: index into program->leaves; -1 otherwise */
-  int32_t source;      /* ALIAS: an earlier register; -1 otherwise */
-  int32_t num_operands;                     /* OP: the op's arity; 0 otherwise */
-  int32_t operands[BURNMARK_MAX_OPERANDS];  /* OP: earlier registers; unused entries are -1 */
-  int32_t reserved;                         /* 0 */
-  BurnmarkAttrs attrs; /* OP: the op's attributes; defaults otherwise */
+  int32_t kind;                            /* a BurnmarkStmtKind */
+  uint32_t op;                             /* OP: stable op id (ops.def); 0 otherwise */
+  int32_t leaf;                            /* LEAF: index into program->leaves; -1 otherwise */
+  int32_t source;                          /* ALIAS: an earlier register; -1 otherwise */
+  int32_t num_operands;                    /* OP: the op's arity; 0 otherwise */
+  int32_t operands[BURNMARK_MAX_OPERANDS]; /* OP: earlier registers; unused entries are -1 */
+  int32_t reserved;                        /* 0 */
+  BurnmarkAttrs attrs;                     /* OP: the op's attributes; defaults otherwise */
   BurnmarkShape shape; /* the register's shape, as BurnMark's shape rules infer it */
 } BurnmarkStmt;
 
@@ -106,10 +106,10 @@ typedef struct BurnmarkStmt {
 typedef struct BurnmarkProgram {
   int32_t num_leaves;
   int32_t num_stmts;
-  const BurnmarkLeaf* leaves;  /* num_leaves entries, in leaf order */
-  const BurnmarkStmt* stmts;   /* num_stmts entries; register i is stmts[i] */
-  int32_t root;                /* the register whose values (and whose backward) are wanted */
-  int32_t reserved;            /* 0 */
+  const BurnmarkLeaf* leaves; /* num_leaves entries, in leaf order */
+  const BurnmarkStmt* stmts;  /* num_stmts entries; register i is stmts[i] */
+  int32_t root;               /* the register whose values (and whose backward) are wanted */
+  int32_t reserved;           /* 0 */
 } BurnmarkProgram;
 
 typedef struct BurnmarkRunOptions {
@@ -144,26 +144,26 @@ typedef enum BurnmarkDType {
 
 /* A tensor read out of the plugin, contiguous row-major. */
 typedef struct BurnmarkTensorOut {
-  BurnmarkShape shape;        /* must equal the shape the host expects (checked) */
-  int64_t numel;              /* number of values at data; must equal the shape's count */
-  int32_t dtype;              /* a BurnmarkDType */
-  int32_t reserved;           /* 0 */
-  const void* data;           /* plugin-owned. For a gradient, NULL means no gradient reached
-                                 this leaf, which the host reads as zeros. */
-  const double* error_bound;  /* nullable, plugin-owned, numel values: per-element bound on how
-                                 far a correct float32 result may lie from data */
+  BurnmarkShape shape;       /* must equal the shape the host expects (checked) */
+  int64_t numel;             /* number of values at data; must equal the shape's count */
+  int32_t dtype;             /* a BurnmarkDType */
+  int32_t reserved;          /* 0 */
+  const void* data;          /* plugin-owned. For a gradient, NULL means no gradient reached
+                                this leaf, which the host reads as zeros. */
+  const double* error_bound; /* nullable, plugin-owned, numel values: per-element bound on how
+                                far a correct float32 result may lie from data */
 } BurnmarkTensorOut;
 
 typedef struct BurnmarkResult {
-  int32_t status;          /* a BurnmarkStatus; equal to run()'s return value */
-  uint32_t unsupported_op; /* UNSUPPORTED: stable id of the op the plugin cannot run */
-  const char* message;     /* nullable, plugin-owned, NUL-terminated: the error (ERROR) or a
-                              detail (UNSUPPORTED) */
-  BurnmarkTensorOut root;  /* OK: the root register's values */
-  int32_t num_grads;       /* OK with gradients requested: program->num_leaves; else 0 */
-  int32_t reserved;        /* 0 */
+  int32_t status;                 /* a BurnmarkStatus; equal to run()'s return value */
+  uint32_t unsupported_op;        /* UNSUPPORTED: stable id of the op the plugin cannot run */
+  const char* message;            /* nullable, plugin-owned, NUL-terminated: the error (ERROR) or a
+                                     detail (UNSUPPORTED) */
+  BurnmarkTensorOut root;         /* OK: the root register's values */
+  int32_t num_grads;              /* OK with gradients requested: program->num_leaves; else 0 */
+  int32_t reserved;               /* 0 */
   const BurnmarkTensorOut* grads; /* plugin-owned, num_grads entries, in leaf order */
-  void* plugin_data;       /* the plugin's own bookkeeping for release_result; host ignores it */
+  void* plugin_data; /* the plugin's own bookkeeping for release_result; host ignores it */
 } BurnmarkResult;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -212,7 +212,8 @@ typedef struct BurnmarkPluginV1 {
 
 /* The one exported symbol, named BURNMARK_PLUGIN_ENTRY_SYMBOL:
  *
- *   BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t host_abi_version);
+ *   BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t
+ * host_abi_version);
  *
  * Returns a pointer to a static table (never freed), or NULL if the plugin cannot load at all.
  * A plugin built for another ABI version still returns its table: the host reads abi_version,
