@@ -42,6 +42,15 @@ Shape batch_of(const Shape& s) {
   return b;
 }
 
+// What a float dot product may add to the exact sum: len * u * sum|x_p y_p| for its roundings in
+// unknown order (with or without FMA). A single term is rounded once, like ours, except for the
+// sign of a product that underflows to zero: a BLAS adds it to a +0 accumulator (+0 + -0 = +0),
+// an FMA keeps -0. The sign of such a zero is the library's choice, so it is left uncertain.
+double dot_rounding(double sum, double abs_sum, std::int64_t len) {
+  if (len > 1) return static_cast<double>(len) * kU * abs_sum;
+  return sum != 0 && to_f32(sum) == 0 ? kUnderflowStep : 0.0;
+}
+
 // One dot product of f32 vectors: products summed in double, rounded once; the bound of a float
 // dot product in unknown order (with or without FMA) is len * u * sum|x_p y_p|.
 Approx dot_checked(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::int64_t y0,
@@ -63,7 +72,7 @@ Approx dot_checked(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y,
     err += scaled(std::fabs(b.v), a.e) + scaled(std::fabs(a.v), b.e) + a.e * b.e;
   }
   if ((flags & kIndeterminate) || partial_sums_may_overflow(abs_sum, flags)) return unknown(sum);
-  const double rounding = len > 1 ? static_cast<double>(len) * kU * abs_sum : 0.0;
+  const double rounding = dot_rounding(sum, abs_sum, len);
   return finish_exact(sum, err + rounding);
 }
 
@@ -89,7 +98,7 @@ Approx dot(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::in
   }
   if (!(abs_sum < kOverflow * 0x1p-8) || !(err < kOverflow * 0x1p-8))
     return dot_checked(x, x0, xs, y, y0, ys, len);
-  const double rounding = len > 1 ? static_cast<double>(len) * kU * abs_sum : 0.0;
+  const double rounding = dot_rounding(sum, abs_sum, len);
   return finish_exact(sum, err + rounding);
 }
 
