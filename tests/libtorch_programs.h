@@ -62,6 +62,7 @@ public:
     s.kind = StmtKind::Alias;
     s.source = source;
     s.shape = p_.shape_of(source);
+    s.dtype = p_.dtype_of(source);
     return push(std::move(s));
   }
   Reg op(Op op, std::vector<Reg> operands, Attrs attrs = {}) {
@@ -74,6 +75,7 @@ public:
     s.kind = StmtKind::Op;
     s.instr = Instr{op, std::move(operands), attrs};
     s.shape = inferred.shape();
+    s.dtype = result_dtype(op);
     return push(std::move(s));
   }
   Program finish(Reg root) {

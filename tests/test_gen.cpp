@@ -2,6 +2,7 @@
 // encoder inverts it: on random bytes, on hand-written corpus programs and on error cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -32,8 +33,9 @@ std::vector<std::uint8_t> random_bytes(std::mt19937& rng, std::size_t max_len) {
 }
 
 GeneratorOptions options(int max_leaves, double special_rate, int min_ops = 0, int min_dim = 1,
-                         int max_dim = 16, int max_steps = 48) {
+                         int max_dim = 16, int max_steps = 48, double edge_rate = 0.15) {
   GeneratorOptions o;
+  o.edge_rate = edge_rate;
   o.max_leaves = max_leaves;
   o.special_rate = special_rate;
   o.min_ops = min_ops;
@@ -48,7 +50,8 @@ const std::vector<GeneratorOptions>& settings() {
   static const std::vector<GeneratorOptions> all = {
       GeneratorOptions{},           options(1, 0.0),    options(8, 0.5),
       options(8, 0.0, 12),          options(1, 0.5, 3), options(3, 0.05, 0, 2, 6, 24),
-      options(8, 1.0, 0, 1, 48, 64)};
+      options(8, 1.0, 0, 1, 48, 64),   options(8, 0.05, 0, 1, 16, 48, 1.0),
+      options(4, 0.05, 0, 1, 16, 48, 0.0)};
   return all;
 }
 
@@ -100,9 +103,11 @@ TEST(Generate, TotalAndWithinCapsOnRandomBytes) {
       const Program p = generate(bytes, o);
       ASSERT_EQ(validate(p), "") << to_text(p);
       ASSERT_LE(static_cast<int>(p.leaves.size()), o.max_leaves);
-      ASSERT_LE(static_cast<int>(p.stmts.size()), o.max_steps + 1);
+      // A step makes one statement, or up to three: an edge leaf, a comparison and its where.
+      ASSERT_LE(static_cast<int>(p.stmts.size()), 3 * o.max_steps + 1);
       ASSERT_EQ(p.root, static_cast<Reg>(p.stmts.size() - 1));
-      if (static_cast<int>(p.stmts.size()) < o.max_steps + 1) ASSERT_GE(count_ops(p), o.min_ops);
+      ASSERT_EQ(p.dtype_of(p.root), DType::F32);
+      if (count_ops(p) < o.min_ops) ASSERT_GE(static_cast<int>(p.stmts.size()), o.max_steps + 1);
       int leaves_so_far = 0;
       for (const Stmt& s : p.stmts) {
         ASSERT_TRUE(s.shape.within_cap()) << s.shape.to_string();
@@ -158,7 +163,8 @@ TEST(Generate, TotalAndWithinCapsOnRandomBytes) {
 TEST(Generate, SpecialRateZeroGivesOnlyRegularValues) {
   std::mt19937 rng(7);
   for (int n = 0; n < 2000; ++n) {
-    const Program p = generate(random_bytes(rng, 600), options(8, 0.0));
+    // Edge leaves off: their values are the ops' edges, not the special pool.
+    const Program p = generate(random_bytes(rng, 600), options(8, 0.0, 0, 1, 16, 48, 0.0));
     for (const Leaf& leaf : p.leaves)
       for (float v : leaf.data) {
         ASSERT_TRUE(std::isfinite(v));
@@ -198,7 +204,7 @@ TEST(Generate, SpecialRateMixesInEverySpecialClass) {
     std::mt19937 rng(11);
     for (int n = 0; n < 3000; ++n) {
       // Long inputs so that leaf data rarely runs into the zero padding past the end.
-      const Program p = generate(random_bytes(rng, 4000), options(8, rate, 0, 1, 4));
+      const Program p = generate(random_bytes(rng, 4000), options(8, rate, 0, 1, 4, 48, 0.0));
       for (const Leaf& leaf : p.leaves)
         for (float v : leaf.data) {
           seen.insert(bits(v));
@@ -300,7 +306,7 @@ TEST(Encode, ExplainsWhatTheGeneratorCannotProduce) {
   expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = pow %0, exponent=2.5 : f32[2]\n"),
                   "%1 = pow %0");
   expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = clamp %0, min=-2, max=2 : f32[2]\n"),
-                  "kClampBounds");
+                  "op_tables.h");
   const std::string zero_rate = encode_error("%0 = leaf f32[2] [-1, 0.5]\n", options(4, 0.0));
   expect_mentions(zero_rate, "%0 = leaf");
   expect_mentions(zero_rate, "element 1 is 0.5");
@@ -314,6 +320,45 @@ TEST(Encode, ExplainsWhatTheGeneratorCannotProduce) {
   expect_mentions(encode_error("%0 = leaf f32[1] [1]\n%1 = neg %0 : f32[1]\n%2 = neg %1 : f32[1]\n",
                                options(4, 0.05, 0, 1, 16, 1)),
                   "max_steps");
+}
+
+TEST(Generate, EdgeLeavesFeedTheOpsTheirOwnEdgeValues) {
+  std::mt19937 rng(99);
+  const GeneratorOptions o = options(8, 0.05, 0, 1, 16, 48, 1.0);
+  std::array<int, kOpCount> fed{};
+  for (int n = 0; n < 4000; ++n) {
+    const Program p = generate(random_bytes(rng, 400), o);
+    for (std::size_t r = 1; r < p.stmts.size(); ++r) {
+      const Stmt& s = p.stmts[r];
+      const Stmt& before = p.stmts[r - 1];
+      if (s.kind != StmtKind::Op || before.kind != StmtKind::Leaf) continue;
+      if (s.instr.operands[0] != static_cast<Reg>(r - 1)) continue;
+      const std::span<const float> edges = op_info(s.instr.op).edges;
+      for (float v : p.leaves[static_cast<std::size_t>(before.leaf)].data)
+        if (std::any_of(edges.begin(), edges.end(), [&](float e) { return bits(e) == bits(v); })) {
+          ++fed[static_cast<std::size_t>(s.instr.op)];
+          break;
+        }
+    }
+  }
+  for (const OpInfo& info : kOpTable)
+    if (!info.edges.empty()) EXPECT_GT(fed[static_cast<std::size_t>(info.op)], 0) << info.name;
+}
+
+TEST(Encode, KeepsEdgeLeavesAndWheresInTheirOpSteps) {
+  // A program of 48 steps whose ops take edge leaves has more statements than steps; it must
+  // still encode within max_steps.
+  std::mt19937 rng(5);
+  const GeneratorOptions o = options(8, 0.05, 40, 1, 16, 48, 1.0);
+  int long_ones = 0;
+  for (int n = 0; n < 300; ++n) {
+    const Program p = generate(random_bytes(rng, 600), o);
+    if (p.stmts.size() > 49) ++long_ones;
+    const EncodeResult e = encode(p, o);
+    ASSERT_TRUE(e.ok()) << e.error() << "\n" << to_text(p);
+    ASSERT_EQ(generate(e.bytes(), o), p) << to_text(p);
+  }
+  EXPECT_GT(long_ones, 0);
 }
 
 TEST(Encode, AcceptsArbitraryFloatsWhenSpecialValuesAreOn) {

@@ -36,9 +36,14 @@ void expect_values(const HostTensor& got, const Shape& shape, const std::vector<
                    const char* what) {
   EXPECT_EQ(got.shape.to_string(), shape.to_string()) << what;
   ASSERT_EQ(got.values.size(), want.size()) << what;
-  for (std::size_t i = 0; i < want.size(); ++i)
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got.values[i])) << what << " [" << i << "]: " << got.values[i];
+      continue;
+    }
     EXPECT_NEAR(got.values[i], want[i], kTol * std::max(1.0, std::abs(want[i])))
         << what << " [" << i << "]";
+  }
 }
 
 Outcome run_ok(const Program& p) {
@@ -120,7 +125,10 @@ TEST(LibTorch, ClampEveryGeneratorBoundPair) {
     const Outcome out = run_ok(b.finish(b.op(Op::Clamp, {x}, bounds(cb.lo, cb.hi))));
     std::vector<double> f, df;
     for (float v : data) {
-      if (cb.lo > cb.hi) { // LibTorch's convention: max wins everywhere, no gradient
+      if (std::isnan(cb.lo) || std::isnan(cb.hi)) { // min(max(x, lo), hi) with NaN-propagating max/min
+        f.push_back(std::numeric_limits<double>::quiet_NaN());
+        df.push_back(0.0);
+      } else if (cb.lo > cb.hi) { // documented: max wins everywhere, no gradient
         f.push_back(cb.hi);
         df.push_back(0.0);
       } else {

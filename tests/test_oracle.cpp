@@ -384,24 +384,8 @@ public:
         f.accumulate(a, std::vector<double>(f.val(a).size(), g[0]));
       });
     }
-    case Op::Sub:
-    case Op::Div:
-    case Op::Neg:
-    case Op::Abs:
-    case Op::Exp:
-    case Op::Log:
-    case Op::Sqrt:
-    case Op::Pow:
-    case Op::Sigmoid:
-    case Op::Tanh:
-    case Op::MeanAll:
-    case Op::SumDim:
-    case Op::MeanDim:
-    case Op::Transpose:
-    case Op::Concat:
-    case Op::Repeat:
-    case Op::Matmul:
-    case Op::Clamp: break;
+    // A toy: the ops it does not implement are simply refused.
+    default: break;
     }
     throw std::runtime_error("toy: op not implemented");
   }

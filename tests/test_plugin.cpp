@@ -189,7 +189,7 @@ TEST(PluginLoader, MissingEntrySymbol) {
 
 TEST(PluginLoader, AbiVersionMismatchNamesBothVersions) {
   const std::string err = load_error(fixture("wrong_version"));
-  EXPECT_NE(err.find("speaks plugin ABI version 2, this BurnMark speaks version 1"),
+  EXPECT_NE(err.find("speaks plugin ABI version 3, this BurnMark speaks version 2"),
             std::string::npos)
       << err;
 }

@@ -47,6 +47,68 @@ struct NamedProgram {
   Program program;
 };
 
+// Inputs inside each later op's domain, away from its kinks, poles and jumps.
+std::vector<float> domain_of(Op op) {
+  switch (op) {
+  case Op::Asin:
+  case Op::Acos:
+  case Op::Atanh:
+  case Op::Erfinv: return {0.5f, -0.25f, 0.75f, -0.625f, 0.125f, 0.3125f};
+  case Op::Acosh: return {1.5f, 2.25f, 3.0f, 1.25f, 4.0f, 2.75f};
+  case Op::Log2:
+  case Op::Log10:
+  case Op::Rsqrt:
+  case Op::Lgamma:
+  case Op::Digamma: return {0.5f, 1.25f, 2.0f, 0.3f, 1.7f, 2.2f};
+  case Op::Logit: return {0.2f, 0.7f, 0.45f, 0.9f, 0.05f, 0.6f};
+  default: return {0.7f, -1.3f, 2.2f, -0.4f, 0.9f, -2.6f};
+  }
+}
+
+// Every op past the first vocabulary: one program per entry of its attribute table, a [2,3]
+// operand broadcast against a [3] one for binary ops, each comparison as a where's mask.
+void later_vocabulary(std::vector<NamedProgram>& out) {
+  const std::vector<float> positive = {0.5f, 1.25f, 2.0f};
+  const std::vector<float> partner = {0.5f, -1.5f, 2.25f};
+  for (const OpInfo& info : kOpTable) {
+    if (info.stable_id < 22) continue;
+    std::vector<Attrs> tables(info.params.begin(), info.params.end());
+    if (tables.empty()) tables.push_back({});
+    for (const Attrs& attrs : tables) {
+      // torch.clamp with a single NaN bound ignores it (bugs.md, clamp-one-sided-nan-bound).
+      if ((info.op == Op::ClampMin && std::isnan(attrs.lo)) ||
+          (info.op == Op::ClampMax && std::isnan(attrs.hi)))
+        continue;
+      ProgramBuilder b;
+      const Reg x = b.leaf({2, 3}, info.op == Op::PowTensor ? std::vector<float>{0.5f, 1.25f, 2.0f, 0.3f, 1.7f, 2.2f}
+                                                            : domain_of(info.op));
+      switch (info.family) {
+      case OpFamily::Unary:
+      case OpFamily::Activation: out.push_back({info.op, b.finish(b.op(info.op, {x}, attrs))}); break;
+      case OpFamily::Binary: {
+        const Reg y = b.leaf({3}, info.op == Op::Xlogy ? positive : partner);
+        out.push_back({info.op, b.finish(b.op(info.op, {x, y}, attrs))});
+        break;
+      }
+      case OpFamily::Compare: {
+        const Reg y = b.leaf({3}, {0.7f, 1.0f, -2.6f});
+        const Reg mask = b.op(info.op, {x, y});
+        out.push_back({info.op, b.finish(b.op(Op::Where, {mask, x, y}))});
+        out.push_back({Op::Where, b.finish(b.op(Op::Where, {mask, y, x}))});
+        break;
+      }
+      case OpFamily::Select:
+      case OpFamily::Matmul:
+      case OpFamily::Transpose:
+      case OpFamily::ReduceDim:
+      case OpFamily::ReduceAll:
+      case OpFamily::Concat:
+      case OpFamily::Repeat: break;
+      }
+    }
+  }
+}
+
 // One program per op; the op under test is fed by leaves (and, for layout ops, weighted by a
 // leaf so that the gradient's layout matters).
 std::vector<NamedProgram> programs_per_op() {
@@ -114,6 +176,7 @@ std::vector<NamedProgram> programs_per_op() {
     const Reg y = b.leaf(sb, ramp(sb.numel(), 1.0f, -0.25f));
     out.push_back({Op::Matmul, b.finish(b.op(Op::Matmul, {x, y}))});
   }
+  later_vocabulary(out);
   return out;
 }
 

@@ -76,9 +76,9 @@ TEST(OnednnPlugin, LoadsByNameAndDescribesItself) {
   EXPECT_EQ(r.take()->name(), "onednn");
 }
 
-// Every op of ops.def maps onto a oneDNN primitive, so the table lists them all; a program is
-// never skipped for a missing op (only for a primitive oneDNN declines at run time).
-TEST(OnednnPlugin, DeclaresEveryOp) {
+// Every op of the first vocabulary maps onto a oneDNN primitive, so the table lists them; the
+// later ops are not mapped yet and programs with them are skipped.
+TEST(OnednnPlugin, DeclaresTheFirstVocabulary) {
   void* h = dlopen(BURNMARK_ONEDNN_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();
   auto entry = reinterpret_cast<BurnmarkPluginEntryFn>(dlsym(h, BURNMARK_PLUGIN_ENTRY_SYMBOL));
@@ -91,13 +91,11 @@ TEST(OnednnPlugin, DeclaresEveryOp) {
     if (t->supported_ops[i] >= seen.size()) seen.resize(t->supported_ops[i] + 1, false);
     seen[t->supported_ops[i]] = true;
   }
-  std::uint32_t declared = 0;
-#define BURNMARK_OP(Enum, name, id, arity, attrs)                                                  \
-  EXPECT_TRUE(id < seen.size() && seen[id]) << name;                                               \
-  ++declared;
-#include "burnmark/ir/ops.def"
-#undef BURNMARK_OP
-  EXPECT_EQ(t->num_supported_ops, declared);
+  // The first vocabulary maps onto oneDNN primitives; every id listed is a real op.
+  for (const burnmark::OpInfo& info : burnmark::kOpTable)
+    if (info.stable_id < 22) EXPECT_TRUE(info.stable_id < seen.size() && seen[info.stable_id]) << info.name;
+  for (std::uint32_t i = 0; i < t->num_supported_ops; ++i)
+    EXPECT_TRUE(burnmark::op_from_stable_id(t->supported_ops[i]).has_value());
   dlclose(h);
 }
 
@@ -261,8 +259,10 @@ TEST(OnednnOps, AgreesOnTheCorpus) {
     if (entry.path().extension() != ".txt" || entry.path().stem() == "special_values_unary")
       continue;
     std::ifstream in(entry.path());
-    b.expect_agree(
-        std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Programs with ops the plugin does not declare are skipped by the host, never run.
+    if (b.run(text).status == Status::Unsupported) continue;
+    b.expect_agree(text);
     ++count;
   }
   EXPECT_GT(count, 0);

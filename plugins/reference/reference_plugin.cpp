@@ -35,6 +35,7 @@ Program from_abi(const BurnmarkProgram& p) {
     const BurnmarkStmt& s = p.stmts[i];
     Stmt stmt;
     stmt.shape = from_abi(s.shape);
+    stmt.dtype = s.dtype == BURNMARK_DTYPE_BOOL ? DType::Bool : DType::F32;
     switch (s.kind) {
     case BURNMARK_STMT_LEAF:
       stmt.kind = StmtKind::Leaf;
@@ -58,6 +59,14 @@ Program from_abi(const BurnmarkProgram& p) {
       stmt.instr.attrs.exponent = s.attrs.exponent;
       stmt.instr.attrs.lo = s.attrs.lo;
       stmt.instr.attrs.hi = s.attrs.hi;
+      stmt.instr.attrs.alpha = s.attrs.alpha;
+      stmt.instr.attrs.slope = s.attrs.slope;
+      stmt.instr.attrs.lambd = s.attrs.lambd;
+      stmt.instr.attrs.beta = s.attrs.beta;
+      stmt.instr.attrs.threshold = s.attrs.threshold;
+      stmt.instr.attrs.weight = s.attrs.weight;
+      stmt.instr.attrs.eps = s.attrs.eps;
+      stmt.instr.attrs.variant = s.attrs.variant;
       break;
     }
     default: throw std::runtime_error("unknown statement kind " + std::to_string(s.kind));

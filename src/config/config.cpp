@@ -139,6 +139,7 @@ GeneratorOptions generator_options(const Config& c) {
   g.min_dim = c.min_dim;
   g.max_dim = c.max_dim;
   g.special_rate = c.special_rate;
+  g.edge_rate = c.edge_rate;
   return g;
 }
 

@@ -23,6 +23,10 @@ Knobs normalize(const GeneratorOptions& o) {
   // Any positive rate keeps at least one tag value, so the raw-bits escape stays encodable.
   else
     k.special_tags = std::clamp(static_cast<int>(std::lround(rate * 256.0)), 1, 256);
+  if (!(o.edge_rate > 0.0))
+    k.edge_tags = 0;
+  else
+    k.edge_tags = std::clamp(static_cast<int>(std::lround(o.edge_rate * 256.0)), 1, 255);
   return k;
 }
 
@@ -81,10 +85,28 @@ void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode,
 // The prefilters below are necessary conditions only, to skip infer_shape's error formatting on
 // the common mismatch; infer_shape stays the authority on legality.
 
+void float_registers(std::span<const Stmt> regs, std::vector<Reg>& out) {
+  out.clear();
+  for (std::size_t r = 0; r < regs.size(); ++r)
+    if (regs[r].dtype == DType::F32) out.push_back(static_cast<Reg>(r));
+}
+
+void where_partners(std::span<const Stmt> regs, const Shape& mask, const Shape* a,
+                    std::vector<Reg>& out) {
+  out.clear();
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    if (regs[r].dtype != DType::F32) continue;
+    const std::array<Shape, 3> in = {mask, a ? *a : regs[r].shape, regs[r].shape};
+    if (!broadcast_compatible(mask, regs[r].shape)) continue;
+    if (infer_shape(Op::Where, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
+  }
+}
+
 void binary_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   out.clear();
   const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
   for (std::size_t r = 0; r < regs.size(); ++r) {
+    if (regs[r].dtype != DType::F32) continue;
     const std::array<Shape, 2> in = {sa, regs[r].shape};
     if (!broadcast_compatible(in[0], in[1])) continue;
     if (infer_shape(Op::Add, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
@@ -97,6 +119,7 @@ void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   if (sa.rank() < 2) return;
   for (std::size_t r = 0; r < regs.size(); ++r) {
     const Shape& sb = regs[r].shape;
+    if (regs[r].dtype != DType::F32) continue;
     if (sb.rank() < 2 || sb[sb.rank() - 2] != sa[sa.rank() - 1]) continue;
     const std::array<Shape, 2> in = {sa, sb};
     if (infer_shape(Op::Matmul, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
@@ -110,7 +133,7 @@ void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg
   attrs.dim = dim;
   for (std::size_t r = 0; r < regs.size(); ++r) {
     const Shape& sb = regs[r].shape;
-    if (sb.rank() != sa.rank()) continue;
+    if (regs[r].dtype != DType::F32 || sb.rank() != sa.rank()) continue;
     const std::array<Shape, 2> in = {sa, sb};
     if (infer_shape(Op::Concat, attrs, in).ok()) out.push_back(static_cast<Reg>(r));
   }

@@ -25,6 +25,9 @@ struct Knobs {
   // A leaf seed entry is special when its tag byte is >= 256 - special_tags, so on uniform bytes
   // the share of special entries is special_tags / 256. 0 disables special values entirely.
   int special_tags;
+  // An op with edge values takes a fresh leaf of them as operand 0 when the op's tag byte is
+  // >= 256 - edge_tags (0: no tag byte is read; at most 255, so "no edge leaf" stays encodable).
+  int edge_tags;
 };
 Knobs normalize(const GeneratorOptions& options);
 
@@ -39,29 +42,38 @@ inline constexpr std::uint32_t kFirstLeafStep = 7;
 enum class LeafMode : std::uint8_t { Fresh, ResampleOneDim, MatmulReady, BroadcastSuffix };
 inline constexpr std::uint32_t kLeafModeCount = 4;
 
-enum class Category : std::uint8_t {
-  Unary,
-  Binary,
-  Matmul,
-  Transpose,
-  ReduceDim,
-  ReduceAll,
-  Concat,
-  Repeat
-};
-// Weighted like the seed: unary 3/11, binary 2/11, every other family 1/11. Index 0 is unary,
-// the one family that applies to every register, so zero bytes always make a legal op.
-inline constexpr std::array<Category, 11> kCategoryWheel = {
-    Category::Unary,     Category::Unary,  Category::Unary,     Category::Binary,
-    Category::Binary,    Category::Matmul, Category::Transpose, Category::ReduceDim,
-    Category::ReduceAll, Category::Concat, Category::Repeat};
+// A generator op step picks a family from this wheel, then an op of that family (in ops.def
+// order). Weighted towards the elementwise families, where most ops are; index 0 is Unary, the
+// one family that applies to every f32 register, so zero bytes always make a legal op. Select
+// makes two statements: a comparison, then a where on its mask; Compare is never drawn alone.
+inline constexpr std::array<OpFamily, 15> kCategoryWheel = {
+    OpFamily::Unary,      OpFamily::Unary,     OpFamily::Unary,     OpFamily::Activation,
+    OpFamily::Activation, OpFamily::Binary,    OpFamily::Binary,    OpFamily::Binary,
+    OpFamily::Select,     OpFamily::Matmul,    OpFamily::Transpose, OpFamily::ReduceDim,
+    OpFamily::ReduceAll,  OpFamily::Concat,    OpFamily::Repeat};
 
-inline constexpr std::array<Op, 10> kUnaryOps = {Op::Neg,  Op::Abs,  Op::Exp,     Op::Log,
-                                                 Op::Sqrt, Op::Relu, Op::Sigmoid, Op::Tanh,
-                                                 Op::Pow,  Op::Clamp};
-inline constexpr std::array<Op, 4> kBinaryOps = {Op::Add, Op::Sub, Op::Mul, Op::Div};
-inline constexpr std::array<Op, 2> kDimReduceOps = {Op::SumDim, Op::MeanDim};
-inline constexpr std::array<Op, 2> kAllReduceOps = {Op::SumAll, Op::MeanAll};
+constexpr std::size_t family_size(OpFamily f) {
+  std::size_t n = 0;
+  for (const OpInfo& info : kOpTable)
+    n += info.family == f ? 1 : 0;
+  return n;
+}
+// The ops of one family, in ops.def order: the alternatives of that family's op choice.
+template <OpFamily F> constexpr std::array<Op, family_size(F)> family_ops() {
+  std::array<Op, family_size(F)> out{};
+  std::size_t n = 0;
+  for (const OpInfo& info : kOpTable)
+    if (info.family == F) out[n++] = info.op;
+  return out;
+}
+inline constexpr auto kUnaryOps = family_ops<OpFamily::Unary>();
+inline constexpr auto kActivationOps = family_ops<OpFamily::Activation>();
+inline constexpr auto kBinaryOps = family_ops<OpFamily::Binary>();
+inline constexpr auto kCompareOps = family_ops<OpFamily::Compare>();
+inline constexpr auto kDimReduceOps = family_ops<OpFamily::ReduceDim>();
+inline constexpr auto kAllReduceOps = family_ops<OpFamily::ReduceAll>();
+// The Select step writes its where explicitly; the family holds exactly that one op.
+static_assert(family_size(OpFamily::Select) == 1);
 
 // ---- leaf shapes ----
 
@@ -75,6 +87,12 @@ std::int64_t dim_upper(const Knobs& k, std::int64_t known_product, int free_afte
 void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode, std::vector<Reg>& out);
 
 // ---- op operands ----
+
+// The f32 registers of the prefix: the candidates for an op's first operand and for aliases.
+void float_registers(std::span<const Stmt> regs, std::vector<Reg>& out);
+// Where's value operands: registers that broadcast with `with` (the mask, then mask and a).
+void where_partners(std::span<const Stmt> regs, const Shape& mask, const Shape* a,
+                    std::vector<Reg>& out);
 
 void binary_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);

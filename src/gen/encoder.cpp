@@ -41,7 +41,7 @@ bool same_bits(float a, float b) {
   return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
 }
 
-std::uint32_t wheel_index(Category c) {
+std::uint32_t wheel_index(OpFamily c) {
   return static_cast<std::uint32_t>(std::find(kCategoryWheel.begin(), kCategoryWheel.end(), c) -
                                     kCategoryWheel.begin());
 }
@@ -55,24 +55,30 @@ public:
     if (std::string why = validate(p_); !why.empty()) throw Unencodable{"invalid program: " + why};
     if (p_.stmts.front().kind != StmtKind::Leaf)
       throw Unencodable{"the first statement must be a leaf: " + stmt_to_text(p_, 0)};
-    const std::size_t steps = p_.stmts.size() - 1;
-    if (steps > static_cast<std::size_t>(k_.max_steps))
-      throw Unencodable{
-          fmt::format("the program has {} steps after its first leaf but max_steps is {}", steps,
-                      k_.max_steps)};
-    if (p_.root != static_cast<Reg>(steps))
+    const auto last = static_cast<Reg>(p_.stmts.size() - 1);
+    if (p_.root != last)
       throw Unencodable{fmt::format(
-          "the root is %{}, but the generator always roots the last register %{}", p_.root, steps)};
+          "the root is %{}, but the generator always roots the last register %{}", p_.root, last)};
     int leaves = 0;
     int ops = 0;
+    std::size_t steps = 0;
     for (std::size_t i = 0; i < p_.stmts.size(); ++i) {
       reg_ = static_cast<Reg>(i);
       const Stmt& s = p_.stmts[i];
+      if (i > 0) ++steps;
       switch (s.kind) {
       case StmtKind::Leaf:
         if (i > 0) {
           if (leaves >= k_.max_leaves)
             fail(fmt::format("a leaf beyond max_leaves={}", k_.max_leaves));
+          // A leaf that only feeds the op right after it may be that op's edge leaf, which the
+          // decoder makes inside the op step; encoding it so keeps the step count.
+          if (const std::optional<Reg> like = edge_leaf_stand_in(i)) {
+            ++leaves;
+            i = op_step(i + 1, *like);
+            ++ops;
+            break;
+          }
           out_.choice(kFirstLeafStep, kStepAlternatives);
           out_.choice(static_cast<std::uint32_t>(LeafMode::Fresh), kLeafModeCount);
         }
@@ -84,15 +90,19 @@ public:
           fail(fmt::format("the generator aliases only once max_leaves={} leaves exist, here {} do",
                            k_.max_leaves, leaves));
         out_.choice(kFirstLeafStep, kStepAlternatives);
-        out_.choice(static_cast<std::uint32_t>(s.source), static_cast<std::uint32_t>(i));
+        float_registers(prefix(), candidates_);
+        partner(candidates_, s.source);
         break;
       case StmtKind::Op:
-        out_.choice(0, kStepAlternatives);
-        op(s.instr);
+        i = op_step(i, std::nullopt);
         ++ops;
         break;
       }
     }
+    if (steps > static_cast<std::size_t>(k_.max_steps))
+      throw Unencodable{fmt::format(
+          "the program takes {} generator steps after its first leaf but max_steps is {}", steps,
+          k_.max_steps)};
     // The decoder keeps stepping past the end of the bytes until min_ops op steps are done.
     if (ops < k_.min_ops && steps < static_cast<std::size_t>(k_.max_steps))
       throw Unencodable{
@@ -101,6 +111,47 @@ public:
   }
 
 private:
+  // Encodes the op step of statement i (with its where, for a comparison); with `edge_like`, the
+  // statement before i is the op's edge leaf and the op step names edge_like as its operand.
+  // Returns the last statement the step made.
+  std::size_t op_step(std::size_t i, std::optional<Reg> edge_like) {
+    const Instr& instr = p_.stmts[i].instr;
+    edge_leaf_ = edge_like ? static_cast<int>(i - 1) : -1;
+    if (edge_like) reg_ = static_cast<Reg>(i - 1);
+    Instr named = instr;
+    if (edge_like) named.operands[0] = *edge_like;
+    out_.choice(0, kStepAlternatives);
+    if (op_info(instr.op).family != OpFamily::Compare) {
+      op(named);
+      return i;
+    }
+    // One Select step makes the comparison and the where that takes its mask.
+    if (i + 1 >= p_.stmts.size() || p_.stmts[i + 1].kind != StmtKind::Op ||
+        p_.stmts[i + 1].instr.op != Op::Where ||
+        p_.stmts[i + 1].instr.operands[0] != static_cast<Reg>(i))
+      fail("the generator makes a comparison only as the mask of the where right after it");
+    select(named, p_.stmts[i + 1].instr, static_cast<Reg>(i + 1));
+    return i + 1;
+  }
+
+  // For a leaf at statement i that may be the edge leaf of the op at i + 1: an earlier f32
+  // register of the same shape for the op step to name instead (the decoder replaces it by the
+  // edge leaf), when the op has edge values and the leaf is not also its other operand.
+  std::optional<Reg> edge_leaf_stand_in(std::size_t i) const {
+    if (k_.edge_tags == 0 || i + 1 >= p_.stmts.size()) return std::nullopt;
+    const Stmt& next = p_.stmts[i + 1];
+    if (next.kind != StmtKind::Op || op_info(next.instr.op).edges.empty()) return std::nullopt;
+    const auto leaf = static_cast<Reg>(i);
+    if (next.instr.operands[0] != leaf || !dims_in_range(k_, p_.stmts[i].shape))
+      return std::nullopt;
+    for (std::size_t k = 1; k < next.instr.operands.size(); ++k)
+      if (next.instr.operands[k] == leaf) return std::nullopt;
+    for (std::size_t r = 0; r < i; ++r)
+      if (p_.stmts[r].dtype == DType::F32 && p_.stmts[r].shape == p_.stmts[i].shape)
+        return static_cast<Reg>(r);
+    return std::nullopt;
+  }
+
   [[noreturn]] void fail(const std::string& why) const {
     throw Unencodable{fmt::format("{}: {}", stmt_to_text(p_, reg_), why)};
   }
@@ -125,10 +176,11 @@ private:
       dim(s[i], dim_upper(k_, product, s.rank() - 1 - i));
       product *= s[i];
     }
-    values(leaf.data);
+    values(leaf.data, [&](float v, std::size_t element) { value(v, element); });
   }
 
-  void values(const std::vector<float>& data) {
+  // The seed length, then each seed entry through `entry`.
+  template <class Entry> void values(const std::vector<float>& data, Entry entry) {
     const std::size_t max_len = std::min<std::size_t>(data.size(), kMaxSeedLen);
     std::size_t period = 1;
     const auto repeats_every = [&](std::size_t len) {
@@ -145,7 +197,7 @@ private:
           data.size(), kMaxSeedLen, kMaxSeedLen));
     out_.choice(static_cast<std::uint32_t>(period - 1), static_cast<std::uint32_t>(max_len));
     for (std::size_t i = 0; i < period; ++i)
-      value(data[i], i);
+      entry(data[i], i);
   }
 
   void value(float v, std::size_t element) {
@@ -184,21 +236,65 @@ private:
     out_.choice(*index, static_cast<std::uint32_t>(candidates.size()));
   }
 
-  void unary(const Instr& instr) {
-    out_.choice(*index_in(kUnaryOps, instr.op), kUnaryOps.size());
-    if (instr.op == Op::Pow) {
-      const auto e = index_in(kPowExponents, instr.attrs.exponent);
-      if (!e) fail("the exponent is not in kPowExponents");
-      out_.choice(*e, kPowExponents.size());
-    }
-    if (instr.op == Op::Clamp) {
-      const auto it =
-          std::find_if(kClampBounds.begin(), kClampBounds.end(), [&](const ClampBounds& b) {
-            return b.lo == instr.attrs.lo && b.hi == instr.attrs.hi;
-          });
-      if (it == kClampBounds.end()) fail("the bounds are not in kClampBounds");
-      out_.choice(static_cast<std::uint32_t>(it - kClampBounds.begin()), kClampBounds.size());
-    }
+  template <std::size_t N> void choose_op(const std::array<Op, N>& ops, Op op) {
+    out_.choice(*index_in(ops, op), N);
+  }
+
+  // The attribute choice of ops with a table in ops.def.
+  void params(const Instr& instr) {
+    const std::span<const Attrs> table = op_info(instr.op).params;
+    if (table.empty()) return;
+    const auto it = std::find(table.begin(), table.end(), instr.attrs);
+    if (it == table.end())
+      fail(fmt::format("these attributes are not in {}'s table in op_tables.h",
+                       op_name(instr.op)));
+    out_.choice(static_cast<std::uint32_t>(it - table.begin()),
+                static_cast<std::uint32_t>(table.size()));
+  }
+
+  // The edge-leaf tag the decoder reads as it pushes an op with edge values, and the edge leaf's
+  // values when this op step carries one.
+  void edge_tag(Op op) {
+    if (k_.edge_tags == 0 || op_info(op).edges.empty()) return;
+    if (edge_leaf_ < 0) return out_.byte(0);
+    out_.byte(255);
+    const std::span<const float> edges = op_info(op).edges;
+    const Reg leaf_reg = edge_leaf_;
+    edge_leaf_ = -1;
+    const Leaf& leaf = p_.leaves[static_cast<std::size_t>(p_.stmts[static_cast<std::size_t>(leaf_reg)].leaf)];
+    values(leaf.data, [&](float v, std::size_t element) {
+      const auto alternatives = static_cast<std::uint32_t>(edges.size() + 1);
+      for (std::size_t k = 0; k < edges.size(); ++k)
+        if (same_bits(edges[k], v)) return out_.choice(static_cast<std::uint32_t>(k), alternatives);
+      out_.choice(static_cast<std::uint32_t>(edges.size()), alternatives);
+      value(v, element);
+    });
+    // The op's remaining choices see the edge leaf in the prefix, as the decoder's do.
+    reg_ = leaf_reg + 1;
+  }
+
+  // The op step's family and first operand (an index among the f32 registers).
+  void head(OpFamily family, Reg a) {
+    out_.choice(wheel_index(family), kCategoryWheel.size());
+    float_registers(prefix(), candidates_);
+    partner(candidates_, a);
+  }
+
+  void select(const Instr& cmp, const Instr& where, Reg where_reg) {
+    const Reg a = cmp.operands[0];
+    head(OpFamily::Select, a);
+    choose_op(kCompareOps, cmp.op);
+    binary_partners(prefix(), a, candidates_);
+    partner(candidates_, cmp.operands[1]);
+    edge_tag(cmp.op);
+    // The where's choices are made with the comparison already in the prefix.
+    reg_ = where_reg;
+    const Shape& mask = p_.stmts[static_cast<std::size_t>(where.operands[0])].shape;
+    where_partners(prefix(), mask, nullptr, candidates_);
+    partner(candidates_, where.operands[1]);
+    const Shape& sx = p_.stmts[static_cast<std::size_t>(where.operands[1])].shape;
+    where_partners(prefix(), mask, &sx, candidates_);
+    partner(candidates_, where.operands[2]);
   }
 
   void op(const Instr& instr) {
@@ -207,58 +303,55 @@ private:
     const auto write_dim = [&](int d) {
       out_.choice(static_cast<std::uint32_t>(d), static_cast<std::uint32_t>(sa.rank()));
     };
-    const auto head = [&](Category c) {
-      out_.choice(wheel_index(c), kCategoryWheel.size());
-      out_.choice(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(reg_));
-    };
-    switch (instr.op) {
-    case Op::Neg:
-    case Op::Abs:
-    case Op::Exp:
-    case Op::Log:
-    case Op::Sqrt:
-    case Op::Pow:
-    case Op::Relu:
-    case Op::Sigmoid:
-    case Op::Tanh:
-    case Op::Clamp: head(Category::Unary); return unary(instr);
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Div:
-      head(Category::Binary);
-      out_.choice(*index_in(kBinaryOps, instr.op), kBinaryOps.size());
+    const OpFamily family = op_info(instr.op).family;
+    switch (family) {
+    case OpFamily::Unary:
+      head(family, a);
+      choose_op(kUnaryOps, instr.op);
+      params(instr);
+      return edge_tag(instr.op);
+    case OpFamily::Activation:
+      head(family, a);
+      choose_op(kActivationOps, instr.op);
+      params(instr);
+      return edge_tag(instr.op);
+    case OpFamily::Binary:
+      head(family, a);
+      choose_op(kBinaryOps, instr.op);
       binary_partners(prefix(), a, candidates_);
-      return partner(candidates_, instr.operands[1]);
-    case Op::Matmul:
-      head(Category::Matmul);
+      partner(candidates_, instr.operands[1]);
+      params(instr);
+      return edge_tag(instr.op);
+    case OpFamily::Compare: // written by select() together with their where
+    case OpFamily::Select:
+      fail("the generator makes a where only right after the comparison that makes its mask");
+    case OpFamily::Matmul:
+      head(family, a);
       matmul_partners(prefix(), a, candidates_);
       return partner(candidates_, instr.operands[1]);
-    case Op::Transpose: {
-      head(Category::Transpose);
+    case OpFamily::Transpose: {
+      head(family, a);
       write_dim(instr.attrs.dim);
       const int d1 = instr.attrs.dim1;
       out_.choice(static_cast<std::uint32_t>(d1 < instr.attrs.dim ? d1 : d1 - 1),
                   static_cast<std::uint32_t>(sa.rank() - 1));
       return;
     }
-    case Op::SumDim:
-    case Op::MeanDim:
-      head(Category::ReduceDim);
-      out_.choice(*index_in(kDimReduceOps, instr.op), kDimReduceOps.size());
+    case OpFamily::ReduceDim:
+      head(family, a);
+      choose_op(kDimReduceOps, instr.op);
       write_dim(instr.attrs.dim);
       return out_.choice(instr.attrs.keepdim ? 1 : 0, 2);
-    case Op::SumAll:
-    case Op::MeanAll:
-      head(Category::ReduceAll);
-      return out_.choice(*index_in(kAllReduceOps, instr.op), kAllReduceOps.size());
-    case Op::Concat:
-      head(Category::Concat);
+    case OpFamily::ReduceAll:
+      head(family, a);
+      return choose_op(kAllReduceOps, instr.op);
+    case OpFamily::Concat:
+      head(family, a);
       write_dim(instr.attrs.dim);
       concat_partners(prefix(), a, instr.attrs.dim, candidates_);
       return partner(candidates_, instr.operands[1]);
-    case Op::Repeat: {
-      head(Category::Repeat);
+    case OpFamily::Repeat: {
+      head(family, a);
       write_dim(instr.attrs.dim);
       const int max_times = max_repeat_times(sa, instr.attrs.dim);
       if (instr.attrs.times < 1 || instr.attrs.times > max_times)
@@ -272,6 +365,7 @@ private:
   const Program& p_;
   Knobs k_;
   Reg reg_ = 0;
+  int edge_leaf_ = -1; // the register of the edge leaf the current op step carries, if any
   ByteWriter out_;
   std::vector<Reg> candidates_;
 };

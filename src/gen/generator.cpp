@@ -35,7 +35,7 @@ public:
         if (static_cast<int>(program_.leaves.size()) < k_.max_leaves)
           push_leaf(leaf_shape());
         else
-          push_alias(static_cast<Reg>(in_.choice(num_regs())));
+          push_alias(alias_source());
       } else {
         op_step();
         ++ops;
@@ -133,13 +133,17 @@ private:
   }
 
   void push_leaf(const Shape& shape) {
+    push_leaf(shape, [&] { return seed_value(); });
+  }
+
+  template <class NextValue> void push_leaf(const Shape& shape, NextValue next_value) {
     const std::int64_t numel = shape.numel();
     const int seed_len =
         1 + static_cast<int>(
                 in_.choice(static_cast<std::uint32_t>(std::min<std::int64_t>(numel, kMaxSeedLen))));
     std::array<float, kMaxSeedLen> seed{};
     for (int i = 0; i < seed_len; ++i)
-      seed[static_cast<std::size_t>(i)] = seed_value();
+      seed[static_cast<std::size_t>(i)] = next_value();
     Leaf& leaf = program_.leaves.emplace_back();
     leaf.shape = shape;
     leaf.data.resize(static_cast<std::size_t>(numel));
@@ -151,97 +155,152 @@ private:
     s.shape = shape;
   }
 
+  // Only f32 registers are aliased: the root (the last register) must never be a mask.
+  Reg alias_source() {
+    float_registers(regs(), scratch_);
+    return pick(scratch_);
+  }
+
   void push_alias(Reg source) {
     const Shape shape = shape_of(source);
     Stmt& s = program_.stmts.emplace_back();
     s.kind = StmtKind::Alias;
     s.source = source;
     s.shape = shape;
+    s.dtype = program_.stmts[static_cast<std::size_t>(source)].dtype;
   }
 
   // ---- ops ----
 
-  void push_op(Op op, std::initializer_list<Reg> operands, const Attrs& attrs) {
-    std::array<Shape, 2> in;
-    std::size_t n = 0;
-    for (Reg r : operands)
-      in[n++] = shape_of(r);
-    const ShapeResult result = infer_shape(op, attrs, std::span<const Shape>(in.data(), n));
+  // A leaf of the op's edge values shaped like `like`, when the op's tag byte asks for one and
+  // a leaf fits; returns the register to use as the op's first operand.
+  Reg maybe_edge_leaf(Op op, Reg like) {
+    const std::span<const float> edges = op_info(op).edges;
+    if (k_.edge_tags == 0 || edges.empty()) return like;
+    if (in_.byte() < 256 - k_.edge_tags) return like;
+    const Shape shape = shape_of(like);
+    // Leaves keep within FUZZ_MIN_DIM..FUZZ_MAX_DIM, edge leaves included.
+    if (shape.rank() < 1 || !dims_in_range(k_, shape) ||
+        static_cast<int>(program_.leaves.size()) >= k_.max_leaves)
+      return like;
+    const auto alternatives = static_cast<std::uint32_t>(edges.size() + 1);
+    push_leaf(shape, [&] {
+      const std::uint32_t which = in_.choice(alternatives);
+      return which < edges.size() ? edges[which] : seed_value();
+    });
+    return static_cast<Reg>(num_regs() - 1);
+  }
+
+  // Pushes op over `operands` (operand 0 possibly replaced by an edge leaf); returns its register.
+  Reg push_op(Op op, std::array<Reg, kMaxArity> operands, const Attrs& attrs) {
+    const auto arity = static_cast<std::size_t>(op_arity(op));
+    operands[0] = maybe_edge_leaf(op, operands[0]);
+    std::array<Shape, kMaxArity> in;
+    for (std::size_t i = 0; i < arity; ++i)
+      in[i] = shape_of(operands[i]);
+    const ShapeResult result = infer_shape(op, attrs, std::span<const Shape>(in.data(), arity));
     // The choice points only offer legal alternatives; a failure here is a generator bug.
     if (!result.ok()) __builtin_trap();
     Stmt& s = program_.stmts.emplace_back();
     s.kind = StmtKind::Op;
     s.instr.op = op;
-    s.instr.operands.assign(operands);
+    s.instr.operands.assign(operands.begin(), operands.begin() + static_cast<std::ptrdiff_t>(arity));
     s.instr.attrs = attrs;
     s.shape = result.shape();
+    s.dtype = result_dtype(op);
+    return static_cast<Reg>(num_regs() - 1);
   }
 
-  void unary(Reg a) {
-    const Op op = kUnaryOps[in_.choice(kUnaryOps.size())];
-    Attrs attrs;
-    if (op == Op::Pow) attrs.exponent = kPowExponents[in_.choice(kPowExponents.size())];
-    if (op == Op::Clamp) {
-      const ClampBounds& b = kClampBounds[in_.choice(kClampBounds.size())];
-      attrs.lo = b.lo;
-      attrs.hi = b.hi;
-    }
-    push_op(op, {a}, attrs);
+  // The op's attributes from its ops.def table, when it has one.
+  Attrs params(Op op) {
+    const std::span<const Attrs> table = op_info(op).params;
+    if (table.empty()) return {};
+    return table[in_.choice(static_cast<std::uint32_t>(table.size()))];
   }
+
+  template <std::size_t N> void elementwise(const std::array<Op, N>& ops, Reg a) {
+    const Op op = ops[in_.choice(N)];
+    push_op(op, {a}, params(op));
+  }
+  void unary(Reg a) { elementwise(kUnaryOps, a); }
 
   Reg pick(const std::vector<Reg>& candidates) {
     return candidates[in_.choice(static_cast<std::uint32_t>(candidates.size()))];
   }
 
   void op_step() {
-    const Category category = kCategoryWheel[in_.choice(kCategoryWheel.size())];
-    const Reg a = static_cast<Reg>(in_.choice(num_regs()));
+    const OpFamily family = kCategoryWheel[in_.choice(kCategoryWheel.size())];
+    float_registers(regs(), scratch_);
+    const Reg a = pick(scratch_);
     const Shape sa = shape_of(a);
     const auto choose_dim = [&] {
       return static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank())));
     };
     Attrs attrs;
-    switch (category) {
-    case Category::Unary: return unary(a);
-    case Category::Binary: {
+    switch (family) {
+    case OpFamily::Unary: return unary(a);
+    case OpFamily::Activation: return elementwise(kActivationOps, a);
+    case OpFamily::Binary: {
       const Op op = kBinaryOps[in_.choice(kBinaryOps.size())];
       binary_partners(regs(), a, scratch_);
-      return push_op(op, {a, pick(scratch_)}, attrs);
+      const Reg b = pick(scratch_);
+      push_op(op, {a, b}, params(op));
+      return;
     }
-    case Category::Matmul:
+    case OpFamily::Compare: // never on the wheel: comparisons come with their where
+    case OpFamily::Select: {
+      const Op cmp = kCompareOps[in_.choice(kCompareOps.size())];
+      binary_partners(regs(), a, scratch_);
+      const Reg b = pick(scratch_);
+      const Reg mask = push_op(cmp, {a, b}, {});
+      const Shape sm = shape_of(mask);
+      where_partners(regs(), sm, nullptr, scratch_);
+      const Reg x = pick(scratch_);
+      const Shape sx = shape_of(x);
+      where_partners(regs(), sm, &sx, scratch_);
+      push_op(Op::Where, {mask, x, pick(scratch_)}, {});
+      return;
+    }
+    case OpFamily::Matmul:
       matmul_partners(regs(), a, scratch_);
       if (scratch_.empty()) return unary(a);
-      return push_op(Op::Matmul, {a, pick(scratch_)}, attrs);
-    case Category::Transpose: {
+      push_op(Op::Matmul, {a, pick(scratch_)}, attrs);
+      return;
+    case OpFamily::Transpose: {
       if (sa.rank() < 2) return unary(a);
       attrs.dim = choose_dim();
       const int other = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank() - 1)));
       attrs.dim1 = other < attrs.dim ? other : other + 1;
-      return push_op(Op::Transpose, {a}, attrs);
+      push_op(Op::Transpose, {a}, attrs);
+      return;
     }
-    case Category::ReduceDim: {
+    case OpFamily::ReduceDim: {
       if (sa.rank() < 1) return unary(a);
       const Op op = kDimReduceOps[in_.choice(kDimReduceOps.size())];
       attrs.dim = choose_dim();
       attrs.keepdim = in_.choice(2) == 1;
-      return push_op(op, {a}, attrs);
+      push_op(op, {a}, attrs);
+      return;
     }
-    case Category::ReduceAll:
-      return push_op(kAllReduceOps[in_.choice(kAllReduceOps.size())], {a}, attrs);
-    case Category::Concat: {
+    case OpFamily::ReduceAll:
+      push_op(kAllReduceOps[in_.choice(kAllReduceOps.size())], {a}, attrs);
+      return;
+    case OpFamily::Concat: {
       if (sa.rank() < 1) return unary(a);
       attrs.dim = choose_dim();
       concat_partners(regs(), a, attrs.dim, scratch_);
       if (scratch_.empty()) return unary(a);
-      return push_op(Op::Concat, {a, pick(scratch_)}, attrs);
+      push_op(Op::Concat, {a, pick(scratch_)}, attrs);
+      return;
     }
-    case Category::Repeat: {
+    case OpFamily::Repeat: {
       if (sa.rank() < 1) return unary(a);
       attrs.dim = choose_dim();
       attrs.times =
           1 +
           static_cast<int>(in_.choice(static_cast<std::uint32_t>(max_repeat_times(sa, attrs.dim))));
-      return push_op(Op::Repeat, {a}, attrs);
+      push_op(Op::Repeat, {a}, attrs);
+      return;
     }
     }
   }

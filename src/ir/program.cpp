@@ -41,22 +41,34 @@ std::string validate(const Program& p) {
         return where + "leaf has " + std::to_string(leaf.data.size()) + " values for shape " +
                leaf.shape.to_string();
       if (!(s.shape == leaf.shape)) return where + "register shape differs from its leaf's";
+      if (s.dtype != DType::F32) return where + "leaves are f32";
       break;
     }
     case StmtKind::Alias:
       if (!earlier(s.source)) return where + "alias of a register not yet defined";
       if (!(s.shape == p.shape_of(s.source))) return where + "alias shape differs from its source";
+      if (s.dtype != p.dtype_of(s.source)) return where + "alias type differs from its source";
       break;
     case StmtKind::Op: {
       if (static_cast<int>(s.instr.operands.size()) != op_arity(s.instr.op))
         return where + std::string(op_name(s.instr.op)) + " needs " +
                std::to_string(op_arity(s.instr.op)) + " operands";
       std::vector<Shape> shapes;
-      for (Reg r : s.instr.operands) {
+      for (std::size_t k = 0; k < s.instr.operands.size(); ++k) {
+        const Reg r = s.instr.operands[k];
         if (!earlier(r))
           return where + "operand %" + std::to_string(r) + " is not an earlier register";
+        if (p.dtype_of(r) != operand_dtype(s.instr.op, static_cast<int>(k)))
+          return where + "operand %" + std::to_string(r) +
+                 (p.dtype_of(r) == DType::Bool ? " is a mask" : " is not a mask") + " (" +
+                 std::string(op_name(s.instr.op)) + " takes " +
+                 (operand_dtype(s.instr.op, static_cast<int>(k)) == DType::Bool ? "a mask" : "f32") +
+                 " there)";
         shapes.push_back(p.shape_of(r));
       }
+      if (s.dtype != result_dtype(s.instr.op))
+        return where + std::string(op_name(s.instr.op)) + " does not make a " +
+               (s.dtype == DType::Bool ? "mask" : "f32 tensor");
       const ShapeResult inferred = infer_shape(s.instr.op, s.instr.attrs, shapes);
       if (!inferred.ok()) return where + inferred.error();
       if (!(inferred.shape() == s.shape))
@@ -71,6 +83,7 @@ std::string validate(const Program& p) {
   if (p.leaves.empty()) return "a program needs at least one leaf";
   if (p.root < 0 || static_cast<std::size_t>(p.root) >= p.stmts.size())
     return "root is not a defined register";
+  if (p.dtype_of(p.root) != DType::F32) return "the root is a mask; it must be f32";
   return {};
 }
 

@@ -33,6 +33,12 @@ ShapeResult reduce_dim(const Attrs& a, const Shape& in) {
   return capped(out);
 }
 
+ShapeResult broadcast_pair(const Shape& a, const Shape& b) {
+  const auto out = broadcast(a, b);
+  if (!out) return fail("shapes " + a.to_string() + " and " + b.to_string() + " do not broadcast");
+  return capped(*out);
+}
+
 ShapeResult matmul(const Shape& a, const Shape& b) {
   if (a.rank() < 2 || b.rank() < 2) return fail("matmul needs operands of rank 2 to 4");
   if (a[a.rank() - 1] != b[b.rank() - 2])
@@ -73,13 +79,82 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   case Op::Add:
   case Op::Sub:
   case Op::Mul:
-  case Op::Div: {
-    const auto out = broadcast(in[0], in[1]);
-    if (!out)
-      return fail("shapes " + in[0].to_string() + " and " + in[1].to_string() +
-                  " do not broadcast");
-    return capped(*out);
+  case Op::Div:
+  case Op::Maximum:
+  case Op::Minimum:
+  case Op::Fmax:
+  case Op::Fmin:
+  case Op::Atan2:
+  case Op::PowTensor:
+  case Op::Remainder:
+  case Op::Fmod:
+  case Op::DivRounded:
+  case Op::Hypot:
+  case Op::Xlogy:
+  case Op::Copysign:
+  case Op::Lerp:
+  case Op::Lt:
+  case Op::Le:
+  case Op::Gt:
+  case Op::Ge:
+  case Op::Eq:
+  case Op::Ne: return broadcast_pair(in[0], in[1]);
+  case Op::Where: {
+    const ShapeResult ab = broadcast_pair(in[1], in[2]);
+    if (!ab.ok()) return ab;
+    return broadcast_pair(in[0], ab.shape());
   }
+  case Op::Sin:
+  case Op::Cos:
+  case Op::Tan:
+  case Op::Asin:
+  case Op::Acos:
+  case Op::Atan:
+  case Op::Sinh:
+  case Op::Cosh:
+  case Op::Asinh:
+  case Op::Acosh:
+  case Op::Atanh:
+  case Op::Erf:
+  case Op::Erfc:
+  case Op::Erfinv:
+  case Op::Log1p:
+  case Op::Expm1:
+  case Op::Log2:
+  case Op::Log10:
+  case Op::Exp2:
+  case Op::Rsqrt:
+  case Op::Reciprocal:
+  case Op::Square:
+  case Op::Sign:
+  case Op::Sgn:
+  case Op::Floor:
+  case Op::Ceil:
+  case Op::Round:
+  case Op::Trunc:
+  case Op::Frac:
+  case Op::Lgamma:
+  case Op::Digamma:
+  case Op::ClampMin:
+  case Op::ClampMax:
+  case Op::LogSigmoid:
+  case Op::Softplus:
+  case Op::Gelu:
+  case Op::Silu:
+  case Op::Mish:
+  case Op::Elu:
+  case Op::Selu:
+  case Op::Celu:
+  case Op::LeakyRelu:
+  case Op::Hardtanh:
+  case Op::Relu6:
+  case Op::Hardsigmoid:
+  case Op::Hardswish:
+  case Op::Softsign:
+  case Op::Hardshrink:
+  case Op::Softshrink:
+  case Op::Tanhshrink:
+  case Op::Logit:
   case Op::Neg:
   case Op::Abs:
   case Op::Exp:

@@ -1,11 +1,13 @@
 // Printing and parsing of the program text form (see burnmark/ir/text.h for an example).
 #include "burnmark/ir/text.h"
 
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,9 +23,17 @@ std::string float_to_text(float value) {
 
 namespace {
 
-std::string shape_text(const Shape& s) {
-  return "f32" + s.to_string();
+std::string shape_text(const Shape& s, DType dtype = DType::F32) {
+  return (dtype == DType::Bool ? "bool" : "f32") + s.to_string();
 }
+
+std::string real_text(double v) {
+  return float_to_text(static_cast<float>(v));
+}
+
+// Names of the variant values, per attribute kind, in variant order.
+constexpr std::array<std::string_view, 2> kGeluNames = {"none", "tanh"};
+constexpr std::array<std::string_view, 2> kRoundingNames = {"trunc", "floor"};
 
 std::string attrs_text(Op op, const Attrs& a) {
   switch (op_info(op).attr_kind) {
@@ -34,9 +44,21 @@ std::string attrs_text(Op op, const Attrs& a) {
   case AttrKind::TwoDims: return fmt::format(", dim0={}, dim1={}", a.dim, a.dim1);
   case AttrKind::Dim: return fmt::format(", dim={}", a.dim);
   case AttrKind::DimTimes: return fmt::format(", dim={}, times={}", a.dim, a.times);
-  case AttrKind::Bounds:
-    return fmt::format(", min={}, max={}", float_to_text(static_cast<float>(a.lo)),
-                       float_to_text(static_cast<float>(a.hi)));
+  case AttrKind::Bounds: return fmt::format(", min={}, max={}", real_text(a.lo), real_text(a.hi));
+  case AttrKind::Min: return fmt::format(", min={}", real_text(a.lo));
+  case AttrKind::Max: return fmt::format(", max={}", real_text(a.hi));
+  case AttrKind::Alpha: return fmt::format(", alpha={}", real_text(a.alpha));
+  case AttrKind::Slope: return fmt::format(", negative_slope={}", real_text(a.slope));
+  case AttrKind::Lambd: return fmt::format(", lambd={}", real_text(a.lambd));
+  case AttrKind::Softplus:
+    return fmt::format(", beta={}, threshold={}", real_text(a.beta), real_text(a.threshold));
+  case AttrKind::Gelu:
+    return fmt::format(", approximate={}", kGeluNames[static_cast<std::size_t>(a.variant & 1)]);
+  case AttrKind::Rounding:
+    return fmt::format(", rounding_mode={}",
+                       kRoundingNames[static_cast<std::size_t>(a.variant & 1)]);
+  case AttrKind::Weight: return fmt::format(", weight={}", real_text(a.weight));
+  case AttrKind::Eps: return a.variant == 0 ? ", eps=none" : ", eps=" + real_text(a.eps);
   }
   return {};
 }
@@ -48,13 +70,13 @@ std::string stmt_to_text(const Program& p, Reg reg) {
   switch (s.kind) {
   case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape));
   case StmtKind::Alias:
-    return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape));
+    return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape, s.dtype));
   case StmtKind::Op: {
     std::string line = fmt::format("%{} = {}", reg, op_name(s.instr.op));
     for (std::size_t i = 0; i < s.instr.operands.size(); ++i)
       line += fmt::format("{}%{}", i ? ", " : " ", s.instr.operands[i]);
     line += attrs_text(s.instr.op, s.instr.attrs);
-    line += " : " + shape_text(s.shape);
+    line += " : " + shape_text(s.shape, s.dtype);
     return line;
   }
   }
@@ -147,7 +169,18 @@ struct LineParser {
     return true;
   }
   bool shape(Shape& out) {
-    if (!literal("f32[")) return false;
+    DType ignored = DType::F32;
+    return typed_shape(out, ignored);
+  }
+  bool typed_shape(Shape& out, DType& dtype) {
+    dtype = DType::F32;
+    if (peek("bool[")) {
+      dtype = DType::Bool;
+      literal("bool");
+    } else if (!literal("f32")) {
+      return false;
+    }
+    if (!literal("[")) return false;
     out = Shape{};
     if (peek("]")) return literal("]");
     for (;;) {
@@ -179,6 +212,29 @@ struct LineParser {
     out = w == "true";
     return true;
   }
+  bool named_attr(std::string_view name, std::span<const std::string_view> names, int& out) {
+    if (!key(name)) return false;
+    const std::string_view w = word();
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (w == names[i]) {
+        out = static_cast<int>(i);
+        return true;
+      }
+    return fail("unknown " + std::string(name) + " '" + std::string(w) + "'");
+  }
+  bool eps_attr(Attrs& a) {
+    if (!key("eps")) return false;
+    if (peek("none")) {
+      word();
+      a.variant = 0;
+      return true;
+    }
+    float v = 0;
+    if (!real(v)) return false;
+    a.eps = v;
+    a.variant = 1;
+    return true;
+  }
   bool attrs(Op op, Attrs& a) {
     switch (op_info(op).attr_kind) {
     case AttrKind::None: return true;
@@ -188,6 +244,16 @@ struct LineParser {
     case AttrKind::Dim: return int_attr("dim", a.dim);
     case AttrKind::DimTimes: return int_attr("dim", a.dim) && int_attr("times", a.times);
     case AttrKind::Bounds: return real_attr("min", a.lo) && real_attr("max", a.hi);
+    case AttrKind::Min: return real_attr("min", a.lo);
+    case AttrKind::Max: return real_attr("max", a.hi);
+    case AttrKind::Alpha: return real_attr("alpha", a.alpha);
+    case AttrKind::Slope: return real_attr("negative_slope", a.slope);
+    case AttrKind::Lambd: return real_attr("lambd", a.lambd);
+    case AttrKind::Softplus: return real_attr("beta", a.beta) && real_attr("threshold", a.threshold);
+    case AttrKind::Gelu: return named_attr("approximate", kGeluNames, a.variant);
+    case AttrKind::Rounding: return named_attr("rounding_mode", kRoundingNames, a.variant);
+    case AttrKind::Weight: return real_attr("weight", a.weight);
+    case AttrKind::Eps: return eps_attr(a);
     }
     return false;
   }
@@ -255,7 +321,8 @@ ParseResult parse_program(std::string_view text) {
       p.leaves.push_back(std::move(leaf));
     } else if (head == "alias") {
       s.kind = StmtKind::Alias;
-      if (!lp.reg(s.source) || !lp.literal(":") || !lp.shape(s.shape)) return error(lp.error);
+      if (!lp.reg(s.source) || !lp.literal(":") || !lp.typed_shape(s.shape, s.dtype))
+        return error(lp.error);
     } else {
       const auto op = op_from_name(head);
       if (!op) return error("unknown op '" + std::string(head) + "'");
@@ -266,7 +333,7 @@ ParseResult parse_program(std::string_view text) {
         if ((i > 0 && !lp.literal(",")) || !lp.reg(r)) return error(lp.error);
         s.instr.operands.push_back(r);
       }
-      if (!lp.attrs(*op, s.instr.attrs) || !lp.literal(":") || !lp.shape(s.shape))
+      if (!lp.attrs(*op, s.instr.attrs) || !lp.literal(":") || !lp.typed_shape(s.shape, s.dtype))
         return error(lp.error);
     }
     if (!lp.done()) return error("unexpected text: '" + std::string(lp.rest) + "'");

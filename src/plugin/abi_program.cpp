@@ -27,7 +27,9 @@ const BurnmarkProgram& AbiProgram::build(const Program& program) {
     BurnmarkStmt s{};
     s.leaf = -1;
     s.source = -1;
-    s.operands[0] = s.operands[1] = -1;
+    for (std::int32_t& operand : s.operands)
+      operand = -1;
+    s.dtype = stmt.dtype == DType::Bool ? BURNMARK_DTYPE_BOOL : BURNMARK_DTYPE_F32;
     s.attrs.times = 1;
     s.shape = to_abi_shape(stmt.shape);
     switch (stmt.kind) {
@@ -53,6 +55,14 @@ const BurnmarkProgram& AbiProgram::build(const Program& program) {
       s.attrs.exponent = a.exponent;
       s.attrs.lo = a.lo;
       s.attrs.hi = a.hi;
+      s.attrs.alpha = a.alpha;
+      s.attrs.slope = a.slope;
+      s.attrs.lambd = a.lambd;
+      s.attrs.beta = a.beta;
+      s.attrs.threshold = a.threshold;
+      s.attrs.weight = a.weight;
+      s.attrs.eps = a.eps;
+      s.attrs.variant = a.variant;
       break;
     }
     }

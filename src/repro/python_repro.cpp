@@ -36,6 +36,7 @@ std::string int_list(const Shape& s) {
 std::string call(const Program& p, const Instr& in) {
   const std::string x = reg(in.operands[0]);
   const std::string y = in.operands.size() > 1 ? reg(in.operands[1]) : "";
+  const std::string z = in.operands.size() > 2 ? reg(in.operands[2]) : "";
   const Attrs& a = in.attrs;
   switch (in.op) {
   case Op::Add: return fmt::format("torch.add({}, {})", x, y);
@@ -66,7 +67,77 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("{}.repeat({})", x, reps);
   }
   case Op::Matmul: return fmt::format("torch.matmul({}, {})", x, y);
-  case Op::Clamp: return fmt::format("torch.clamp({}, min={}, max={})", x, dbl(a.lo), dbl(a.hi));
+  case Op::Clamp: return fmt::format("torch.clamp({}, min={}, max={})", x, dbl(a.lo), dbl(a.hi));  case Op::Sin: return fmt::format("torch.sin({})", x);
+  case Op::Cos: return fmt::format("torch.cos({})", x);
+  case Op::Tan: return fmt::format("torch.tan({})", x);
+  case Op::Asin: return fmt::format("torch.asin({})", x);
+  case Op::Acos: return fmt::format("torch.acos({})", x);
+  case Op::Atan: return fmt::format("torch.atan({})", x);
+  case Op::Sinh: return fmt::format("torch.sinh({})", x);
+  case Op::Cosh: return fmt::format("torch.cosh({})", x);
+  case Op::Asinh: return fmt::format("torch.asinh({})", x);
+  case Op::Acosh: return fmt::format("torch.acosh({})", x);
+  case Op::Atanh: return fmt::format("torch.atanh({})", x);
+  case Op::Erf: return fmt::format("torch.erf({})", x);
+  case Op::Erfc: return fmt::format("torch.erfc({})", x);
+  case Op::Erfinv: return fmt::format("torch.erfinv({})", x);
+  case Op::Log1p: return fmt::format("torch.log1p({})", x);
+  case Op::Expm1: return fmt::format("torch.expm1({})", x);
+  case Op::Log2: return fmt::format("torch.log2({})", x);
+  case Op::Log10: return fmt::format("torch.log10({})", x);
+  case Op::Exp2: return fmt::format("torch.exp2({})", x);
+  case Op::Rsqrt: return fmt::format("torch.rsqrt({})", x);
+  case Op::Reciprocal: return fmt::format("torch.reciprocal({})", x);
+  case Op::Square: return fmt::format("torch.square({})", x);
+  case Op::Sign: return fmt::format("torch.sign({})", x);
+  case Op::Sgn: return fmt::format("torch.sgn({})", x);
+  case Op::Floor: return fmt::format("torch.floor({})", x);
+  case Op::Ceil: return fmt::format("torch.ceil({})", x);
+  case Op::Round: return fmt::format("torch.round({})", x);
+  case Op::Trunc: return fmt::format("torch.trunc({})", x);
+  case Op::Frac: return fmt::format("torch.frac({})", x);
+  case Op::Lgamma: return fmt::format("torch.lgamma({})", x);
+  case Op::Digamma: return fmt::format("torch.digamma({})", x);
+  case Op::ClampMin: return fmt::format("torch.clamp({}, min={})", x, dbl(a.lo));
+  case Op::ClampMax: return fmt::format("torch.clamp({}, max={})", x, dbl(a.hi));
+  case Op::LogSigmoid: return fmt::format("F.logsigmoid({})", x);
+  case Op::Softplus: return fmt::format("F.softplus({}, beta={}, threshold={})", x, dbl(a.beta), dbl(a.threshold));
+  case Op::Gelu: return fmt::format("F.gelu({}, approximate={})", x, a.variant == 1 ? "'tanh'" : "'none'");
+  case Op::Silu: return fmt::format("F.silu({})", x);
+  case Op::Mish: return fmt::format("F.mish({})", x);
+  case Op::Elu: return fmt::format("F.elu({}, alpha={})", x, dbl(a.alpha));
+  case Op::Selu: return fmt::format("F.selu({})", x);
+  case Op::Celu: return fmt::format("F.celu({}, alpha={})", x, dbl(a.alpha));
+  case Op::LeakyRelu: return fmt::format("F.leaky_relu({}, negative_slope={})", x, dbl(a.slope));
+  case Op::Hardtanh: return fmt::format("F.hardtanh({}, min_val={}, max_val={})", x, dbl(a.lo), dbl(a.hi));
+  case Op::Relu6: return fmt::format("F.relu6({})", x);
+  case Op::Hardsigmoid: return fmt::format("F.hardsigmoid({})", x);
+  case Op::Hardswish: return fmt::format("F.hardswish({})", x);
+  case Op::Softsign: return fmt::format("F.softsign({})", x);
+  case Op::Hardshrink: return fmt::format("F.hardshrink({}, lambd={})", x, dbl(a.lambd));
+  case Op::Softshrink: return fmt::format("F.softshrink({}, lambd={})", x, dbl(a.lambd));
+  case Op::Tanhshrink: return fmt::format("F.tanhshrink({})", x);
+  case Op::Logit: return fmt::format("torch.logit({}, eps={})", x, a.variant == 1 ? dbl(a.eps) : "None");
+  case Op::Maximum: return fmt::format("torch.maximum({}, {})", x, y);
+  case Op::Minimum: return fmt::format("torch.minimum({}, {})", x, y);
+  case Op::Fmax: return fmt::format("torch.fmax({}, {})", x, y);
+  case Op::Fmin: return fmt::format("torch.fmin({}, {})", x, y);
+  case Op::Atan2: return fmt::format("torch.atan2({}, {})", x, y);
+  case Op::PowTensor: return fmt::format("torch.pow({}, {})", x, y);
+  case Op::Remainder: return fmt::format("torch.remainder({}, {})", x, y);
+  case Op::Fmod: return fmt::format("torch.fmod({}, {})", x, y);
+  case Op::DivRounded: return fmt::format("torch.div({}, {}, rounding_mode={})", x, y, a.variant == 1 ? "'floor'" : "'trunc'");
+  case Op::Hypot: return fmt::format("torch.hypot({}, {})", x, y);
+  case Op::Xlogy: return fmt::format("torch.xlogy({}, {})", x, y);
+  case Op::Copysign: return fmt::format("torch.copysign({}, {})", x, y);
+  case Op::Lerp: return fmt::format("torch.lerp({}, {}, {})", x, y, dbl(a.weight));
+  case Op::Lt: return fmt::format("torch.lt({}, {})", x, y);
+  case Op::Le: return fmt::format("torch.le({}, {})", x, y);
+  case Op::Gt: return fmt::format("torch.gt({}, {})", x, y);
+  case Op::Ge: return fmt::format("torch.ge({}, {})", x, y);
+  case Op::Eq: return fmt::format("torch.eq({}, {})", x, y);
+  case Op::Ne: return fmt::format("torch.ne({}, {})", x, y);
+  case Op::Where: return fmt::format("torch.where({}, {}, {})", x, y, z);
   }
   return "";
 }
@@ -84,6 +155,7 @@ import struct
 import sys
 
 import torch
+import torch.nn.functional as F
 )";
 
 constexpr const char* kHelpers = R"(

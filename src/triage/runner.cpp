@@ -83,13 +83,24 @@ std::string stmt_label(const Program& p, Reg reg) {
   case StmtKind::Op: break;
   }
   const Attrs& a = s.instr.attrs;
+  // The op's parameters are part of the label (pow[0.5] and pow[2] take different kernels);
+  // its dims are not (one root cause shows along any axis).
+  const auto real = [](double v) { return float_to_text(static_cast<float>(v)); };
+  const std::string name(op_name(s.instr.op));
   switch (op_info(s.instr.op).attr_kind) {
-  case AttrKind::Exponent:
-    return fmt::format("{}[{}]", op_name(s.instr.op),
-                       float_to_text(static_cast<float>(a.exponent)));
-  case AttrKind::Bounds:
-    return fmt::format("{}[{},{}]", op_name(s.instr.op), float_to_text(static_cast<float>(a.lo)),
-                       float_to_text(static_cast<float>(a.hi)));
+  case AttrKind::Exponent: return fmt::format("{}[{}]", name, real(a.exponent));
+  case AttrKind::Bounds: return fmt::format("{}[{},{}]", name, real(a.lo), real(a.hi));
+  case AttrKind::Min: return fmt::format("{}[{}]", name, real(a.lo));
+  case AttrKind::Max: return fmt::format("{}[{}]", name, real(a.hi));
+  case AttrKind::Alpha: return fmt::format("{}[{}]", name, real(a.alpha));
+  case AttrKind::Slope: return fmt::format("{}[{}]", name, real(a.slope));
+  case AttrKind::Lambd: return fmt::format("{}[{}]", name, real(a.lambd));
+  case AttrKind::Softplus: return fmt::format("{}[{},{}]", name, real(a.beta), real(a.threshold));
+  case AttrKind::Weight: return fmt::format("{}[{}]", name, real(a.weight));
+  case AttrKind::Eps:
+    return a.variant == 0 ? name + "[none]" : fmt::format("{}[{}]", name, real(a.eps));
+  case AttrKind::Gelu:
+  case AttrKind::Rounding: return fmt::format("{}[{}]", name, a.variant);
   case AttrKind::None:
   case AttrKind::DimKeep:
   case AttrKind::TwoDims:

@@ -8,6 +8,12 @@
 // (two little-endian bytes when n > 256, nothing when n == 1); past the end every byte reads 0,
 // and a zero always selects an op step and a unary op, so min_ops is reached on any input.
 //
+// Edge leaves: when edge_rate > 0, each op whose ops.def entry has edge values reads a tag byte
+// t before it is pushed; t >= 256 - E (E = round(256 * edge_rate), 1..255) pushes a new leaf
+// with the shape of the op's first operand (if a leaf fits under max_leaves and that operand has
+// rank >= 1), whose seed entries are each one of the op's edge values or, for the last
+// alternative, an ordinary seed entry; the op then takes that leaf as its first operand.
+//
 // Leaf values: a seed of 1..16 entries is cycled over the leaf's elements. With special_rate 0
 // an entry is one byte b giving b / 127.5f - 1.0f (single precision, so -1 and 1 are exact).
 // Otherwise an entry starts with a tag byte t; t < 256 - T (T = round(256 * special_rate), at
@@ -37,6 +43,7 @@ struct GeneratorOptions {
   int max_dim = 16;           // FUZZ_MAX_DIM (at most kMaxDim): largest leaf dimension
   int max_steps = 48;         // leaf + op steps after the first leaf
   double special_rate = 0.05; // share of leaf seed entries drawn from the special values
+  double edge_rate = 0.15;    // share of op steps whose operand 0 is a fresh leaf of edge values
 };
 
 // Every result passes validate(); the root is the last register.

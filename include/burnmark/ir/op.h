@@ -6,18 +6,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace burnmark {
 
 enum class Op : std::uint8_t {
-#define BURNMARK_OP(Enum, name, id, arity, attrs) Enum,
+#define BURNMARK_OP(Enum, name, id, arity, attrs, family, params, edges) Enum,
 #include "burnmark/ir/ops.def"
 #undef BURNMARK_OP
 };
 
 inline constexpr std::size_t kOpCount = 0
-#define BURNMARK_OP(Enum, name, id, arity, attrs) +1
+#define BURNMARK_OP(Enum, name, id, arity, attrs, family, params, edges) +1
 #include "burnmark/ir/ops.def"
 #undef BURNMARK_OP
     ;
@@ -25,26 +26,70 @@ inline constexpr std::size_t kOpCount = 0
 // Which attributes an op carries; decides the op's text form and which Attrs fields matter.
 enum class AttrKind : std::uint8_t {
   None,     // no attributes
-  Exponent, // pow: exponent (drawn from kPowExponents)
+  Exponent, // pow: exponent
   DimKeep,  // reductions along a dimension: dim, keepdim
   TwoDims,  // transpose: dim, dim1
   Dim,      // concat: dim
   DimTimes, // repeat: dim, times
-  Bounds,   // clamp: lo, hi (drawn from kClampBounds)
+  Bounds,   // clamp, hardtanh: lo, hi ("min", "max")
+  Min,      // clamp_min: lo
+  Max,      // clamp_max: hi
+  Alpha,    // elu, celu: alpha
+  Slope,    // leaky_relu: negative_slope
+  Lambd,    // hardshrink, softshrink: lambd
+  Softplus, // softplus: beta, threshold
+  Gelu,     // gelu: variant 0 = approximate "none", 1 = "tanh"
+  Rounding, // div_rounded: variant 0 = rounding_mode "trunc", 1 = "floor"
+  Weight,   // lerp: weight
+  Eps,      // logit: variant 0 = no eps, 1 = eps given
 };
 
+// Which generator step produces an op; it also fixes the operand and result types.
+enum class OpFamily : std::uint8_t {
+  Unary,      // one float tensor, elementwise
+  Activation, // one float tensor, elementwise, usually with parameters
+  Binary,     // two broadcasting float tensors
+  Compare,    // two broadcasting float tensors -> a bool mask (no gradient)
+  Select,     // where(mask, a, b): a bool mask and two float tensors, broadcasting
+  Matmul,
+  Transpose,
+  ReduceDim,
+  ReduceAll,
+  Concat,
+  Repeat,
+};
+
+// The element type of a register. Leaves and almost every op are f32; comparisons make masks.
+enum class DType : std::uint8_t { F32, Bool };
+
 // Attributes of one instruction. Only the fields named by the op's AttrKind are meaningful;
-// the others stay at their defaults so that equality and text round trips are exact.
+// the others stay at their defaults so that equality and text round trips are exact. Scalar
+// parameters hold f32 values (the text form prints floats), and equality is bitwise so that a
+// NaN bound equals itself.
 struct Attrs {
   int dim = 0;
   int dim1 = 0;
   bool keepdim = false;
   int times = 1;
-  double exponent = 0.0;
-  double lo = 0.0;
-  double hi = 0.0;
-  bool operator==(const Attrs&) const = default;
+  double exponent = 0.0;  // pow
+  double lo = 0.0;        // clamp, clamp_min, hardtanh
+  double hi = 0.0;        // clamp, clamp_max, hardtanh
+  double alpha = 0.0;     // elu, celu
+  double slope = 0.0;     // leaky_relu's negative_slope
+  double lambd = 0.0;     // hardshrink, softshrink
+  double beta = 0.0;      // softplus
+  double threshold = 0.0; // softplus
+  double weight = 0.0;    // lerp
+  double eps = 0.0;       // logit, when variant is 1
+  int variant = 0;        // gelu approximate, div_rounded rounding_mode, logit has eps
+  bool operator==(const Attrs& other) const;
 };
+
+} // namespace burnmark
+
+#include "burnmark/ir/op_tables.h"
+
+namespace burnmark {
 
 struct OpInfo {
   Op op;
@@ -52,10 +97,14 @@ struct OpInfo {
   std::uint32_t stable_id;
   int arity;
   AttrKind attr_kind;
+  OpFamily family;
+  std::span<const Attrs> params; // attribute values the generator draws from (empty: structural)
+  std::span<const float> edges;  // edge inputs mixed into the leaves that feed the op
 };
 
 inline constexpr std::array<OpInfo, kOpCount> kOpTable = {{
-#define BURNMARK_OP(Enum, name, id, arity, attrs) {Op::Enum, name, id, arity, AttrKind::attrs},
+#define BURNMARK_OP(Enum, name, id, arity, attrs, family, params, edges)                           \
+  {Op::Enum, name, id, arity, AttrKind::attrs, OpFamily::family, params, edges},
 #include "burnmark/ir/ops.def"
 #undef BURNMARK_OP
 }};
@@ -69,22 +118,18 @@ constexpr std::string_view op_name(Op op) {
 constexpr int op_arity(Op op) {
   return op_info(op).arity;
 }
+constexpr DType result_dtype(Op op) {
+  return op_info(op).family == OpFamily::Compare ? DType::Bool : DType::F32;
+}
+// The dtype operand i of op must have.
+constexpr DType operand_dtype(Op op, int i) {
+  return op_info(op).family == OpFamily::Select && i == 0 ? DType::Bool : DType::F32;
+}
+// Largest arity of any op (where).
+inline constexpr int kMaxArity = 3;
 
 std::optional<Op> op_from_name(std::string_view name);
 std::optional<Op> op_from_stable_id(std::uint32_t id);
-
-// Exponents pow may take. 0, ±0.5, ±1, 2, 3 and -2 each hit a distinct LibTorch fast path.
-inline constexpr std::array<double, 9> kPowExponents = {0.0, 0.5, -0.5, 1.0, -1.0,
-                                                        2.0, 3.0, -2.0, 1.5};
-
-struct ClampBounds {
-  double lo;
-  double hi;
-};
-// Bounds clamp may take. The last pair has lo > hi on purpose: LibTorch then returns hi
-// everywhere with a zero gradient, a convention worth exercising.
-inline constexpr std::array<ClampBounds, 5> kClampBounds = {
-    {{-1.0, 1.0}, {0.0, 1.0}, {-0.5, 0.25}, {-1e6, 1e6}, {0.5, -0.5}}};
 
 // Repeat counts allowed by the generator (the shape cap may forbid the larger ones).
 inline constexpr int kMaxRepeat = 4;

@@ -21,7 +21,7 @@ struct Leaf {
 
 struct Instr {
   Op op = Op::Add;
-  std::vector<Reg> operands; // op_arity(op) earlier registers
+  std::vector<Reg> operands; // op_arity(op) earlier registers of the types operand_dtype names
   Attrs attrs;
   bool operator==(const Instr&) const = default;
 };
@@ -38,6 +38,7 @@ struct Stmt {
   Reg source = -1;
   Instr instr;
   Shape shape; // the register's shape, as the shape rules infer it
+  DType dtype = DType::F32; // f32, or a comparison's mask (also through an alias of one)
   bool operator==(const Stmt&) const = default;
 };
 
@@ -48,6 +49,7 @@ struct Program {
 
   std::size_t num_registers() const { return stmts.size(); }
   const Shape& shape_of(Reg r) const { return stmts[static_cast<std::size_t>(r)].shape; }
+  DType dtype_of(Reg r) const { return stmts[static_cast<std::size_t>(r)].dtype; }
   // Register that defines each leaf, in leaf order.
   std::vector<Reg> leaf_registers() const;
   bool operator==(const Program&) const = default;
@@ -55,7 +57,8 @@ struct Program {
 
 // Empty when the program is well formed: operands refer to earlier registers, every leaf is
 // defined exactly once in order, stored shapes equal what the shape rules infer, leaf data
-// lengths match, every shape is within the cap, and the root exists.
+// lengths match, every shape is within the cap, operands have the types their op takes (a mask
+// only where a mask is taken), and the root exists and is not a mask.
 std::string validate(const Program& program);
 
 } // namespace burnmark

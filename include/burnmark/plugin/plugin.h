@@ -30,7 +30,9 @@
 extern "C" {
 #endif
 
-#define BURNMARK_PLUGIN_ABI_VERSION 1u
+/* Version 2: three operands (where), the mask dtype of comparison results, the activation and
+ * binary-op parameters in BurnmarkAttrs. The table layout (BurnmarkPluginV1) is unchanged. */
+#define BURNMARK_PLUGIN_ABI_VERSION 2u
 
 /* Name of the one symbol a plugin exports (see BurnmarkPluginEntryFn). */
 #define BURNMARK_PLUGIN_ENTRY_SYMBOL "burnmark_plugin_entry"
@@ -44,8 +46,8 @@ extern "C" {
 
 /* Largest rank of any tensor in a program (burnmark::kMaxRank). */
 #define BURNMARK_MAX_RANK 4
-/* Largest number of operands of any op (binary ops). */
-#define BURNMARK_MAX_OPERANDS 2
+/* Largest number of operands of any op (where: mask, a, b). */
+#define BURNMARK_MAX_OPERANDS 3
 
 /* ------------------------------------------------------------------------------------------ */
 /* The program: host -> plugin. The host owns every byte reachable from a BurnmarkProgram; it   */
@@ -65,13 +67,24 @@ typedef struct BurnmarkShape {
  * column of ops.def); the others are at their defaults (0, times 1). Dims are non-negative and
  * already normalised (never -1). */
 typedef struct BurnmarkAttrs {
-  int32_t dim;     /* sum_dim, mean_dim, transpose (first), concat, repeat */
-  int32_t dim1;    /* transpose (second) */
-  int32_t keepdim; /* sum_dim, mean_dim: 0 or 1 */
-  int32_t times;   /* repeat: how many copies along dim (>= 1) */
-  double exponent; /* pow */
-  double lo;       /* clamp lower bound; may exceed hi (then every element becomes hi) */
-  double hi;       /* clamp upper bound */
+  int32_t dim;      /* sum_dim, mean_dim, transpose (first), concat, repeat */
+  int32_t dim1;     /* transpose (second) */
+  int32_t keepdim;  /* sum_dim, mean_dim: 0 or 1 */
+  int32_t times;    /* repeat: how many copies along dim (>= 1) */
+  double exponent;  /* pow */
+  double lo;        /* clamp, clamp_min, hardtanh lower bound; clamp's may exceed hi (then every
+                       element becomes hi) and may be NaN */
+  double hi;        /* clamp, clamp_max, hardtanh upper bound; may be NaN for clamp and clamp_max */
+  double alpha;     /* elu, celu */
+  double slope;     /* leaky_relu: negative_slope */
+  double lambd;     /* hardshrink, softshrink */
+  double beta;      /* softplus */
+  double threshold; /* softplus: the identity is used where x * beta > threshold */
+  double weight;    /* lerp: a + weight * (b - a) */
+  double eps;       /* logit, when variant is 1: the input is clamped to [eps, 1 - eps] */
+  int32_t variant;  /* gelu: 0 approximate="none", 1 "tanh"; div_rounded: 0 rounding_mode="trunc",
+                       1 "floor"; logit: 0 no eps, 1 eps given */
+  int32_t reserved; /* 0 */
 } BurnmarkAttrs;
 
 /* A gradient-tracked input tensor (float32 data). */
@@ -96,7 +109,10 @@ typedef struct BurnmarkStmt {
   int32_t source;                          /* ALIAS: an earlier register; -1 otherwise */
   int32_t num_operands;                    /* OP: the op's arity; 0 otherwise */
   int32_t operands[BURNMARK_MAX_OPERANDS]; /* OP: earlier registers; unused entries are -1 */
-  int32_t reserved;                        /* 0 */
+  int32_t dtype; /* BURNMARK_DTYPE_F32, or BURNMARK_DTYPE_BOOL for a comparison's mask (and an
+                    alias of one): values 0 or 1, never differentiated, only ever operand 0 of
+                    where, never the root */
+  int32_t reserved; /* 0 */
   BurnmarkAttrs attrs;                     /* OP: the op's attributes; defaults otherwise */
   BurnmarkShape shape; /* the register's shape, as BurnMark's shape rules infer it */
 } BurnmarkStmt;
@@ -139,7 +155,8 @@ typedef enum BurnmarkStatus {
 
 typedef enum BurnmarkDType {
   BURNMARK_DTYPE_F32 = 0, /* data points to float */
-  BURNMARK_DTYPE_F64 = 1  /* data points to double */
+  BURNMARK_DTYPE_F64 = 1, /* data points to double */
+  BURNMARK_DTYPE_BOOL = 2 /* a mask register (BurnmarkStmt.dtype only; never an output) */
 } BurnmarkDType;
 
 /* A tensor read out of the plugin, contiguous row-major. */

@@ -50,14 +50,14 @@ namespace burnmark::plugin {
 // on 20. Switching over every enumerator with no default makes a new op a compile error in the
 // plugin too; a plugin may instead throw Unsupported for the ops it lacks.
 enum class OpId : std::uint32_t {
-#define BURNMARK_OP(Enum, name, id, arity, attrs) Enum = id,
+#define BURNMARK_OP(Enum, name, id, arity, attrs, family, params, edges) Enum = id,
 #include "burnmark/ir/ops.def"
 #undef BURNMARK_OP
 };
 
 inline std::string_view op_id_name(std::uint32_t id) {
   switch (id) {
-#define BURNMARK_OP(Enum, name, id, arity, attrs)                                                  \
+#define BURNMARK_OP(Enum, name, id, arity, attrs, family, params, edges)                                                  \
   case id:                                                                                         \
     return name;
 #include "burnmark/ir/ops.def"

@@ -6,6 +6,8 @@
 
 #include "libtorch_framework.h"
 
+#include <torch/nn/functional/activation.h>
+
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -44,8 +46,9 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
                                        const Shape& shape) {
   const torch::Tensor& x = *operands[0];
   const Attrs& a = instr.attrs;
-  // Only binary ops may read operands[1].
+  // Only ops of arity 2 and 3 may read operands[1], only where operands[2].
   const auto y = [&]() -> const torch::Tensor& { return *operands[1]; };
+  const auto z = [&]() -> const torch::Tensor& { return *operands[2]; };
   torch::Tensor out;
   switch (instr.op) {
   case Op::Add: out = torch::add(x, y()); break;
@@ -76,7 +79,77 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
     break;
   }
   case Op::Matmul: out = torch::matmul(x, y()); break;
-  case Op::Clamp: out = torch::clamp(x, a.lo, a.hi); break;
+  case Op::Clamp: out = torch::clamp(x, a.lo, a.hi); break;  case Op::Sin: out = torch::sin(x); break;
+  case Op::Cos: out = torch::cos(x); break;
+  case Op::Tan: out = torch::tan(x); break;
+  case Op::Asin: out = torch::asin(x); break;
+  case Op::Acos: out = torch::acos(x); break;
+  case Op::Atan: out = torch::atan(x); break;
+  case Op::Sinh: out = torch::sinh(x); break;
+  case Op::Cosh: out = torch::cosh(x); break;
+  case Op::Asinh: out = torch::asinh(x); break;
+  case Op::Acosh: out = torch::acosh(x); break;
+  case Op::Atanh: out = torch::atanh(x); break;
+  case Op::Erf: out = torch::erf(x); break;
+  case Op::Erfc: out = torch::erfc(x); break;
+  case Op::Erfinv: out = torch::erfinv(x); break;
+  case Op::Log1p: out = torch::log1p(x); break;
+  case Op::Expm1: out = torch::expm1(x); break;
+  case Op::Log2: out = torch::log2(x); break;
+  case Op::Log10: out = torch::log10(x); break;
+  case Op::Exp2: out = torch::exp2(x); break;
+  case Op::Rsqrt: out = torch::rsqrt(x); break;
+  case Op::Reciprocal: out = torch::reciprocal(x); break;
+  case Op::Square: out = torch::square(x); break;
+  case Op::Sign: out = torch::sign(x); break;
+  case Op::Sgn: out = torch::sgn(x); break;
+  case Op::Floor: out = torch::floor(x); break;
+  case Op::Ceil: out = torch::ceil(x); break;
+  case Op::Round: out = torch::round(x); break;
+  case Op::Trunc: out = torch::trunc(x); break;
+  case Op::Frac: out = torch::frac(x); break;
+  case Op::Lgamma: out = torch::lgamma(x); break;
+  case Op::Digamma: out = torch::digamma(x); break;
+  case Op::ClampMin: out = torch::clamp(x, a.lo, c10::nullopt); break;
+  case Op::ClampMax: out = torch::clamp(x, c10::nullopt, a.hi); break;
+  case Op::LogSigmoid: out = torch::log_sigmoid(x); break;
+  case Op::Softplus: out = torch::softplus(x, a.beta, a.threshold); break;
+  case Op::Gelu: out = torch::gelu(x, a.variant == 1 ? "tanh" : "none"); break;
+  case Op::Silu: out = torch::silu(x); break;
+  case Op::Mish: out = torch::mish(x); break;
+  case Op::Elu: out = torch::elu(x, a.alpha); break;
+  case Op::Selu: out = torch::selu(x); break;
+  case Op::Celu: out = torch::celu(x, a.alpha); break;
+  case Op::LeakyRelu: out = torch::leaky_relu(x, a.slope); break;
+  case Op::Hardtanh: out = torch::hardtanh(x, a.lo, a.hi); break;
+  case Op::Relu6: out = torch::relu6(x); break;
+  case Op::Hardsigmoid: out = torch::hardsigmoid(x); break;
+  case Op::Hardswish: out = torch::hardswish(x); break;
+  case Op::Softsign: out = torch::nn::functional::softsign(x); break;
+  case Op::Hardshrink: out = torch::hardshrink(x, a.lambd); break;
+  case Op::Softshrink: out = torch::softshrink(x, a.lambd); break;
+  case Op::Tanhshrink: out = torch::nn::functional::tanhshrink(x); break;
+  case Op::Logit: out = torch::logit(x, a.variant == 1 ? c10::optional<double>(a.eps) : c10::nullopt); break;
+  case Op::Maximum: out = torch::maximum(x, y()); break;
+  case Op::Minimum: out = torch::minimum(x, y()); break;
+  case Op::Fmax: out = torch::fmax(x, y()); break;
+  case Op::Fmin: out = torch::fmin(x, y()); break;
+  case Op::Atan2: out = torch::atan2(x, y()); break;
+  case Op::PowTensor: out = torch::pow(x, y()); break;
+  case Op::Remainder: out = torch::remainder(x, y()); break;
+  case Op::Fmod: out = torch::fmod(x, y()); break;
+  case Op::DivRounded: out = torch::div(x, y(), a.variant == 1 ? "floor" : "trunc"); break;
+  case Op::Hypot: out = torch::hypot(x, y()); break;
+  case Op::Xlogy: out = torch::xlogy(x, y()); break;
+  case Op::Copysign: out = torch::copysign(x, y()); break;
+  case Op::Lerp: out = torch::lerp(x, y(), a.weight); break;
+  case Op::Lt: out = torch::lt(x, y()); break;
+  case Op::Le: out = torch::le(x, y()); break;
+  case Op::Gt: out = torch::gt(x, y()); break;
+  case Op::Ge: out = torch::ge(x, y()); break;
+  case Op::Eq: out = torch::eq(x, y()); break;
+  case Op::Ne: out = torch::ne(x, y()); break;
+  case Op::Where: out = torch::where(x, y(), z()); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",
@@ -101,7 +174,10 @@ HostTensor LibTorchFramework::read(const Tensor& t) {
   if (t.scalar_type() != torch::kFloat32)
     throw std::runtime_error(
         fmt::format("libtorch returned dtype {}, not float32", c10::toString(t.scalar_type())));
-  const torch::Tensor c = t.detach().contiguous();
+  torch::Tensor c = t.detach().contiguous();
+  // sgn's backward hands autograd an "efficient zero tensor", which reaches a leaf's .grad
+  // without storage; its values are zeros (read through a copy, as printing it would).
+  if (c._is_zerotensor()) c = torch::zeros(c.sizes(), c.options().dtype(torch::kFloat32));
   HostTensor out;
   out.shape = shape_of(c);
   const float* p = c.data_ptr<float>();

@@ -160,8 +160,11 @@ inline Approx relu(Approx a) {
   return {z, a.v + a.e < 0 ? 0.0 : a.e};
 }
 
-// NaN passes through; lo > hi returns hi (min(max(x, lo), hi)).
+// NaN passes through; lo > hi returns hi (min(max(x, lo), hi)). A NaN bound makes every element
+// NaN: torch.clamp is documented as min(max(x, min), max) with torch.maximum / torch.minimum,
+// which propagate NaN (as IEEE 754-2019 maximum and minimum do).
 inline Approx clamp(Approx a, double lo, double hi) {
+  if (std::isnan(lo) || std::isnan(hi)) return {lo + hi, 0.0};
   if (std::isnan(a.v)) return a;
   const double z = std::min(std::max(a.v, lo), hi);
   if (indeterminate(a)) return {z, kInf};

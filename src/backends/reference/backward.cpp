@@ -4,6 +4,10 @@
 // dimensions away once, centrally. docs/conventions.md lists every rule with its source.
 #include <array>
 
+#include "approx_activation.h"
+#include "approx_binary.h"
+#include "approx_elementary.h"
+#include "approx_transcendental.h"
 #include "tape.h"
 
 namespace burnmark::ref {
@@ -12,12 +16,13 @@ namespace {
 constexpr Approx kOne{1.0, 0.0};
 constexpr Approx kZero{0.0, 0.0};
 
-// f(g, x, y) -> {d input 0, d input 1}, both at the output's (broadcast) shape.
+// f(g, x, y, r) -> {d input 0, d input 1}, both at the output's (broadcast) shape; r is the
+// result.
 template <class F>
-void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad, 2>& dx, F f) {
-  for (InputGrad& d : dx) {
-    d.shape = out.shape;
-    d.buf.resize(out.shape.numel());
+void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad, 3>& dx, F f) {
+  for (std::size_t k = 0; k < 2; ++k) {
+    dx[k].shape = out.shape;
+    dx[k].buf.resize(out.shape.numel());
   }
   const double* gv = out.grad.v();
   const double* ge = out.grad.e();
@@ -25,13 +30,15 @@ void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad,
   const double* ae = a.value.e();
   const double* bv = b.value.v();
   const double* be = b.value.e();
+  const double* rv = out.value.v();
+  const double* re = out.value.e();
   double* d0v = dx[0].buf.v();
   double* d0e = dx[0].buf.e();
   double* d1v = dx[1].buf.v();
   double* d1e = dx[1].buf.e();
   const auto one = [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
     const std::array<Approx, 2> r =
-        f(Approx{gv[i], ge[i]}, Approx{av[ia], ae[ia]}, Approx{bv[ib], be[ib]});
+        f(Approx{gv[i], ge[i]}, Approx{av[ia], ae[ia]}, Approx{bv[ib], be[ib]}, Approx{rv[i], re[i]});
     d0v[i] = r[0].v;
     d0e[i] = r[0].e;
     d1v[i] = r[1].v;
@@ -46,7 +53,7 @@ void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad,
 }
 
 // f(g, x, y) -> d input, with x the input and y the result.
-template <class F> void unary(const Node& out, const Node& a, std::array<InputGrad, 2>& dx, F f) {
+template <class F> void unary(const Node& out, const Node& a, std::array<InputGrad, 3>& dx, F f) {
   dx[0].shape = a.shape;
   const std::int64_t n = a.shape.numel();
   dx[0].buf.resize(n);
@@ -68,7 +75,7 @@ template <class F> void unary(const Node& out, const Node& a, std::array<InputGr
 // sum and mean: the gradient expanded back over the reduced elements, divided by their count
 // for a mean (expand, then div_).
 void expand(const Node& out, const Node& a, const Walk& w, bool mean,
-            std::array<InputGrad, 2>& dx) {
+            std::array<InputGrad, 3>& dx) {
   dx[0].shape = a.shape;
   gather(out.grad, w, dx[0].buf);
   if (!mean) return;
@@ -87,26 +94,42 @@ Shape batch_broadcast(const Shape& out, std::int64_t rows, std::int64_t cols) {
   return s;
 }
 
+// where: the gradient goes to a where the condition holds and to b elsewhere, each at the
+// result's shape; the condition gets none.
+void select_backward(const Node& out, const Node& cond, const Node& a, const Node& b,
+                     std::array<InputGrad, 3>& dx) {
+  for (std::size_t k = 1; k < 3; ++k) {
+    dx[k].shape = out.shape;
+    dx[k].buf.resize(out.shape.numel());
+  }
+  const std::array<const Node*, 3> in = {&cond, &a, &b};
+  ternary_walk(out.shape, in, [&](std::int64_t i, const std::array<std::int64_t, 3>& at) {
+    const std::array<Approx, 2> r = where_backward(out.grad.at(i), cond.value.at(at[0]), {});
+    dx[1].buf.set(i, r[0]);
+    dx[2].buf.set(i, r[1]);
+  });
+}
+
 } // namespace
 
-void backward_rule(const Node& out, const Node& a, const Node* b, std::array<InputGrad, 2>& dx,
-                   ReduceScratch& s) {
+void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
+                   std::array<InputGrad, 3>& dx, ReduceScratch& s) {
   using Pair = std::array<Approx, 2>;
   const Attrs& at = out.attrs;
   switch (out.op) {
   // self: grad; other: grad (alpha 1)
-  case Op::Add: return binary(out, a, *b, dx, [](Approx g, Approx, Approx) { return Pair{g, g}; });
+  case Op::Add: return binary(out, a, *b, dx, [](Approx g, Approx, Approx, Approx) { return Pair{g, g}; });
   // self: grad; other: -grad
   case Op::Sub:
-    return binary(out, a, *b, dx, [](Approx g, Approx, Approx) { return Pair{g, neg(g)}; });
+    return binary(out, a, *b, dx, [](Approx g, Approx, Approx, Approx) { return Pair{g, neg(g)}; });
   // self: grad * other; other: grad * self
   case Op::Mul:
-    return binary(out, a, *b, dx, [](Approx g, Approx x, Approx y) {
+    return binary(out, a, *b, dx, [](Approx g, Approx x, Approx y, Approx) {
       return Pair{mul(g, y), mul(g, x)};
     });
   // self: grad / other; other: -grad * ((self / other) / other)
   case Op::Div:
-    return binary(out, a, *b, dx, [](Approx g, Approx x, Approx y) {
+    return binary(out, a, *b, dx, [](Approx g, Approx x, Approx y, Approx) {
       return Pair{div(g, y), mul(neg(g), div(div(x, y), y))};
     });
   // -grad
@@ -179,6 +202,142 @@ void backward_rule(const Node& out, const Node& a, const Node* b, std::array<Inp
     if (dx[0].wanted) matmul_grad_a(b->shape, b->value, out.shape, out.grad, dx[0].buf);
     if (dx[1].wanted) matmul_grad_b(a.shape, a.value, out.shape, out.grad, dx[1].buf);
     return;
+  case Op::Sin:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sin_backward(g, x, y, at); });
+  case Op::Cos:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return cos_backward(g, x, y, at); });
+  case Op::Tan:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return tan_backward(g, x, y, at); });
+  case Op::Asin:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return asin_backward(g, x, y, at); });
+  case Op::Acos:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return acos_backward(g, x, y, at); });
+  case Op::Atan:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return atan_backward(g, x, y, at); });
+  case Op::Sinh:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sinh_backward(g, x, y, at); });
+  case Op::Cosh:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return cosh_backward(g, x, y, at); });
+  case Op::Asinh:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return asinh_backward(g, x, y, at); });
+  case Op::Acosh:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return acosh_backward(g, x, y, at); });
+  case Op::Atanh:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return atanh_backward(g, x, y, at); });
+  case Op::Erf:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return erf_backward(g, x, y, at); });
+  case Op::Erfc:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return erfc_backward(g, x, y, at); });
+  case Op::Erfinv:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return erfinv_backward(g, x, y, at); });
+  case Op::Log1p:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return log1p_backward(g, x, y, at); });
+  case Op::Expm1:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return expm1_backward(g, x, y, at); });
+  case Op::Log2:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return log2_backward(g, x, y, at); });
+  case Op::Log10:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return log10_backward(g, x, y, at); });
+  case Op::Exp2:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return exp2_backward(g, x, y, at); });
+  case Op::Rsqrt:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return rsqrt_backward(g, x, y, at); });
+  case Op::Reciprocal:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return reciprocal_backward(g, x, y, at); });
+  case Op::Square:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return square_backward(g, x, y, at); });
+  case Op::Sign:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sign_backward(g, x, y, at); });
+  case Op::Sgn:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sgn_backward(g, x, y, at); });
+  case Op::Floor:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return floor_backward(g, x, y, at); });
+  case Op::Ceil:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return ceil_backward(g, x, y, at); });
+  case Op::Round:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return round_backward(g, x, y, at); });
+  case Op::Trunc:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return trunc_backward(g, x, y, at); });
+  case Op::Frac:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return frac_backward(g, x, y, at); });
+  case Op::Lgamma:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return lgamma_backward(g, x, y, at); });
+  case Op::Digamma:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return digamma_backward(g, x, y, at); });
+  case Op::ClampMin:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return clamp_min_backward(g, x, y, at); });
+  case Op::ClampMax:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return clamp_max_backward(g, x, y, at); });
+  case Op::LogSigmoid:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return logsigmoid_backward(g, x, y, at); });
+  case Op::Softplus:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return softplus_backward(g, x, y, at); });
+  case Op::Gelu:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return gelu_backward(g, x, y, at); });
+  case Op::Silu:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return silu_backward(g, x, y, at); });
+  case Op::Mish:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return mish_backward(g, x, y, at); });
+  case Op::Elu:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return elu_backward(g, x, y, at); });
+  case Op::Selu:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return selu_backward(g, x, y, at); });
+  case Op::Celu:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return celu_backward(g, x, y, at); });
+  case Op::LeakyRelu:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return leaky_relu_backward(g, x, y, at); });
+  case Op::Hardtanh:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardtanh_backward(g, x, y, at); });
+  case Op::Relu6:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return relu6_backward(g, x, y, at); });
+  case Op::Hardsigmoid:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardsigmoid_backward(g, x, y, at); });
+  case Op::Hardswish:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardswish_backward(g, x, y, at); });
+  case Op::Softsign:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return softsign_backward(g, x, y, at); });
+  case Op::Hardshrink:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardshrink_backward(g, x, y, at); });
+  case Op::Softshrink:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return softshrink_backward(g, x, y, at); });
+  case Op::Tanhshrink:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return tanhshrink_backward(g, x, y, at); });
+  case Op::Logit:
+    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return logit_backward(g, x, y, at); });
+  case Op::Maximum:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return maximum_backward(g, x, y, r, at); });
+  case Op::Minimum:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return minimum_backward(g, x, y, r, at); });
+  case Op::Fmax:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return fmax_backward(g, x, y, r, at); });
+  case Op::Fmin:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return fmin_backward(g, x, y, r, at); });
+  case Op::Atan2:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return atan2_backward(g, x, y, r, at); });
+  case Op::PowTensor:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return pow_tensor_backward(g, x, y, r, at); });
+  case Op::Remainder:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return remainder_backward(g, x, y, r, at); });
+  case Op::Fmod:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return fmod_backward(g, x, y, r, at); });
+  case Op::DivRounded:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return div_rounded_backward(g, x, y, r, at); });
+  case Op::Hypot:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return hypot_backward(g, x, y, r, at); });
+  case Op::Xlogy:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return xlogy_backward(g, x, y, r, at); });
+  case Op::Copysign:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return copysign_backward(g, x, y, r, at); });
+  case Op::Lerp:
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return lerp_backward(g, x, y, r, at); });
+  case Op::Where: return select_backward(out, a, *b, *c, dx);
+  case Op::Lt:
+  case Op::Le:
+  case Op::Gt:
+  case Op::Ge:
+  case Op::Eq:
+  case Op::Ne:
+    return; // masks are never differentiated: where sends nothing to its condition
   }
 }
 

@@ -1,5 +1,9 @@
 // Forward of every op, one case each: LibTorch's semantics (broadcasting, layout, reductions,
 // matmul) over the scalar formulas of approx.h.
+#include "approx_activation.h"
+#include "approx_binary.h"
+#include "approx_elementary.h"
+#include "approx_transcendental.h"
 #include "tape.h"
 
 namespace burnmark::ref {
@@ -18,9 +22,18 @@ void reduction(const Node& a, const Walk& w, bool mean, Node& out, ReduceScratch
     out.value.set(i, div(out.value.at(i), n));
 }
 
+// where(cond, a, b), all three broadcast to the result.
+void select(const Node& cond, const Node& a, const Node& b, Node& out) {
+  out.value.resize(out.shape.numel());
+  const std::array<const Node*, 3> in = {&cond, &a, &b};
+  ternary_walk(out.shape, in, [&](std::int64_t i, const std::array<std::int64_t, 3>& at) {
+    out.value.set(i, where_forward(cond.value.at(at[0]), a.value.at(at[1]), b.value.at(at[2]), {}));
+  });
+}
+
 } // namespace
 
-void forward_rule(const Node& a, const Node* b, Node& out, ReduceScratch& s) {
+void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, ReduceScratch& s) {
   const Attrs& at = out.attrs;
   Buf& o = out.value;
   switch (out.op) {
@@ -54,6 +67,96 @@ void forward_rule(const Node& a, const Node* b, Node& out, ReduceScratch& s) {
     return;
   case Op::Repeat: return gather(a.value, repeat_walk(a.shape, at.dim, at.times), o);
   case Op::Matmul: return matmul(a.shape, a.value, b->shape, b->value, out.shape, o);
+  case Op::Sin: return map_unary(a.value, o, [&at](Approx x) { return sin_forward(x, at); });
+  case Op::Cos: return map_unary(a.value, o, [&at](Approx x) { return cos_forward(x, at); });
+  case Op::Tan: return map_unary(a.value, o, [&at](Approx x) { return tan_forward(x, at); });
+  case Op::Asin: return map_unary(a.value, o, [&at](Approx x) { return asin_forward(x, at); });
+  case Op::Acos: return map_unary(a.value, o, [&at](Approx x) { return acos_forward(x, at); });
+  case Op::Atan: return map_unary(a.value, o, [&at](Approx x) { return atan_forward(x, at); });
+  case Op::Sinh: return map_unary(a.value, o, [&at](Approx x) { return sinh_forward(x, at); });
+  case Op::Cosh: return map_unary(a.value, o, [&at](Approx x) { return cosh_forward(x, at); });
+  case Op::Asinh: return map_unary(a.value, o, [&at](Approx x) { return asinh_forward(x, at); });
+  case Op::Acosh: return map_unary(a.value, o, [&at](Approx x) { return acosh_forward(x, at); });
+  case Op::Atanh: return map_unary(a.value, o, [&at](Approx x) { return atanh_forward(x, at); });
+  case Op::Erf: return map_unary(a.value, o, [&at](Approx x) { return erf_forward(x, at); });
+  case Op::Erfc: return map_unary(a.value, o, [&at](Approx x) { return erfc_forward(x, at); });
+  case Op::Erfinv: return map_unary(a.value, o, [&at](Approx x) { return erfinv_forward(x, at); });
+  case Op::Log1p: return map_unary(a.value, o, [&at](Approx x) { return log1p_forward(x, at); });
+  case Op::Expm1: return map_unary(a.value, o, [&at](Approx x) { return expm1_forward(x, at); });
+  case Op::Log2: return map_unary(a.value, o, [&at](Approx x) { return log2_forward(x, at); });
+  case Op::Log10: return map_unary(a.value, o, [&at](Approx x) { return log10_forward(x, at); });
+  case Op::Exp2: return map_unary(a.value, o, [&at](Approx x) { return exp2_forward(x, at); });
+  case Op::Rsqrt: return map_unary(a.value, o, [&at](Approx x) { return rsqrt_forward(x, at); });
+  case Op::Reciprocal: return map_unary(a.value, o, [&at](Approx x) { return reciprocal_forward(x, at); });
+  case Op::Square: return map_unary(a.value, o, [&at](Approx x) { return square_forward(x, at); });
+  case Op::Sign: return map_unary(a.value, o, [&at](Approx x) { return sign_forward(x, at); });
+  case Op::Sgn: return map_unary(a.value, o, [&at](Approx x) { return sgn_forward(x, at); });
+  case Op::Floor: return map_unary(a.value, o, [&at](Approx x) { return floor_forward(x, at); });
+  case Op::Ceil: return map_unary(a.value, o, [&at](Approx x) { return ceil_forward(x, at); });
+  case Op::Round: return map_unary(a.value, o, [&at](Approx x) { return round_forward(x, at); });
+  case Op::Trunc: return map_unary(a.value, o, [&at](Approx x) { return trunc_forward(x, at); });
+  case Op::Frac: return map_unary(a.value, o, [&at](Approx x) { return frac_forward(x, at); });
+  case Op::Lgamma: return map_unary(a.value, o, [&at](Approx x) { return lgamma_forward(x, at); });
+  case Op::Digamma: return map_unary(a.value, o, [&at](Approx x) { return digamma_forward(x, at); });
+  case Op::ClampMin: return map_unary(a.value, o, [&at](Approx x) { return clamp_min_forward(x, at); });
+  case Op::ClampMax: return map_unary(a.value, o, [&at](Approx x) { return clamp_max_forward(x, at); });
+  case Op::LogSigmoid: return map_unary(a.value, o, [&at](Approx x) { return logsigmoid_forward(x, at); });
+  case Op::Softplus: return map_unary(a.value, o, [&at](Approx x) { return softplus_forward(x, at); });
+  case Op::Gelu: return map_unary(a.value, o, [&at](Approx x) { return gelu_forward(x, at); });
+  case Op::Silu: return map_unary(a.value, o, [&at](Approx x) { return silu_forward(x, at); });
+  case Op::Mish: return map_unary(a.value, o, [&at](Approx x) { return mish_forward(x, at); });
+  case Op::Elu: return map_unary(a.value, o, [&at](Approx x) { return elu_forward(x, at); });
+  case Op::Selu: return map_unary(a.value, o, [&at](Approx x) { return selu_forward(x, at); });
+  case Op::Celu: return map_unary(a.value, o, [&at](Approx x) { return celu_forward(x, at); });
+  case Op::LeakyRelu: return map_unary(a.value, o, [&at](Approx x) { return leaky_relu_forward(x, at); });
+  case Op::Hardtanh: return map_unary(a.value, o, [&at](Approx x) { return hardtanh_forward(x, at); });
+  case Op::Relu6: return map_unary(a.value, o, [&at](Approx x) { return relu6_forward(x, at); });
+  case Op::Hardsigmoid: return map_unary(a.value, o, [&at](Approx x) { return hardsigmoid_forward(x, at); });
+  case Op::Hardswish: return map_unary(a.value, o, [&at](Approx x) { return hardswish_forward(x, at); });
+  case Op::Softsign: return map_unary(a.value, o, [&at](Approx x) { return softsign_forward(x, at); });
+  case Op::Hardshrink: return map_unary(a.value, o, [&at](Approx x) { return hardshrink_forward(x, at); });
+  case Op::Softshrink: return map_unary(a.value, o, [&at](Approx x) { return softshrink_forward(x, at); });
+  case Op::Tanhshrink: return map_unary(a.value, o, [&at](Approx x) { return tanhshrink_forward(x, at); });
+  case Op::Logit: return map_unary(a.value, o, [&at](Approx x) { return logit_forward(x, at); });
+  case Op::Maximum:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return maximum_forward(x, y, at); });
+  case Op::Minimum:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return minimum_forward(x, y, at); });
+  case Op::Fmax:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return fmax_forward(x, y, at); });
+  case Op::Fmin:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return fmin_forward(x, y, at); });
+  case Op::Atan2:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return atan2_forward(x, y, at); });
+  case Op::PowTensor:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return pow_tensor_forward(x, y, at); });
+  case Op::Remainder:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return remainder_forward(x, y, at); });
+  case Op::Fmod:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return fmod_forward(x, y, at); });
+  case Op::DivRounded:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return div_rounded_forward(x, y, at); });
+  case Op::Hypot:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return hypot_forward(x, y, at); });
+  case Op::Xlogy:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return xlogy_forward(x, y, at); });
+  case Op::Copysign:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return copysign_forward(x, y, at); });
+  case Op::Lerp:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return lerp_forward(x, y, at); });
+  case Op::Lt:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return lt_forward(x, y, at); });
+  case Op::Le:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return le_forward(x, y, at); });
+  case Op::Gt:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return gt_forward(x, y, at); });
+  case Op::Ge:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return ge_forward(x, y, at); });
+  case Op::Eq:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return eq_forward(x, y, at); });
+  case Op::Ne:
+    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return ne_forward(x, y, at); });
+  case Op::Where: return select(a, *b, *c, out);
   }
 }
 

@@ -10,7 +10,7 @@ namespace burnmark::ref {
 Node& ReferenceFramework::fresh() {
   if (used_ == nodes_.size()) nodes_.emplace_back();
   Node& n = nodes_[used_++];
-  n.in = {-1, -1};
+  n.in = {-1, -1, -1};
   n.attrs = {};
   n.is_leaf = false;
   n.requires_grad = false;
@@ -39,12 +39,15 @@ ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr,
   out.op = instr.op;
   out.attrs = instr.attrs;
   out.shape = shape;
-  for (std::size_t k = 0; k < operands.size() && k < 2; ++k) {
+  for (std::size_t k = 0; k < operands.size() && k < kMaxArity; ++k) {
     out.in[k] = operands[k]->node;
     out.requires_grad = out.requires_grad || node(operands[k]->node).requires_grad;
   }
+  // A comparison's mask carries no gradient, whatever its operands do.
+  if (result_dtype(instr.op) == DType::Bool) out.requires_grad = false;
   const Node* b = out.in[1] >= 0 ? &node(out.in[1]) : nullptr;
-  forward_rule(node(out.in[0]), b, out, scratch_);
+  const Node* c = out.in[2] >= 0 ? &node(out.in[2]) : nullptr;
+  forward_rule(node(out.in[0]), b, c, out, scratch_);
   return {id};
 }
 
@@ -87,10 +90,12 @@ void ReferenceFramework::backward(const Tensor& root) {
     if (!n.has_grad || n.is_leaf) continue;
     const Node& a = node(n.in[0]);
     const Node* b = n.in[1] >= 0 ? &node(n.in[1]) : nullptr;
+    const Node* c = n.in[2] >= 0 ? &node(n.in[2]) : nullptr;
     dx_[0].wanted = a.requires_grad;
     dx_[1].wanted = b != nullptr && b->requires_grad;
-    backward_rule(n, a, b, dx_, scratch_);
-    for (std::size_t k = 0; k < 2; ++k)
+    dx_[2].wanted = c != nullptr && c->requires_grad;
+    backward_rule(n, a, b, c, dx_, scratch_);
+    for (std::size_t k = 0; k < kMaxArity; ++k)
       if (dx_[k].wanted) accumulate(node(n.in[k]), dx_[k]);
   }
 }

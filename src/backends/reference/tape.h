@@ -17,7 +17,7 @@ struct Node {
   Shape shape;
   Op op = Op::Add;
   Attrs attrs;
-  std::array<int, 2> in{-1, -1};
+  std::array<int, kMaxArity> in{-1, -1, -1};
   bool is_leaf = false;
   bool requires_grad = false;
   bool has_grad = false;
@@ -33,11 +33,36 @@ struct InputGrad {
   Buf buf;
 };
 
-// Forward of one op into out.value (out.shape, op, attrs and in already set).
-void forward_rule(const Node& a, const Node* b, Node& out, ReduceScratch& s);
+// Forward of one op into out.value (out.shape, op, attrs and in already set); b and c are the
+// second and third operands of the ops that have them.
+void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, ReduceScratch& s);
 // Backward of one op: one gradient per input (those with wanted set), from the output's gradient.
-void backward_rule(const Node& out, const Node& a, const Node* b, std::array<InputGrad, 2>& dx,
-                   ReduceScratch& s);
+void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
+                   std::array<InputGrad, kMaxArity>& dx, ReduceScratch& s);
+
+// Row-major iteration over `over` with each of three operands' offsets (NumPy broadcasting):
+// f(i, offsets) for every result index i.
+template <class F>
+void ternary_walk(const Shape& over, const std::array<const Node*, 3>& in, F&& f) {
+  std::array<std::array<std::int64_t, kWalkRank>, 3> steps{};
+  for (std::size_t k = 0; k < 3; ++k)
+    steps[k] = broadcast_steps(in[k]->shape, over);
+  std::array<std::int64_t, kMaxRank> idx{};
+  std::array<std::int64_t, 3> at{};
+  const std::int64_t n = over.numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    f(i, at);
+    for (int ax = over.rank() - 1; ax >= 0; --ax) {
+      const auto k = static_cast<std::size_t>(ax);
+      for (std::size_t o = 0; o < 3; ++o)
+        at[o] += steps[o][k];
+      if (++idx[k] < over[ax]) break;
+      for (std::size_t o = 0; o < 3; ++o)
+        at[o] -= steps[o][k] * over[ax];
+      idx[k] = 0;
+    }
+  }
+}
 
 class ReferenceFramework {
 public:
@@ -60,7 +85,7 @@ private:
 
   std::vector<Node> nodes_;
   std::size_t used_ = 0;
-  std::array<InputGrad, 2> dx_;
+  std::array<InputGrad, kMaxArity> dx_;
   Buf summed_;
   ReduceScratch scratch_;
 };
