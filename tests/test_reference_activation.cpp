@@ -102,10 +102,19 @@ TEST(ReferenceActivation, GradientsMatchFiniteDifferences) {
   }
 }
 
+// Points where neither the op nor its derivative formula cancels much (tanhshrink's x - tanh x
+// does near 0; softsign's composite gradient loses a factor 1 + |x|; the multi-step gradient
+// kernels reach about 1e-6 from |x| ~ 2 on; logit lives on (0, 1)).
+std::vector<double> well_conditioned(const Case& c) {
+  if (c.name.rfind("logit", 0) == 0) return {0.3, 0.77};
+  if (c.name == "tanhshrink") return {1.7, 4.5};
+  return {0.2, 0.9};
+}
+
 // (3) Exact inputs in well-conditioned regions: a few ulps.
 TEST(ReferenceActivation, BoundsAreTightForExactInputs) {
   for (const Case& c : cases()) {
-    for (double x : c.points) {
+    for (double x : well_conditioned(c)) {
       x = static_cast<float>(x);
       const Approx y = fwd(c, x);
       const Approx d = grad(c, x);
@@ -128,7 +137,7 @@ TEST(ReferenceActivation, IndeterminateInputPropagates) {
 TEST(ReferenceActivation, InputErrorPropagatesThroughTheSlope) {
   const Approx x{0.9, 1e-4};
   const Approx y = silu_forward(x, {});
-  const double slope = grad(cases()[7], 0.9).v;
+  const double slope = silu_backward({1, 0}, {0.9, 0}, {}, {}).v;
   EXPECT_GT(y.e, slope * 1e-4 * 0.99);
   EXPECT_LT(y.e, slope * 1e-4 * 1.01 + 1e-6);
   // Across gelu's minimum the image, not the slope at x (about 0), bounds the change.
