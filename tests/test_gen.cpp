@@ -47,11 +47,15 @@ GeneratorOptions options(int max_leaves, double special_rate, int min_ops = 0, i
 
 // The option settings every random-input test sweeps.
 const std::vector<GeneratorOptions>& settings() {
-  static const std::vector<GeneratorOptions> all = {
-      GeneratorOptions{},           options(1, 0.0),    options(8, 0.5),
-      options(8, 0.0, 12),          options(1, 0.5, 3), options(3, 0.05, 0, 2, 6, 24),
-      options(8, 1.0, 0, 1, 48, 64),   options(8, 0.05, 0, 1, 16, 48, 1.0),
-      options(4, 0.05, 0, 1, 16, 48, 0.0)};
+  static const std::vector<GeneratorOptions> all = {GeneratorOptions{},
+                                                    options(1, 0.0),
+                                                    options(8, 0.5),
+                                                    options(8, 0.0, 12),
+                                                    options(1, 0.5, 3),
+                                                    options(3, 0.05, 0, 2, 6, 24),
+                                                    options(8, 1.0, 0, 1, 48, 64),
+                                                    options(8, 0.05, 0, 1, 16, 48, 1.0),
+                                                    options(4, 0.05, 0, 1, 16, 48, 0.0)};
   return all;
 }
 

@@ -125,7 +125,8 @@ TEST(LibTorch, ClampEveryGeneratorBoundPair) {
     const Outcome out = run_ok(b.finish(b.op(Op::Clamp, {x}, bounds(cb.lo, cb.hi))));
     std::vector<double> f, df;
     for (float v : data) {
-      if (std::isnan(cb.lo) || std::isnan(cb.hi)) { // min(max(x, lo), hi) with NaN-propagating max/min
+      if (std::isnan(cb.lo) ||
+          std::isnan(cb.hi)) { // min(max(x, lo), hi) with NaN-propagating max/min
         f.push_back(std::numeric_limits<double>::quiet_NaN());
         df.push_back(0.0);
       } else if (cb.lo > cb.hi) { // documented: max wins everywhere, no gradient

@@ -80,11 +80,14 @@ void later_vocabulary(std::vector<NamedProgram>& out) {
           (info.op == Op::ClampMax && std::isnan(attrs.hi)))
         continue;
       ProgramBuilder b;
-      const Reg x = b.leaf({2, 3}, info.op == Op::PowTensor ? std::vector<float>{0.5f, 1.25f, 2.0f, 0.3f, 1.7f, 2.2f}
-                                                            : domain_of(info.op));
+      const Reg x = b.leaf({2, 3}, info.op == Op::PowTensor
+                                       ? std::vector<float>{0.5f, 1.25f, 2.0f, 0.3f, 1.7f, 2.2f}
+                                       : domain_of(info.op));
       switch (info.family) {
       case OpFamily::Unary:
-      case OpFamily::Activation: out.push_back({info.op, b.finish(b.op(info.op, {x}, attrs))}); break;
+      case OpFamily::Activation:
+        out.push_back({info.op, b.finish(b.op(info.op, {x}, attrs))});
+        break;
       case OpFamily::Binary: {
         const Reg y = b.leaf({3}, info.op == Op::Xlogy ? positive : partner);
         out.push_back({info.op, b.finish(b.op(info.op, {x, y}, attrs))});

@@ -57,7 +57,11 @@ std::vector<Case> cases() {
       {"softplus", softplus_forward, softplus_backward, softplus_attrs(1, 20), wide},
       {"softplus_b2", softplus_forward, softplus_backward, softplus_attrs(2, 20), wide},
       {"softplus_bneg", softplus_forward, softplus_backward, softplus_attrs(-1, 20), wide},
-      {"softplus_t0", softplus_forward, softplus_backward, softplus_attrs(1, 0), {-3, -0.5, 0.5, 2}},
+      {"softplus_t0",
+       softplus_forward,
+       softplus_backward,
+       softplus_attrs(1, 0),
+       {-3, -0.5, 0.5, 2}},
       {"gelu", gelu_forward, gelu_backward, variant(0), wide},
       {"gelu_tanh", gelu_forward, gelu_backward, variant(1), wide},
       {"silu", silu_forward, silu_backward, {}, wide},
@@ -72,8 +76,16 @@ std::vector<Case> cases() {
       {"hardsigmoid", hardsigmoid_forward, hardsigmoid_backward, {}, {-4, -1, 0.5, 2.5, 7}},
       {"hardswish", hardswish_forward, hardswish_backward, {}, {-4, -2, -0.7, 0.5, 2.5, 7}},
       {"softsign", softsign_forward, softsign_backward, {}, wide},
-      {"hardshrink", hardshrink_forward, hardshrink_backward, with(&Attrs::lambd, 0.5), {-2, -0.3, 0.2, 0.9}},
-      {"softshrink", softshrink_forward, softshrink_backward, with(&Attrs::lambd, 0.5), {-2, -0.3, 0.2, 0.9}},
+      {"hardshrink",
+       hardshrink_forward,
+       hardshrink_backward,
+       with(&Attrs::lambd, 0.5),
+       {-2, -0.3, 0.2, 0.9}},
+      {"softshrink",
+       softshrink_forward,
+       softshrink_backward,
+       with(&Attrs::lambd, 0.5),
+       {-2, -0.3, 0.2, 0.9}},
       {"tanhshrink", tanhshrink_forward, tanhshrink_backward, {}, wide},
       {"logit", logit_forward, logit_backward, variant(0), {0.03, 0.3, 0.5, 0.77, 0.95}},
       {"logit_eps", logit_forward, logit_backward, variant(1, 0.1f), {0.03, 0.3, 0.77, 0.95}},
@@ -224,7 +236,7 @@ TEST(ReferenceActivation, GeluValuesAndLimits) {
 TEST(ReferenceActivation, SiluAndMishValuesAndLimits) {
   EXPECT_FLOAT_EQ(silu_forward({1, 0}, {}).v, 1 / (1 + std::exp(-1.0)));
   EXPECT_EQ(silu_backward({1, 0}, {0, 0}, {}, {}).v, 0.5); // sigmoid(0)
-  EXPECT_EQ(silu_forward({-kInf, 0}, {}).v, 0.0);           // x sigmoid(x) -> 0
+  EXPECT_EQ(silu_forward({-kInf, 0}, {}).v, 0.0);          // x sigmoid(x) -> 0
   EXPECT_EQ(silu_backward({1, 0}, {kInf, 0}, {}, {}).v, 1.0);
   EXPECT_EQ(silu_backward({1, 0}, {-kInf, 0}, {}, {}).v, 0.0);
   // mish'(0) = tanh(log 2) = (2^2 - 1) / (2^2 + 1) = 0.6.
@@ -343,7 +355,7 @@ TEST(ReferenceActivation, Shrinks) {
   EXPECT_EQ(softshrink_forward({1, 0}, at).v, 0.5);
   EXPECT_EQ(softshrink_forward({-1, 0}, at).v, -0.5);
   EXPECT_EQ(softshrink_forward({0.3, 0}, at).v, 0.0);
-  EXPECT_TRUE(std::isnan(softshrink_forward({kNan, 0}, at).v)); // NaN propagates (IEEE)
+  EXPECT_TRUE(std::isnan(softshrink_forward({kNan, 0}, at).v));     // NaN propagates (IEEE)
   EXPECT_FALSE(indeterminate(softshrink_forward({0.5, 1e-3}, at))); // continuous
   // shrink_backward: 0 for -lambd <= x <= lambd, so 0 at ±lambd; grad at NaN.
   for (const Bwd& b : {Bwd(hardshrink_backward), Bwd(softshrink_backward)}) {

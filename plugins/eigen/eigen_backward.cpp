@@ -157,7 +157,8 @@ void backward(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g, Gr
     Map<kRank - 1>(dx.data.data(), outer, d[axis], inner) = tiles.sum(Eigen::array<Index, 1>{1});
     return;
   }
-  case OpId::Matmul: return matmul_grad(in, out, g, grad_in);  // Not in kOps, so the host never sends them.
+  case OpId::Matmul:
+    return matmul_grad(in, out, g, grad_in); // Not in kOps, so the host never sends them.
   default: break;
   }
   throw plugin::Unsupported{s.op, {}};

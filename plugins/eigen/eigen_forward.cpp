@@ -103,7 +103,7 @@ void forward(const BurnmarkStmt& s, In in, Dense& out) {
     map4(out) = map4(x).broadcast(factors);
     return;
   }
-  case OpId::Matmul: return matmul(x, *in[1], out);  // Not in kOps, so the host never sends them.
+  case OpId::Matmul: return matmul(x, *in[1], out); // Not in kOps, so the host never sends them.
   default: break;
   }
   throw plugin::Unsupported{s.op, {}};

@@ -93,7 +93,8 @@ TEST(OnednnPlugin, DeclaresTheFirstVocabulary) {
   }
   // The first vocabulary maps onto oneDNN primitives; every id listed is a real op.
   for (const burnmark::OpInfo& info : burnmark::kOpTable)
-    if (info.stable_id < 22) EXPECT_TRUE(info.stable_id < seen.size() && seen[info.stable_id]) << info.name;
+    if (info.stable_id < 22)
+      EXPECT_TRUE(info.stable_id < seen.size() && seen[info.stable_id]) << info.name;
   for (std::uint32_t i = 0; i < t->num_supported_ops; ++i)
     EXPECT_TRUE(burnmark::op_from_stable_id(t->supported_ops[i]).has_value());
   dlclose(h);

@@ -47,10 +47,10 @@ inline constexpr std::uint32_t kLeafModeCount = 4;
 // one family that applies to every f32 register, so zero bytes always make a legal op. Select
 // makes two statements: a comparison, then a where on its mask; Compare is never drawn alone.
 inline constexpr std::array<OpFamily, 15> kCategoryWheel = {
-    OpFamily::Unary,      OpFamily::Unary,     OpFamily::Unary,     OpFamily::Activation,
-    OpFamily::Activation, OpFamily::Binary,    OpFamily::Binary,    OpFamily::Binary,
-    OpFamily::Select,     OpFamily::Matmul,    OpFamily::Transpose, OpFamily::ReduceDim,
-    OpFamily::ReduceAll,  OpFamily::Concat,    OpFamily::Repeat};
+    OpFamily::Unary,      OpFamily::Unary,  OpFamily::Unary,     OpFamily::Activation,
+    OpFamily::Activation, OpFamily::Binary, OpFamily::Binary,    OpFamily::Binary,
+    OpFamily::Select,     OpFamily::Matmul, OpFamily::Transpose, OpFamily::ReduceDim,
+    OpFamily::ReduceAll,  OpFamily::Concat, OpFamily::Repeat};
 
 constexpr std::size_t family_size(OpFamily f) {
   std::size_t n = 0;

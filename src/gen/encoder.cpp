@@ -246,8 +246,7 @@ private:
     if (table.empty()) return;
     const auto it = std::find(table.begin(), table.end(), instr.attrs);
     if (it == table.end())
-      fail(fmt::format("these attributes are not in {}'s table in op_tables.h",
-                       op_name(instr.op)));
+      fail(fmt::format("these attributes are not in {}'s table in op_tables.h", op_name(instr.op)));
     out_.choice(static_cast<std::uint32_t>(it - table.begin()),
                 static_cast<std::uint32_t>(table.size()));
   }
@@ -261,7 +260,8 @@ private:
     const std::span<const float> edges = op_info(op).edges;
     const Reg leaf_reg = edge_leaf_;
     edge_leaf_ = -1;
-    const Leaf& leaf = p_.leaves[static_cast<std::size_t>(p_.stmts[static_cast<std::size_t>(leaf_reg)].leaf)];
+    const Leaf& leaf =
+        p_.leaves[static_cast<std::size_t>(p_.stmts[static_cast<std::size_t>(leaf_reg)].leaf)];
     values(leaf.data, [&](float v, std::size_t element) {
       const auto alternatives = static_cast<std::uint32_t>(edges.size() + 1);
       for (std::size_t k = 0; k < edges.size(); ++k)
@@ -342,9 +342,7 @@ private:
       choose_op(kDimReduceOps, instr.op);
       write_dim(instr.attrs.dim);
       return out_.choice(instr.attrs.keepdim ? 1 : 0, 2);
-    case OpFamily::ReduceAll:
-      head(family, a);
-      return choose_op(kAllReduceOps, instr.op);
+    case OpFamily::ReduceAll: head(family, a); return choose_op(kAllReduceOps, instr.op);
     case OpFamily::Concat:
       head(family, a);
       write_dim(instr.attrs.dim);

@@ -204,7 +204,8 @@ private:
     Stmt& s = program_.stmts.emplace_back();
     s.kind = StmtKind::Op;
     s.instr.op = op;
-    s.instr.operands.assign(operands.begin(), operands.begin() + static_cast<std::ptrdiff_t>(arity));
+    s.instr.operands.assign(operands.begin(),
+                            operands.begin() + static_cast<std::ptrdiff_t>(arity));
     s.instr.attrs = attrs;
     s.shape = result.shape();
     s.dtype = result_dtype(op);

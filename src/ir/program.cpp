@@ -62,7 +62,8 @@ std::string validate(const Program& p) {
           return where + "operand %" + std::to_string(r) +
                  (p.dtype_of(r) == DType::Bool ? " is a mask" : " is not a mask") + " (" +
                  std::string(op_name(s.instr.op)) + " takes " +
-                 (operand_dtype(s.instr.op, static_cast<int>(k)) == DType::Bool ? "a mask" : "f32") +
+                 (operand_dtype(s.instr.op, static_cast<int>(k)) == DType::Bool ? "a mask"
+                                                                                : "f32") +
                  " there)";
         shapes.push_back(p.shape_of(r));
       }

@@ -249,7 +249,8 @@ struct LineParser {
     case AttrKind::Alpha: return real_attr("alpha", a.alpha);
     case AttrKind::Slope: return real_attr("negative_slope", a.slope);
     case AttrKind::Lambd: return real_attr("lambd", a.lambd);
-    case AttrKind::Softplus: return real_attr("beta", a.beta) && real_attr("threshold", a.threshold);
+    case AttrKind::Softplus:
+      return real_attr("beta", a.beta) && real_attr("threshold", a.threshold);
     case AttrKind::Gelu: return named_attr("approximate", kGeluNames, a.variant);
     case AttrKind::Rounding: return named_attr("rounding_mode", kRoundingNames, a.variant);
     case AttrKind::Weight: return real_attr("weight", a.weight);

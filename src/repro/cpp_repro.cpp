@@ -65,7 +65,8 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("{}.repeat({{{}}})", x, reps);
   }
   case Op::Matmul: return fmt::format("torch::matmul({}, {})", x, y);
-  case Op::Clamp: return fmt::format("torch::clamp({}, {}, {})", x, dbl(a.lo), dbl(a.hi));  case Op::Sin: return fmt::format("torch::sin({})", x);
+  case Op::Clamp: return fmt::format("torch::clamp({}, {}, {})", x, dbl(a.lo), dbl(a.hi));
+  case Op::Sin: return fmt::format("torch::sin({})", x);
   case Op::Cos: return fmt::format("torch::cos({})", x);
   case Op::Tan: return fmt::format("torch::tan({})", x);
   case Op::Asin: return fmt::format("torch::asin({})", x);
@@ -99,8 +100,10 @@ std::string call(const Program& p, const Instr& in) {
   case Op::ClampMin: return fmt::format("torch::clamp({}, {}, c10::nullopt)", x, dbl(a.lo));
   case Op::ClampMax: return fmt::format("torch::clamp({}, c10::nullopt, {})", x, dbl(a.hi));
   case Op::LogSigmoid: return fmt::format("torch::log_sigmoid({})", x);
-  case Op::Softplus: return fmt::format("torch::softplus({}, {}, {})", x, dbl(a.beta), dbl(a.threshold));
-  case Op::Gelu: return fmt::format("torch::gelu({}, {})", x, a.variant == 1 ? "\"tanh\"" : "\"none\"");
+  case Op::Softplus:
+    return fmt::format("torch::softplus({}, {}, {})", x, dbl(a.beta), dbl(a.threshold));
+  case Op::Gelu:
+    return fmt::format("torch::gelu({}, {})", x, a.variant == 1 ? "\"tanh\"" : "\"none\"");
   case Op::Silu: return fmt::format("torch::silu({})", x);
   case Op::Mish: return fmt::format("torch::mish({})", x);
   case Op::Elu: return fmt::format("torch::elu({}, {})", x, dbl(a.alpha));
@@ -115,7 +118,8 @@ std::string call(const Program& p, const Instr& in) {
   case Op::Hardshrink: return fmt::format("torch::hardshrink({}, {})", x, dbl(a.lambd));
   case Op::Softshrink: return fmt::format("torch::softshrink({}, {})", x, dbl(a.lambd));
   case Op::Tanhshrink: return fmt::format("torch::nn::functional::tanhshrink({})", x);
-  case Op::Logit: return fmt::format("torch::logit({}, {})", x, a.variant == 1 ? dbl(a.eps) : "c10::nullopt");
+  case Op::Logit:
+    return fmt::format("torch::logit({}, {})", x, a.variant == 1 ? dbl(a.eps) : "c10::nullopt");
   case Op::Maximum: return fmt::format("torch::maximum({}, {})", x, y);
   case Op::Minimum: return fmt::format("torch::minimum({}, {})", x, y);
   case Op::Fmax: return fmt::format("torch::fmax({}, {})", x, y);
@@ -124,7 +128,8 @@ std::string call(const Program& p, const Instr& in) {
   case Op::PowTensor: return fmt::format("torch::pow({}, {})", x, y);
   case Op::Remainder: return fmt::format("torch::remainder({}, {})", x, y);
   case Op::Fmod: return fmt::format("torch::fmod({}, {})", x, y);
-  case Op::DivRounded: return fmt::format("torch::div({}, {}, {})", x, y, a.variant == 1 ? "\"floor\"" : "\"trunc\"");
+  case Op::DivRounded:
+    return fmt::format("torch::div({}, {}, {})", x, y, a.variant == 1 ? "\"floor\"" : "\"trunc\"");
   case Op::Hypot: return fmt::format("torch::hypot({}, {})", x, y);
   case Op::Xlogy: return fmt::format("torch::xlogy({}, {})", x, y);
   case Op::Copysign: return fmt::format("torch::copysign({}, {})", x, y);

@@ -67,7 +67,8 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("{}.repeat({})", x, reps);
   }
   case Op::Matmul: return fmt::format("torch.matmul({}, {})", x, y);
-  case Op::Clamp: return fmt::format("torch.clamp({}, min={}, max={})", x, dbl(a.lo), dbl(a.hi));  case Op::Sin: return fmt::format("torch.sin({})", x);
+  case Op::Clamp: return fmt::format("torch.clamp({}, min={}, max={})", x, dbl(a.lo), dbl(a.hi));
+  case Op::Sin: return fmt::format("torch.sin({})", x);
   case Op::Cos: return fmt::format("torch.cos({})", x);
   case Op::Tan: return fmt::format("torch.tan({})", x);
   case Op::Asin: return fmt::format("torch.asin({})", x);
@@ -101,15 +102,18 @@ std::string call(const Program& p, const Instr& in) {
   case Op::ClampMin: return fmt::format("torch.clamp({}, min={})", x, dbl(a.lo));
   case Op::ClampMax: return fmt::format("torch.clamp({}, max={})", x, dbl(a.hi));
   case Op::LogSigmoid: return fmt::format("F.logsigmoid({})", x);
-  case Op::Softplus: return fmt::format("F.softplus({}, beta={}, threshold={})", x, dbl(a.beta), dbl(a.threshold));
-  case Op::Gelu: return fmt::format("F.gelu({}, approximate={})", x, a.variant == 1 ? "'tanh'" : "'none'");
+  case Op::Softplus:
+    return fmt::format("F.softplus({}, beta={}, threshold={})", x, dbl(a.beta), dbl(a.threshold));
+  case Op::Gelu:
+    return fmt::format("F.gelu({}, approximate={})", x, a.variant == 1 ? "'tanh'" : "'none'");
   case Op::Silu: return fmt::format("F.silu({})", x);
   case Op::Mish: return fmt::format("F.mish({})", x);
   case Op::Elu: return fmt::format("F.elu({}, alpha={})", x, dbl(a.alpha));
   case Op::Selu: return fmt::format("F.selu({})", x);
   case Op::Celu: return fmt::format("F.celu({}, alpha={})", x, dbl(a.alpha));
   case Op::LeakyRelu: return fmt::format("F.leaky_relu({}, negative_slope={})", x, dbl(a.slope));
-  case Op::Hardtanh: return fmt::format("F.hardtanh({}, min_val={}, max_val={})", x, dbl(a.lo), dbl(a.hi));
+  case Op::Hardtanh:
+    return fmt::format("F.hardtanh({}, min_val={}, max_val={})", x, dbl(a.lo), dbl(a.hi));
   case Op::Relu6: return fmt::format("F.relu6({})", x);
   case Op::Hardsigmoid: return fmt::format("F.hardsigmoid({})", x);
   case Op::Hardswish: return fmt::format("F.hardswish({})", x);
@@ -117,7 +121,8 @@ std::string call(const Program& p, const Instr& in) {
   case Op::Hardshrink: return fmt::format("F.hardshrink({}, lambd={})", x, dbl(a.lambd));
   case Op::Softshrink: return fmt::format("F.softshrink({}, lambd={})", x, dbl(a.lambd));
   case Op::Tanhshrink: return fmt::format("F.tanhshrink({})", x);
-  case Op::Logit: return fmt::format("torch.logit({}, eps={})", x, a.variant == 1 ? dbl(a.eps) : "None");
+  case Op::Logit:
+    return fmt::format("torch.logit({}, eps={})", x, a.variant == 1 ? dbl(a.eps) : "None");
   case Op::Maximum: return fmt::format("torch.maximum({}, {})", x, y);
   case Op::Minimum: return fmt::format("torch.minimum({}, {})", x, y);
   case Op::Fmax: return fmt::format("torch.fmax({}, {})", x, y);
@@ -126,7 +131,9 @@ std::string call(const Program& p, const Instr& in) {
   case Op::PowTensor: return fmt::format("torch.pow({}, {})", x, y);
   case Op::Remainder: return fmt::format("torch.remainder({}, {})", x, y);
   case Op::Fmod: return fmt::format("torch.fmod({}, {})", x, y);
-  case Op::DivRounded: return fmt::format("torch.div({}, {}, rounding_mode={})", x, y, a.variant == 1 ? "'floor'" : "'trunc'");
+  case Op::DivRounded:
+    return fmt::format("torch.div({}, {}, rounding_mode={})", x, y,
+                       a.variant == 1 ? "'floor'" : "'trunc'");
   case Op::Hypot: return fmt::format("torch.hypot({}, {})", x, y);
   case Op::Xlogy: return fmt::format("torch.xlogy({}, {})", x, y);
   case Op::Copysign: return fmt::format("torch.copysign({}, {})", x, y);

@@ -105,83 +105,82 @@ inline constexpr std::array<Attrs, 7> kLerpParams = {{{.weight = 0.5},
 
 // ---- edge tables ----
 inline constexpr std::array<float, 0> kNoEdges = {};
-inline constexpr std::array<float, 9> kArithEdges = {0.0f,   -0.0f,  1.0f,    -1.0f, 3e38f,
+inline constexpr std::array<float, 9> kArithEdges = {0.0f,   -0.0f,       1.0f, -1.0f,        3e38f,
                                                      -3e38f, kEdgeDenorm, 0.5f, 1.8446744e19f};
 inline constexpr std::array<float, 7> kSignEdges = {0.0f,     -0.0f, kEdgeDenorm, -kEdgeDenorm,
                                                     kEdgeNan, 1.0f,  -1.0f};
 // ln(FLT_MAX) = 88.7228, ln(FLT_MIN) = -87.3365, ln(smallest subnormal) = -103.279.
-inline constexpr std::array<float, 10> kExpEdges = {88.7228f, 88.7229f, 89.0f,  -87.3365f, -88.0f,
-                                                    -103.28f, -104.0f,  0.0f,   -0.0f,     1e-30f};
-inline constexpr std::array<float, 10> kLogEdges = {0.0f,      -0.0f,     1.0f, kEdgeDenorm, kEdgeFltMin,
-                                                    -1.0f,     kEdgeInf,      kEdgeBelowOne, kEdgeAboveOne,
-                                                    2.0f};
-inline constexpr std::array<float, 11> kPowEdges = {0.0f,  -0.0f, 1.0f, -1.0f,   0.5f, 2.0f,
-                                                    kEdgeInf,  -kEdgeInf, kEdgeNan, kEdgeDenorm, 1e20f};
+inline constexpr std::array<float, 10> kExpEdges = {88.7228f, 88.7229f, 89.0f, -87.3365f, -88.0f,
+                                                    -103.28f, -104.0f,  0.0f,  -0.0f,     1e-30f};
+inline constexpr std::array<float, 10> kLogEdges = {0.0f,          -0.0f, 1.0f,     kEdgeDenorm,
+                                                    kEdgeFltMin,   -1.0f, kEdgeInf, kEdgeBelowOne,
+                                                    kEdgeAboveOne, 2.0f};
+inline constexpr std::array<float, 11> kPowEdges = {
+    0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 2.0f, kEdgeInf, -kEdgeInf, kEdgeNan, kEdgeDenorm, 1e20f};
 inline constexpr std::array<float, 10> kSigmoidEdges = {0.0f,   -0.0f,  15.0f,   -15.0f,  20.0f,
                                                         -20.0f, 88.72f, -88.72f, -103.9f, 1e-30f};
-inline constexpr std::array<float, 9> kClampEdges = {-1.0f, 1.0f,  0.0f, -0.0f, 0.5f,
+inline constexpr std::array<float, 9> kClampEdges = {-1.0f, 1.0f,  0.0f, -0.0f,   0.5f,
                                                      -0.5f, 0.25f, 6.0f, kEdgeNan};
 // pi/2, pi, 3pi/2 rounded to f32, and arguments where range reduction gets hard.
-inline constexpr std::array<float, 11> kTrigEdges = {0.0f,       -0.0f,   1.57079637f, -1.57079637f,
-                                                     3.14159274f, 4.71238899f, 1e4f,  823549.6f,
-                                                     8388608.0f,  1e30f,   3e38f};
+inline constexpr std::array<float, 11> kTrigEdges = {
+    0.0f, -0.0f,     1.57079637f, -1.57079637f, 3.14159274f, 4.71238899f,
+    1e4f, 823549.6f, 8388608.0f,  1e30f,        3e38f};
 inline constexpr std::array<float, 11> kUnitEdges = {
-    1.0f, -1.0f, kEdgeBelowOne, -kEdgeBelowOne, kEdgeAboveOne, -kEdgeAboveOne, 0.0f, -0.0f, 0.5f, -0.5f, 1e-30f};
+    1.0f, -1.0f, kEdgeBelowOne, -kEdgeBelowOne, kEdgeAboveOne, -kEdgeAboveOne,
+    0.0f, -0.0f, 0.5f,          -0.5f,          1e-30f};
 // Beyond 2^64 a naive x * x overflows although the result is modest.
-inline constexpr std::array<float, 9> kHugeEdges = {1e30f,  -1e30f, 3e38f, -3e38f, 1e19f,
+inline constexpr std::array<float, 9> kHugeEdges = {1e30f, -1e30f, 3e38f, -3e38f,     1e19f,
                                                     2e19f, 0.0f,   -0.0f, kEdgeDenorm};
 // sinh and cosh overflow f32 just above 89.4159.
 inline constexpr std::array<float, 9> kHyperbolicEdges = {89.4159f, 89.416f, -89.416f, 88.72f, 0.0f,
                                                           -0.0f,    1e-30f,  9.0f,     -9.0f};
 inline constexpr std::array<float, 7> kAcoshEdges = {1.0f,  kEdgeBelowOne, kEdgeAboveOne, 1e30f,
-                                                     3e38f, 2e19f,     0.0f};
+                                                     3e38f, 2e19f,         0.0f};
 // erfc underflows f32 near 10.05; glibc and Sleef switch polynomials near 0.84, 1.25, 2.86.
-inline constexpr std::array<float, 12> kErfEdges = {0.0f,   -0.0f,    3.9f,  -3.9f, 4.0f,  10.0f,
-                                                    10.06f, -10.0f,   0.84375f, 1.25f, 2.857143f,
-                                                    1e-30f};
-inline constexpr std::array<float, 10> kLog1pEdges = {-1.0f, -kEdgeBelowOne, -kEdgeAboveOne, 0.0f, -0.0f,
-                                                      1e-30f, -1e-30f,   1e-8f,      kEdgeInf, 3e38f};
+inline constexpr std::array<float, 12> kErfEdges = {
+    0.0f, -0.0f, 3.9f, -3.9f, 4.0f, 10.0f, 10.06f, -10.0f, 0.84375f, 1.25f, 2.857143f, 1e-30f};
+inline constexpr std::array<float, 10> kLog1pEdges = {
+    -1.0f, -kEdgeBelowOne, -kEdgeAboveOne, 0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, kEdgeInf, 3e38f};
 inline constexpr std::array<float, 8> kExp2Edges = {128.0f,  127.99999f, -126.0f, -149.0f,
                                                     -150.0f, 0.0f,       -0.0f,   0.5f};
 // Below 2^-128 the reciprocal overflows; above 2^126 it is subnormal.
-inline constexpr std::array<float, 8> kReciprocalEdges = {0.0f,  -0.0f, kEdgeDenorm, -kEdgeDenorm,
-                                                          2.9e-39f, 3e38f, kEdgeInf,    -kEdgeInf};
+inline constexpr std::array<float, 8> kReciprocalEdges = {
+    0.0f, -0.0f, kEdgeDenorm, -kEdgeDenorm, 2.9e-39f, 3e38f, kEdgeInf, -kEdgeInf};
 // Squares overflow f32 from 1.8446743e19 and underflow below 1e-23.
-inline constexpr std::array<float, 7> kSquareEdges = {1.8446743e19f, 1.8446744e19f, -1.9e19f, 1e-23f,
-                                                      1.0842022e-19f, 0.0f,         -0.0f};
+inline constexpr std::array<float, 7> kSquareEdges = {
+    1.8446743e19f, 1.8446744e19f, -1.9e19f, 1e-23f, 1.0842022e-19f, 0.0f, -0.0f};
 // Halves (round half to even), the last f32 with a fraction (8388607.5) and the first integers
 // above 2^23 and 2^24.
 inline constexpr std::array<float, 16> kRoundingEdges = {
-    0.5f,        -0.5f,       1.5f,       -1.5f,       2.5f,  -2.5f, 0.49999997f, -0.49999997f,
-    8388607.5f,  8388608.0f,  16777216.0f, 1e30f,      0.0f,  -0.0f, kEdgeInf,        kEdgeNan};
+    0.5f,       -0.5f,      1.5f,        -1.5f, 2.5f, -2.5f, 0.49999997f, -0.49999997f,
+    8388607.5f, 8388608.0f, 16777216.0f, 1e30f, 0.0f, -0.0f, kEdgeInf,    kEdgeNan};
 // Poles at 0 and the negative integers, the zeros of lgamma at 1 and 2, digamma's root at
 // 1.4616, lgamma's overflow near 4.085e36.
-inline constexpr std::array<float, 15> kGammaEdges = {0.0f,   -0.0f,      1.0f,   2.0f, -1.0f,
-                                                      -2.0f,  -0.5f,      -2.5f,  kEdgeDenorm,
-                                                      1.4616321f, 4.0850e36f, 1e30f, -1e30f, kEdgeInf,
-                                                      0.5f};
-inline constexpr std::array<float, 11> kSoftplusEdges = {20.0f, 20.000002f, 19.999998f, 0.0f,
-                                                         -0.0f, 10.0f,      1.0f,       0.2f,
-                                                         88.72f, -88.72f,   -103.9f};
-inline constexpr std::array<float, 10> kGeluEdges = {0.0f,  -0.0f,  -kEdgeInf,  kEdgeInf,   -5.0f,
-                                                     -10.0f, 3.0f,  -3.0f,  1e-30f, -1e-30f};
-inline constexpr std::array<float, 9> kEluEdges = {0.0f,    -0.0f,    -1e-30f, -kEdgeInf, -88.72f,
-                                                   -104.0f, kEdgeDenorm, 1.0f,    -1.0f};
+inline constexpr std::array<float, 15> kGammaEdges = {
+    0.0f,        -0.0f,      1.0f,       2.0f,  -1.0f,  -2.0f,    -0.5f, -2.5f,
+    kEdgeDenorm, 1.4616321f, 4.0850e36f, 1e30f, -1e30f, kEdgeInf, 0.5f};
+inline constexpr std::array<float, 11> kSoftplusEdges = {
+    20.0f, 20.000002f, 19.999998f, 0.0f, -0.0f, 10.0f, 1.0f, 0.2f, 88.72f, -88.72f, -103.9f};
+inline constexpr std::array<float, 10> kGeluEdges = {0.0f,   -0.0f, -kEdgeInf, kEdgeInf, -5.0f,
+                                                     -10.0f, 3.0f,  -3.0f,     1e-30f,   -1e-30f};
+inline constexpr std::array<float, 9> kEluEdges = {
+    0.0f, -0.0f, -1e-30f, -kEdgeInf, -88.72f, -104.0f, kEdgeDenorm, 1.0f, -1.0f};
 inline constexpr std::array<float, 6> kRelu6Edges = {0.0f,       -0.0f,      6.0f,
                                                      6.0000005f, 5.9999995f, kEdgeNan};
-inline constexpr std::array<float, 7> kHardEdges = {3.0f,  -3.0f, 2.9999998f, -2.9999998f,
-                                                    0.0f,  -0.0f, kEdgeNan};
-inline constexpr std::array<float, 10> kShrinkEdges = {0.5f, -0.5f, 1.0f, -1.0f,       2.0f,
-                                                       -2.0f, 0.0f, -0.0f, 0.50000006f, kEdgeNan};
-inline constexpr std::array<float, 11> kLogitEdges = {0.0f, 1.0f,  0.5f,  -0.0f, 1e-6f, 0.999999f,
-                                                      0.1f, 0.9f, -0.1f, 1.1f,  kEdgeDenorm};
-inline constexpr std::array<float, 7> kMinMaxEdges = {0.0f, -0.0f, kEdgeNan, kEdgeInf, -kEdgeInf, 1.0f, -1.0f};
+inline constexpr std::array<float, 7> kHardEdges = {3.0f, -3.0f, 2.9999998f, -2.9999998f,
+                                                    0.0f, -0.0f, kEdgeNan};
+inline constexpr std::array<float, 10> kShrinkEdges = {0.5f,  -0.5f, 1.0f,  -1.0f,       2.0f,
+                                                       -2.0f, 0.0f,  -0.0f, 0.50000006f, kEdgeNan};
+inline constexpr std::array<float, 11> kLogitEdges = {
+    0.0f, 1.0f, 0.5f, -0.0f, 1e-6f, 0.999999f, 0.1f, 0.9f, -0.1f, 1.1f, kEdgeDenorm};
+inline constexpr std::array<float, 7> kMinMaxEdges = {0.0f,      -0.0f, kEdgeNan, kEdgeInf,
+                                                      -kEdgeInf, 1.0f,  -1.0f};
 inline constexpr std::array<float, 8> kAtan2Edges = {0.0f, -0.0f, kEdgeInf,    -kEdgeInf,
                                                      1.0f, -1.0f, kEdgeDenorm, 3e38f};
 // Huge quotients (1e30 / 3), zero and infinite divisors, and an integer past 2^24.
-inline constexpr std::array<float, 11> kModEdges = {0.0f,  -0.0f, 1e30f, -1e30f, 3.0f, -3.0f,
-                                                    0.1f,  kEdgeInf,  -kEdgeInf, 16777216.0f, 7.0f};
-inline constexpr std::array<float, 9> kHypotEdges = {3e38f,  -3e38f, 2e19f, kEdgeDenorm, 1e-30f,
-                                                     0.0f,   -0.0f,  kEdgeInf,  kEdgeNan};
+inline constexpr std::array<float, 11> kModEdges = {
+    0.0f, -0.0f, 1e30f, -1e30f, 3.0f, -3.0f, 0.1f, kEdgeInf, -kEdgeInf, 16777216.0f, 7.0f};
+inline constexpr std::array<float, 9> kHypotEdges = {3e38f, -3e38f, 2e19f,    kEdgeDenorm, 1e-30f,
+                                                     0.0f,  -0.0f,  kEdgeInf, kEdgeNan};
 
 } // namespace burnmark

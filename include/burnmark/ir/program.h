@@ -37,7 +37,7 @@ struct Stmt {
   int leaf = -1;
   Reg source = -1;
   Instr instr;
-  Shape shape; // the register's shape, as the shape rules infer it
+  Shape shape;              // the register's shape, as the shape rules infer it
   DType dtype = DType::F32; // f32, or a comparison's mask (also through an alias of one)
   bool operator==(const Stmt&) const = default;
 };

@@ -109,11 +109,11 @@ typedef struct BurnmarkStmt {
   int32_t source;                          /* ALIAS: an earlier register; -1 otherwise */
   int32_t num_operands;                    /* OP: the op's arity; 0 otherwise */
   int32_t operands[BURNMARK_MAX_OPERANDS]; /* OP: earlier registers; unused entries are -1 */
-  int32_t dtype; /* BURNMARK_DTYPE_F32, or BURNMARK_DTYPE_BOOL for a comparison's mask (and an
-                    alias of one): values 0 or 1, never differentiated, only ever operand 0 of
-                    where, never the root */
-  int32_t reserved; /* 0 */
-  BurnmarkAttrs attrs;                     /* OP: the op's attributes; defaults otherwise */
+  int32_t dtype;       /* BURNMARK_DTYPE_F32, or BURNMARK_DTYPE_BOOL for a comparison's mask (and an
+                          alias of one): values 0 or 1, never differentiated, only ever operand 0 of
+                          where, never the root */
+  int32_t reserved;    /* 0 */
+  BurnmarkAttrs attrs; /* OP: the op's attributes; defaults otherwise */
   BurnmarkShape shape; /* the register's shape, as BurnMark's shape rules infer it */
 } BurnmarkStmt;
 

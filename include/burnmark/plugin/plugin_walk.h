@@ -57,7 +57,7 @@ enum class OpId : std::uint32_t {
 
 inline std::string_view op_id_name(std::uint32_t id) {
   switch (id) {
-#define BURNMARK_OP(Enum, name, id, arity, attrs, family, params, edges)                                                  \
+#define BURNMARK_OP(Enum, name, id, arity, attrs, family, params, edges)                           \
   case id:                                                                                         \
     return name;
 #include "burnmark/ir/ops.def"

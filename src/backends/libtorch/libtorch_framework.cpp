@@ -79,7 +79,8 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
     break;
   }
   case Op::Matmul: out = torch::matmul(x, y()); break;
-  case Op::Clamp: out = torch::clamp(x, a.lo, a.hi); break;  case Op::Sin: out = torch::sin(x); break;
+  case Op::Clamp: out = torch::clamp(x, a.lo, a.hi); break;
+  case Op::Sin: out = torch::sin(x); break;
   case Op::Cos: out = torch::cos(x); break;
   case Op::Tan: out = torch::tan(x); break;
   case Op::Asin: out = torch::asin(x); break;
@@ -129,7 +130,9 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::Hardshrink: out = torch::hardshrink(x, a.lambd); break;
   case Op::Softshrink: out = torch::softshrink(x, a.lambd); break;
   case Op::Tanhshrink: out = torch::nn::functional::tanhshrink(x); break;
-  case Op::Logit: out = torch::logit(x, a.variant == 1 ? c10::optional<double>(a.eps) : c10::nullopt); break;
+  case Op::Logit:
+    out = torch::logit(x, a.variant == 1 ? c10::optional<double>(a.eps) : c10::nullopt);
+    break;
   case Op::Maximum: out = torch::maximum(x, y()); break;
   case Op::Minimum: out = torch::minimum(x, y()); break;
   case Op::Fmax: out = torch::fmax(x, y()); break;

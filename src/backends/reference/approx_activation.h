@@ -37,8 +37,7 @@ inline constexpr double kSeluScale = 1.0507009873554804934193349852946;
 
 // The image of [x - e, x + e] under f, relative to z = f(x), for f monotone between the
 // critical points c0 and c1 (NaN: none). A slope at x alone misses saturation (approx.h).
-template <class F>
-double spread(F f, Approx x, double z, double c0 = kNaN, double c1 = kNaN) {
+template <class F> double spread(F f, Approx x, double z, double c0 = kNaN, double c1 = kNaN) {
   if (x.e == 0 || !std::isfinite(x.v)) return 0.0;
   const double lo = x.v - x.e;
   const double hi = x.v + x.e;
@@ -142,9 +141,11 @@ inline Approx elu_backward(Approx g, Approx x, double alpha, double scale, doubl
   const bool kink = std::fabs(alpha * in_scale - 1) > 1e-12;
   const double dv = d(x.v);
   if (indeterminate(x)) return {mul(g, {to_f32(dv), 0.0}).v, kInf};
-  const double e = spread(d, x, dv, 0.0) + (x.v <= 0 ? arg_err(x.v, in_scale) * std::fabs(dv) : 0.0);
-  const Approx r = x.v <= 0 ? times(g, dv, e, kKernelUlps)
-                   : (scale == 1 ? g : times(g, dv, e, kExactUlps)); // scale rounded to f32
+  const double e =
+      spread(d, x, dv, 0.0) + (x.v <= 0 ? arg_err(x.v, in_scale) * std::fabs(dv) : 0.0);
+  const Approx r = x.v <= 0
+                       ? times(g, dv, e, kKernelUlps)
+                       : (scale == 1 ? g : times(g, dv, e, kExactUlps)); // scale rounded to f32
   if (kink && touches(x, 0.0) && !(g.v == 0 && g.e == 0)) return {r.v, kInf};
   return r;
 }
@@ -180,8 +181,8 @@ inline double softplus_soft(double x, double beta) {
 }
 // Whether the two ends of the interval take different branches.
 inline bool softplus_switches(Approx x, double beta, double threshold) {
-  return x.e > 0 && softplus_linear(x.v - x.e, beta, threshold) !=
-                        softplus_linear(x.v + x.e, beta, threshold);
+  return x.e > 0 &&
+         softplus_linear(x.v - x.e, beta, threshold) != softplus_linear(x.v + x.e, beta, threshold);
 }
 } // namespace act
 
@@ -357,7 +358,8 @@ inline Approx leaky_relu_forward(Approx x, const Attrs& at) {
   const double s = at.slope;
   const double z = x.v > 0 || std::isnan(x.v) ? x.v : (s == 0 && std::isinf(x.v) ? -0.0 : x.v * s);
   if (indeterminate(x)) return unknown(z);
-  const double slope = touches(x, 0.0) ? std::max(1.0, std::fabs(s)) : (x.v > 0 ? 1.0 : std::fabs(s));
+  const double slope =
+      touches(x, 0.0) ? std::max(1.0, std::fabs(s)) : (x.v > 0 ? 1.0 : std::fabs(s));
   return finish_exact(z, scaled(slope, x.e));
 }
 // leaky_relu_backward(grad, self, slope, false): self > 0 ? grad : grad * slope, so
@@ -450,7 +452,9 @@ inline Approx softsign_forward(Approx x, const Attrs&) {
 // b = |x| + 1, whose two terms of size |g| / b cancel to g / b^2.
 inline Approx softsign_backward(Approx g, Approx x, Approx, const Attrs&) {
   const double b = 1 + std::fabs(x.v);
-  const auto d = [](double t) { return std::isinf(t) ? 0.0 : 1 / ((1 + std::fabs(t)) * (1 + std::fabs(t))); };
+  const auto d = [](double t) {
+    return std::isinf(t) ? 0.0 : 1 / ((1 + std::fabs(t)) * (1 + std::fabs(t)));
+  };
   const double dv = d(x.v);
   if (indeterminate(x)) return unknown(g.v * dv);
   const double terms = std::isinf(b) ? 0.0 : 2 / b;

@@ -54,21 +54,46 @@ inline bool gamma_pole_within(Approx x) {
   return std::floor(std::min(x.v + x.e, 0.0)) >= lo;
 }
 
-inline double sin_d(double x) { return std::sin(x); }
-inline double tan_d(double x) { return std::tan(x); }
-inline double asin_d(double x) { return std::asin(x); }
-inline double acos_d(double x) { return std::acos(x); }
-inline double atan_d(double x) { return std::atan(x); }
-inline double sinh_d(double x) { return std::sinh(x); }
-inline double cosh_d(double x) { return std::cosh(x); }
-inline double asinh_d(double x) { return std::asinh(x); }
-inline double acosh_d(double x) { return std::acosh(x); }
-inline double atanh_d(double x) { return std::atanh(x); }
-inline double erf_d(double x) { return std::erf(x); }
-inline double erfc_d(double x) { return std::erfc(x); }
+inline double sin_d(double x) {
+  return std::sin(x);
+}
+inline double tan_d(double x) {
+  return std::tan(x);
+}
+inline double asin_d(double x) {
+  return std::asin(x);
+}
+inline double acos_d(double x) {
+  return std::acos(x);
+}
+inline double atan_d(double x) {
+  return std::atan(x);
+}
+inline double sinh_d(double x) {
+  return std::sinh(x);
+}
+inline double cosh_d(double x) {
+  return std::cosh(x);
+}
+inline double asinh_d(double x) {
+  return std::asinh(x);
+}
+inline double acosh_d(double x) {
+  return std::acosh(x);
+}
+inline double atanh_d(double x) {
+  return std::atanh(x);
+}
+inline double erf_d(double x) {
+  return std::erf(x);
+}
+inline double erfc_d(double x) {
+  return std::erfc(x);
+}
 
 // glibc's lgamma writes the global signgam; lgamma_r keeps the reference thread-safe. glibc's
-// double lgamma (2.22+) is accurate near the negative zeros too (sysdeps/ieee754/dbl-64/lgamma_neg.c).
+// double lgamma (2.22+) is accurate near the negative zeros too
+// (sysdeps/ieee754/dbl-64/lgamma_neg.c).
 inline double lgamma_d(double x) {
 #if defined(__GLIBC__)
   int sign = 0;
@@ -116,7 +141,7 @@ inline double erfinv_d(double y) {
   for (int i = 0; i < 4; ++i) {
     const double f = a <= 0.5 ? std::erf(x) - a : (1.0 - a) - std::erfc(x);
     const double d = 1.1283791670955126 * std::exp(-x * x); // erf'(x)
-    const double step = f / (d + x * f);                      // Halley: erf'' = -2x erf'
+    const double step = f / (d + x * f);                    // Halley: erf'' = -2x erf'
     x -= step;
     if (std::fabs(step) <= 0x1p-56 * x) break;
   }
@@ -156,11 +181,11 @@ inline double digamma_d(double xd) {
     acc -= 1 / x;
   const long double ix2 = 1 / (x * x);
   const long double series =
-      ix2 * (1.0L / 12 -
-             ix2 * (1.0L / 120 -
-                    ix2 * (1.0L / 252 -
-                           ix2 * (1.0L / 240 -
-                                  ix2 * (1.0L / 132 - ix2 * (691.0L / 32760 - ix2 / 12))))));
+      ix2 *
+      (1.0L / 12 -
+       ix2 * (1.0L / 120 -
+              ix2 * (1.0L / 252 -
+                     ix2 * (1.0L / 240 - ix2 * (1.0L / 132 - ix2 * (691.0L / 32760 - ix2 / 12))))));
   return static_cast<double>(acc + (std::log(x) - 0.5L / x - series));
 }
 
@@ -191,7 +216,8 @@ inline double trigamma_d(double xd) {
                   ix2 * (1.0L / 42 -
                          ix2 * (1.0L / 30 -
                                 ix2 * (5.0L / 66 -
-                                       ix2 * (691.0L / 2730 - ix2 * (7.0L / 6 - ix2 * 3617.0L / 510)))))));
+                                       ix2 * (691.0L / 2730 -
+                                              ix2 * (7.0L / 6 - ix2 * 3617.0L / 510)))))));
   return static_cast<double>(sign * (acc + series));
 }
 
@@ -421,7 +447,7 @@ inline Approx erfinv_backward(Approx g, Approx, Approx y, const Attrs&) {
 // ---- gamma family ----
 
 // C99 F.9.5.3: lgamma(1) = lgamma(2) = +0, lgamma(+-0) = lgamma(negative integer) = +inf,
-// lgamma(+-inf) = +inf. Overflows f32 from x = 4.0850186e36. Convex between poles.
+// lgamma(+-inf) = +inf. Overflows f32 from x = 4.0850034e36. Convex between poles.
 inline Approx lgamma_forward(Approx x, const Attrs&) {
   using namespace transcendental_detail;
   const double z = lgamma_d(x.v);

@@ -37,8 +37,8 @@ void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad,
   double* d1v = dx[1].buf.v();
   double* d1e = dx[1].buf.e();
   const auto one = [&](std::int64_t i, std::int64_t ia, std::int64_t ib) {
-    const std::array<Approx, 2> r =
-        f(Approx{gv[i], ge[i]}, Approx{av[ia], ae[ia]}, Approx{bv[ib], be[ib]}, Approx{rv[i], re[i]});
+    const std::array<Approx, 2> r = f(Approx{gv[i], ge[i]}, Approx{av[ia], ae[ia]},
+                                      Approx{bv[ib], be[ib]}, Approx{rv[i], re[i]});
     d0v[i] = r[0].v;
     d0e[i] = r[0].e;
     d1v[i] = r[1].v;
@@ -118,7 +118,8 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   const Attrs& at = out.attrs;
   switch (out.op) {
   // self: grad; other: grad (alpha 1)
-  case Op::Add: return binary(out, a, *b, dx, [](Approx g, Approx, Approx, Approx) { return Pair{g, g}; });
+  case Op::Add:
+    return binary(out, a, *b, dx, [](Approx g, Approx, Approx, Approx) { return Pair{g, g}; });
   // self: grad; other: -grad
   case Op::Sub:
     return binary(out, a, *b, dx, [](Approx g, Approx, Approx, Approx) { return Pair{g, neg(g)}; });
@@ -203,141 +204,217 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     if (dx[1].wanted) matmul_grad_b(a.shape, a.value, out.shape, out.grad, dx[1].buf);
     return;
   case Op::Sin:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sin_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return sin_backward(g, x, y, at); });
   case Op::Cos:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return cos_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return cos_backward(g, x, y, at); });
   case Op::Tan:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return tan_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return tan_backward(g, x, y, at); });
   case Op::Asin:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return asin_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return asin_backward(g, x, y, at); });
   case Op::Acos:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return acos_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return acos_backward(g, x, y, at); });
   case Op::Atan:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return atan_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return atan_backward(g, x, y, at); });
   case Op::Sinh:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sinh_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return sinh_backward(g, x, y, at); });
   case Op::Cosh:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return cosh_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return cosh_backward(g, x, y, at); });
   case Op::Asinh:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return asinh_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return asinh_backward(g, x, y, at); });
   case Op::Acosh:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return acosh_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return acosh_backward(g, x, y, at); });
   case Op::Atanh:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return atanh_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return atanh_backward(g, x, y, at); });
   case Op::Erf:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return erf_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return erf_backward(g, x, y, at); });
   case Op::Erfc:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return erfc_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return erfc_backward(g, x, y, at); });
   case Op::Erfinv:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return erfinv_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return erfinv_backward(g, x, y, at); });
   case Op::Log1p:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return log1p_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return log1p_backward(g, x, y, at); });
   case Op::Expm1:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return expm1_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return expm1_backward(g, x, y, at); });
   case Op::Log2:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return log2_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return log2_backward(g, x, y, at); });
   case Op::Log10:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return log10_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return log10_backward(g, x, y, at); });
   case Op::Exp2:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return exp2_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return exp2_backward(g, x, y, at); });
   case Op::Rsqrt:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return rsqrt_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return rsqrt_backward(g, x, y, at); });
   case Op::Reciprocal:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return reciprocal_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return reciprocal_backward(g, x, y, at); });
   case Op::Square:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return square_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return square_backward(g, x, y, at); });
   case Op::Sign:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sign_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return sign_backward(g, x, y, at); });
   case Op::Sgn:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return sgn_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return sgn_backward(g, x, y, at); });
   case Op::Floor:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return floor_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return floor_backward(g, x, y, at); });
   case Op::Ceil:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return ceil_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return ceil_backward(g, x, y, at); });
   case Op::Round:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return round_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return round_backward(g, x, y, at); });
   case Op::Trunc:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return trunc_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return trunc_backward(g, x, y, at); });
   case Op::Frac:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return frac_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return frac_backward(g, x, y, at); });
   case Op::Lgamma:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return lgamma_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return lgamma_backward(g, x, y, at); });
   case Op::Digamma:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return digamma_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return digamma_backward(g, x, y, at); });
   case Op::ClampMin:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return clamp_min_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return clamp_min_backward(g, x, y, at); });
   case Op::ClampMax:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return clamp_max_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return clamp_max_backward(g, x, y, at); });
   case Op::LogSigmoid:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return logsigmoid_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return logsigmoid_backward(g, x, y, at); });
   case Op::Softplus:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return softplus_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return softplus_backward(g, x, y, at); });
   case Op::Gelu:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return gelu_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return gelu_backward(g, x, y, at); });
   case Op::Silu:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return silu_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return silu_backward(g, x, y, at); });
   case Op::Mish:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return mish_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return mish_backward(g, x, y, at); });
   case Op::Elu:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return elu_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return elu_backward(g, x, y, at); });
   case Op::Selu:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return selu_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return selu_backward(g, x, y, at); });
   case Op::Celu:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return celu_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return celu_backward(g, x, y, at); });
   case Op::LeakyRelu:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return leaky_relu_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return leaky_relu_backward(g, x, y, at); });
   case Op::Hardtanh:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardtanh_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return hardtanh_backward(g, x, y, at); });
   case Op::Relu6:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return relu6_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return relu6_backward(g, x, y, at); });
   case Op::Hardsigmoid:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardsigmoid_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return hardsigmoid_backward(g, x, y, at); });
   case Op::Hardswish:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardswish_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return hardswish_backward(g, x, y, at); });
   case Op::Softsign:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return softsign_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return softsign_backward(g, x, y, at); });
   case Op::Hardshrink:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return hardshrink_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return hardshrink_backward(g, x, y, at); });
   case Op::Softshrink:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return softshrink_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return softshrink_backward(g, x, y, at); });
   case Op::Tanhshrink:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return tanhshrink_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return tanhshrink_backward(g, x, y, at); });
   case Op::Logit:
-    return unary(out, a, dx, [&at](Approx g, Approx x, Approx y) { return logit_backward(g, x, y, at); });
+    return unary(out, a, dx,
+                 [&at](Approx g, Approx x, Approx y) { return logit_backward(g, x, y, at); });
   case Op::Maximum:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return maximum_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return maximum_backward(g, x, y, r, at);
+    });
   case Op::Minimum:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return minimum_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return minimum_backward(g, x, y, r, at);
+    });
   case Op::Fmax:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return fmax_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return fmax_backward(g, x, y, r, at);
+    });
   case Op::Fmin:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return fmin_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return fmin_backward(g, x, y, r, at);
+    });
   case Op::Atan2:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return atan2_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return atan2_backward(g, x, y, r, at);
+    });
   case Op::PowTensor:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return pow_tensor_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return pow_tensor_backward(g, x, y, r, at);
+    });
   case Op::Remainder:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return remainder_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return remainder_backward(g, x, y, r, at);
+    });
   case Op::Fmod:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return fmod_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return fmod_backward(g, x, y, r, at);
+    });
   case Op::DivRounded:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return div_rounded_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return div_rounded_backward(g, x, y, r, at);
+    });
   case Op::Hypot:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return hypot_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return hypot_backward(g, x, y, r, at);
+    });
   case Op::Xlogy:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return xlogy_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return xlogy_backward(g, x, y, r, at);
+    });
   case Op::Copysign:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return copysign_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return copysign_backward(g, x, y, r, at);
+    });
   case Op::Lerp:
-    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) { return lerp_backward(g, x, y, r, at); });
+    return binary(out, a, *b, dx, [&at](Approx g, Approx x, Approx y, Approx r) {
+      return lerp_backward(g, x, y, r, at);
+    });
   case Op::Where: return select_backward(out, a, *b, *c, dx);
   case Op::Lt:
   case Op::Le:
   case Op::Gt:
   case Op::Ge:
   case Op::Eq:
-  case Op::Ne:
-    return; // masks are never differentiated: where sends nothing to its condition
+  case Op::Ne: return; // masks are never differentiated: where sends nothing to its condition
   }
 }
 

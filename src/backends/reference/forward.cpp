@@ -87,7 +87,8 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Log10: return map_unary(a.value, o, [&at](Approx x) { return log10_forward(x, at); });
   case Op::Exp2: return map_unary(a.value, o, [&at](Approx x) { return exp2_forward(x, at); });
   case Op::Rsqrt: return map_unary(a.value, o, [&at](Approx x) { return rsqrt_forward(x, at); });
-  case Op::Reciprocal: return map_unary(a.value, o, [&at](Approx x) { return reciprocal_forward(x, at); });
+  case Op::Reciprocal:
+    return map_unary(a.value, o, [&at](Approx x) { return reciprocal_forward(x, at); });
   case Op::Square: return map_unary(a.value, o, [&at](Approx x) { return square_forward(x, at); });
   case Op::Sign: return map_unary(a.value, o, [&at](Approx x) { return sign_forward(x, at); });
   case Op::Sgn: return map_unary(a.value, o, [&at](Approx x) { return sgn_forward(x, at); });
@@ -97,26 +98,39 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Trunc: return map_unary(a.value, o, [&at](Approx x) { return trunc_forward(x, at); });
   case Op::Frac: return map_unary(a.value, o, [&at](Approx x) { return frac_forward(x, at); });
   case Op::Lgamma: return map_unary(a.value, o, [&at](Approx x) { return lgamma_forward(x, at); });
-  case Op::Digamma: return map_unary(a.value, o, [&at](Approx x) { return digamma_forward(x, at); });
-  case Op::ClampMin: return map_unary(a.value, o, [&at](Approx x) { return clamp_min_forward(x, at); });
-  case Op::ClampMax: return map_unary(a.value, o, [&at](Approx x) { return clamp_max_forward(x, at); });
-  case Op::LogSigmoid: return map_unary(a.value, o, [&at](Approx x) { return logsigmoid_forward(x, at); });
-  case Op::Softplus: return map_unary(a.value, o, [&at](Approx x) { return softplus_forward(x, at); });
+  case Op::Digamma:
+    return map_unary(a.value, o, [&at](Approx x) { return digamma_forward(x, at); });
+  case Op::ClampMin:
+    return map_unary(a.value, o, [&at](Approx x) { return clamp_min_forward(x, at); });
+  case Op::ClampMax:
+    return map_unary(a.value, o, [&at](Approx x) { return clamp_max_forward(x, at); });
+  case Op::LogSigmoid:
+    return map_unary(a.value, o, [&at](Approx x) { return logsigmoid_forward(x, at); });
+  case Op::Softplus:
+    return map_unary(a.value, o, [&at](Approx x) { return softplus_forward(x, at); });
   case Op::Gelu: return map_unary(a.value, o, [&at](Approx x) { return gelu_forward(x, at); });
   case Op::Silu: return map_unary(a.value, o, [&at](Approx x) { return silu_forward(x, at); });
   case Op::Mish: return map_unary(a.value, o, [&at](Approx x) { return mish_forward(x, at); });
   case Op::Elu: return map_unary(a.value, o, [&at](Approx x) { return elu_forward(x, at); });
   case Op::Selu: return map_unary(a.value, o, [&at](Approx x) { return selu_forward(x, at); });
   case Op::Celu: return map_unary(a.value, o, [&at](Approx x) { return celu_forward(x, at); });
-  case Op::LeakyRelu: return map_unary(a.value, o, [&at](Approx x) { return leaky_relu_forward(x, at); });
-  case Op::Hardtanh: return map_unary(a.value, o, [&at](Approx x) { return hardtanh_forward(x, at); });
+  case Op::LeakyRelu:
+    return map_unary(a.value, o, [&at](Approx x) { return leaky_relu_forward(x, at); });
+  case Op::Hardtanh:
+    return map_unary(a.value, o, [&at](Approx x) { return hardtanh_forward(x, at); });
   case Op::Relu6: return map_unary(a.value, o, [&at](Approx x) { return relu6_forward(x, at); });
-  case Op::Hardsigmoid: return map_unary(a.value, o, [&at](Approx x) { return hardsigmoid_forward(x, at); });
-  case Op::Hardswish: return map_unary(a.value, o, [&at](Approx x) { return hardswish_forward(x, at); });
-  case Op::Softsign: return map_unary(a.value, o, [&at](Approx x) { return softsign_forward(x, at); });
-  case Op::Hardshrink: return map_unary(a.value, o, [&at](Approx x) { return hardshrink_forward(x, at); });
-  case Op::Softshrink: return map_unary(a.value, o, [&at](Approx x) { return softshrink_forward(x, at); });
-  case Op::Tanhshrink: return map_unary(a.value, o, [&at](Approx x) { return tanhshrink_forward(x, at); });
+  case Op::Hardsigmoid:
+    return map_unary(a.value, o, [&at](Approx x) { return hardsigmoid_forward(x, at); });
+  case Op::Hardswish:
+    return map_unary(a.value, o, [&at](Approx x) { return hardswish_forward(x, at); });
+  case Op::Softsign:
+    return map_unary(a.value, o, [&at](Approx x) { return softsign_forward(x, at); });
+  case Op::Hardshrink:
+    return map_unary(a.value, o, [&at](Approx x) { return hardshrink_forward(x, at); });
+  case Op::Softshrink:
+    return map_unary(a.value, o, [&at](Approx x) { return softshrink_forward(x, at); });
+  case Op::Tanhshrink:
+    return map_unary(a.value, o, [&at](Approx x) { return tanhshrink_forward(x, at); });
   case Op::Logit: return map_unary(a.value, o, [&at](Approx x) { return logit_forward(x, at); });
   case Op::Maximum:
     return elementwise(a, *b, out, [&at](Approx x, Approx y) { return maximum_forward(x, y, at); });
@@ -129,19 +143,23 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Atan2:
     return elementwise(a, *b, out, [&at](Approx x, Approx y) { return atan2_forward(x, y, at); });
   case Op::PowTensor:
-    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return pow_tensor_forward(x, y, at); });
+    return elementwise(a, *b, out,
+                       [&at](Approx x, Approx y) { return pow_tensor_forward(x, y, at); });
   case Op::Remainder:
-    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return remainder_forward(x, y, at); });
+    return elementwise(a, *b, out,
+                       [&at](Approx x, Approx y) { return remainder_forward(x, y, at); });
   case Op::Fmod:
     return elementwise(a, *b, out, [&at](Approx x, Approx y) { return fmod_forward(x, y, at); });
   case Op::DivRounded:
-    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return div_rounded_forward(x, y, at); });
+    return elementwise(a, *b, out,
+                       [&at](Approx x, Approx y) { return div_rounded_forward(x, y, at); });
   case Op::Hypot:
     return elementwise(a, *b, out, [&at](Approx x, Approx y) { return hypot_forward(x, y, at); });
   case Op::Xlogy:
     return elementwise(a, *b, out, [&at](Approx x, Approx y) { return xlogy_forward(x, y, at); });
   case Op::Copysign:
-    return elementwise(a, *b, out, [&at](Approx x, Approx y) { return copysign_forward(x, y, at); });
+    return elementwise(a, *b, out,
+                       [&at](Approx x, Approx y) { return copysign_forward(x, y, at); });
   case Op::Lerp:
     return elementwise(a, *b, out, [&at](Approx x, Approx y) { return lerp_forward(x, y, at); });
   case Op::Lt:
