@@ -76,8 +76,371 @@ Program all_ops_program() {
   r = b.op(Op::Concat, {r, b.op(Op::Transpose, {r}, two_dims(1, 0))}, on_dim(0));
   r = b.op(Op::Repeat, {r}, dim_times(1, 3));
   r = b.op(Op::MeanDim, {b.op(Op::SumDim, {r}, dim_keep(0, true))}, dim_keep(1, false));
-  return b.finish(b.op(Op::Add, {b.op(Op::SumAll, {r}), b.op(Op::MeanAll, {r})}));
+  Reg acc = b.op(Op::Add, {b.op(Op::SumAll, {r}), b.op(Op::MeanAll, {r})});
+  // The later vocabulary, each op (at the first entry of its attribute table) on inputs inside
+  // every op's domain and away from kinks, summed into the root.
+  const Reg z = b.leaf({2, 3}, {0.15f, 0.35f, 0.6f, 0.7f, 0.85f, 0.95f});
+  const Reg w = b.leaf({3}, {0.4f, 1.3f, 2.2f});
+  const Reg c = b.op(Op::Cosh, {z});
+  acc = b.op(
+      Op::Add,
+      {acc, b.op(Op::SumAll,
+                 {b.op(Op::Sin, {z},
+                       op_info(Op::Sin).params.empty() ? Attrs{} : op_info(Op::Sin).params[0])})});
+  acc = b.op(
+      Op::Add,
+      {acc, b.op(Op::SumAll,
+                 {b.op(Op::Cos, {z},
+                       op_info(Op::Cos).params.empty() ? Attrs{} : op_info(Op::Cos).params[0])})});
+  acc = b.op(
+      Op::Add,
+      {acc, b.op(Op::SumAll,
+                 {b.op(Op::Tan, {z},
+                       op_info(Op::Tan).params.empty() ? Attrs{} : op_info(Op::Tan).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Asin, {z},
+                                                   op_info(Op::Asin).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Asin).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Acos, {z},
+                                                   op_info(Op::Acos).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Acos).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Atan, {z},
+                                                   op_info(Op::Atan).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Atan).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Sinh, {z},
+                                                   op_info(Op::Sinh).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Sinh).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Cosh, {z},
+                                                   op_info(Op::Cosh).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Cosh).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Asinh, {z},
+                                                   op_info(Op::Asinh).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Asinh).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Acosh, {c},
+                                                   op_info(Op::Acosh).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Acosh).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Atanh, {z},
+                                                   op_info(Op::Atanh).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Atanh).params[0])})});
+  acc = b.op(
+      Op::Add,
+      {acc, b.op(Op::SumAll,
+                 {b.op(Op::Erf, {z},
+                       op_info(Op::Erf).params.empty() ? Attrs{} : op_info(Op::Erf).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Erfc, {z},
+                                                   op_info(Op::Erfc).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Erfc).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Erfinv, {z},
+                                                   op_info(Op::Erfinv).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Erfinv).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Log1p, {z},
+                                                   op_info(Op::Log1p).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Log1p).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Expm1, {z},
+                                                   op_info(Op::Expm1).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Expm1).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Log2, {z},
+                                                   op_info(Op::Log2).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Log2).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Log10, {z},
+                                                   op_info(Op::Log10).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Log10).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Exp2, {z},
+                                                   op_info(Op::Exp2).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Exp2).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Rsqrt, {z},
+                                                   op_info(Op::Rsqrt).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Rsqrt).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Reciprocal, {z},
+                                                   op_info(Op::Reciprocal).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Reciprocal).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Square, {z},
+                                                   op_info(Op::Square).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Square).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Sign, {z},
+                                                   op_info(Op::Sign).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Sign).params[0])})});
+  acc = b.op(
+      Op::Add,
+      {acc, b.op(Op::SumAll,
+                 {b.op(Op::Sgn, {z},
+                       op_info(Op::Sgn).params.empty() ? Attrs{} : op_info(Op::Sgn).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Floor, {z},
+                                                   op_info(Op::Floor).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Floor).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Ceil, {z},
+                                                   op_info(Op::Ceil).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Ceil).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Round, {z},
+                                                   op_info(Op::Round).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Round).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Trunc, {z},
+                                                   op_info(Op::Trunc).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Trunc).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Frac, {z},
+                                                   op_info(Op::Frac).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Frac).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Lgamma, {z},
+                                                   op_info(Op::Lgamma).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Lgamma).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Digamma, {z},
+                                                   op_info(Op::Digamma).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Digamma).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::ClampMin, {z},
+                                                   op_info(Op::ClampMin).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::ClampMin).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::ClampMax, {z},
+                                                   op_info(Op::ClampMax).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::ClampMax).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::LogSigmoid, {z},
+                                                   op_info(Op::LogSigmoid).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::LogSigmoid).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Softplus, {z},
+                                                   op_info(Op::Softplus).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Softplus).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Gelu, {z},
+                                                   op_info(Op::Gelu).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Gelu).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Silu, {z},
+                                                   op_info(Op::Silu).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Silu).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Mish, {z},
+                                                   op_info(Op::Mish).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Mish).params[0])})});
+  acc = b.op(
+      Op::Add,
+      {acc, b.op(Op::SumAll,
+                 {b.op(Op::Elu, {z},
+                       op_info(Op::Elu).params.empty() ? Attrs{} : op_info(Op::Elu).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Selu, {z},
+                                                   op_info(Op::Selu).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Selu).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Celu, {z},
+                                                   op_info(Op::Celu).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Celu).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::LeakyRelu, {z},
+                                                   op_info(Op::LeakyRelu).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::LeakyRelu).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Hardtanh, {z},
+                                                   op_info(Op::Hardtanh).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Hardtanh).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Relu6, {z},
+                                                   op_info(Op::Relu6).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Relu6).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Hardsigmoid, {z},
+                                                   op_info(Op::Hardsigmoid).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Hardsigmoid).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Hardswish, {z},
+                                                   op_info(Op::Hardswish).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Hardswish).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Softsign, {z},
+                                                   op_info(Op::Softsign).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Softsign).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Hardshrink, {z},
+                                                   op_info(Op::Hardshrink).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Hardshrink).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Softshrink, {z},
+                                                   op_info(Op::Softshrink).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Softshrink).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Tanhshrink, {z},
+                                                   op_info(Op::Tanhshrink).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Tanhshrink).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Logit, {z},
+                                                   op_info(Op::Logit).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Logit).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Maximum, {z, w},
+                                                   op_info(Op::Maximum).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Maximum).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Minimum, {z, w},
+                                                   op_info(Op::Minimum).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Minimum).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Fmax, {z, w},
+                                                   op_info(Op::Fmax).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Fmax).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Fmin, {z, w},
+                                                   op_info(Op::Fmin).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Fmin).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Atan2, {z, w},
+                                                   op_info(Op::Atan2).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Atan2).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::PowTensor, {z, w},
+                                                   op_info(Op::PowTensor).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::PowTensor).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Remainder, {z, w},
+                                                   op_info(Op::Remainder).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Remainder).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Fmod, {z, w},
+                                                   op_info(Op::Fmod).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Fmod).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::DivRounded, {z, w},
+                                                   op_info(Op::DivRounded).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::DivRounded).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Hypot, {z, w},
+                                                   op_info(Op::Hypot).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Hypot).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Xlogy, {z, w},
+                                                   op_info(Op::Xlogy).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Xlogy).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Copysign, {z, w},
+                                                   op_info(Op::Copysign).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Copysign).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Lerp, {z, w},
+                                                   op_info(Op::Lerp).params.empty()
+                                                       ? Attrs{}
+                                                       : op_info(Op::Lerp).params[0])})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Lt, {z, w}), z, w})})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Le, {z, w}), z, w})})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Gt, {z, w}), z, w})})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Ge, {z, w}), z, w})})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Eq, {z, w}), z, w})})});
+  acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Ne, {z, w}), z, w})})});
+  return b.finish(acc);
 }
+
+// The LibTorch call each later op emits, as a maintainer would write it.
+const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
+                                                 "torch::cos(",
+                                                 "torch::tan(",
+                                                 "torch::asin(",
+                                                 "torch::acos(",
+                                                 "torch::atan(",
+                                                 "torch::sinh(",
+                                                 "torch::cosh(",
+                                                 "torch::asinh(",
+                                                 "torch::acosh(",
+                                                 "torch::atanh(",
+                                                 "torch::erf(",
+                                                 "torch::erfc(",
+                                                 "torch::erfinv(",
+                                                 "torch::log1p(",
+                                                 "torch::expm1(",
+                                                 "torch::log2(",
+                                                 "torch::log10(",
+                                                 "torch::exp2(",
+                                                 "torch::rsqrt(",
+                                                 "torch::reciprocal(",
+                                                 "torch::square(",
+                                                 "torch::sign(",
+                                                 "torch::sgn(",
+                                                 "torch::floor(",
+                                                 "torch::ceil(",
+                                                 "torch::round(",
+                                                 "torch::trunc(",
+                                                 "torch::frac(",
+                                                 "torch::lgamma(",
+                                                 "torch::digamma(",
+                                                 "torch::clamp(",
+                                                 "torch::clamp(",
+                                                 "torch::log_sigmoid(",
+                                                 "torch::softplus(",
+                                                 "torch::gelu(",
+                                                 "torch::silu(",
+                                                 "torch::mish(",
+                                                 "torch::elu(",
+                                                 "torch::selu(",
+                                                 "torch::celu(",
+                                                 "torch::leaky_relu(",
+                                                 "torch::hardtanh(",
+                                                 "torch::relu6(",
+                                                 "torch::hardsigmoid(",
+                                                 "torch::hardswish(",
+                                                 "torch::nn::functional::softsign(",
+                                                 "torch::hardshrink(",
+                                                 "torch::softshrink(",
+                                                 "torch::nn::functional::tanhshrink(",
+                                                 "torch::logit(",
+                                                 "torch::maximum(",
+                                                 "torch::minimum(",
+                                                 "torch::fmax(",
+                                                 "torch::fmin(",
+                                                 "torch::atan2(",
+                                                 "torch::pow(",
+                                                 "torch::remainder(",
+                                                 "torch::fmod(",
+                                                 "torch::div(",
+                                                 "torch::hypot(",
+                                                 "torch::xlogy(",
+                                                 "torch::copysign(",
+                                                 "torch::lerp(",
+                                                 "torch::lt(",
+                                                 "torch::le(",
+                                                 "torch::gt(",
+                                                 "torch::ge(",
+                                                 "torch::eq(",
+                                                 "torch::ne(",
+                                                 "torch::where("};
+const std::vector<std::string> kLaterPythonCalls = {
+    "torch.sin(",        "torch.cos(",     "torch.tan(",       "torch.asin(",   "torch.acos(",
+    "torch.atan(",       "torch.sinh(",    "torch.cosh(",      "torch.asinh(",  "torch.acosh(",
+    "torch.atanh(",      "torch.erf(",     "torch.erfc(",      "torch.erfinv(", "torch.log1p(",
+    "torch.expm1(",      "torch.log2(",    "torch.log10(",     "torch.exp2(",   "torch.rsqrt(",
+    "torch.reciprocal(", "torch.square(",  "torch.sign(",      "torch.sgn(",    "torch.floor(",
+    "torch.ceil(",       "torch.round(",   "torch.trunc(",     "torch.frac(",   "torch.lgamma(",
+    "torch.digamma(",    "torch.clamp(",   "torch.clamp(",     "F.logsigmoid(", "F.softplus(",
+    "F.gelu(",           "F.silu(",        "F.mish(",          "F.elu(",        "F.selu(",
+    "F.celu(",           "F.leaky_relu(",  "F.hardtanh(",      "F.relu6(",      "F.hardsigmoid(",
+    "F.hardswish(",      "F.softsign(",    "F.hardshrink(",    "F.softshrink(", "F.tanhshrink(",
+    "torch.logit(",      "torch.maximum(", "torch.minimum(",   "torch.fmax(",   "torch.fmin(",
+    "torch.atan2(",      "torch.pow(",     "torch.remainder(", "torch.fmod(",   "torch.div(",
+    "torch.hypot(",      "torch.xlogy(",   "torch.copysign(",  "torch.lerp(",   "torch.lt(",
+    "torch.le(",         "torch.gt(",      "torch.ge(",        "torch.eq(",     "torch.ne(",
+    "torch.where("};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it
@@ -167,6 +530,10 @@ TEST(ReproText, EveryOpEmitsItsLibTorchCall) {
         "torch.matmul(r15, r1)", "torch.transpose(r16, 1, 0)", "torch.cat([r16, r17], dim=0)",
         "r18.repeat(1, 3)", "torch.sum(r19, dim=0, keepdim=True)",
         "torch.mean(r20, dim=1, keepdim=False)", "torch.sum(r21)", "torch.mean(r21)"})
+    expect_contains(py, call);
+  for (const std::string& call : kLaterCppCalls)
+    expect_contains(cpp, call);
+  for (const std::string& call : kLaterPythonCalls)
     expect_contains(py, call);
   // Forward-only: no backward, leaves without gradient tracking.
   EXPECT_EQ(cpp.find("backward"), std::string::npos);
