@@ -14,12 +14,14 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/backends/builtin.h"
 #include "burnmark/backends/registry.h"
 #include "burnmark/config/config.h"
 #include "burnmark/gen/generator.h"
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "burnmark/oracle/summary.h"
+#include "burnmark/triage/conventions.h"
 #include "burnmark/triage/suppress.h"
 
 namespace burnmark::fuzz {
@@ -45,6 +47,10 @@ struct Harness {
   std::unique_ptr<KnownBugFilter> known;
   std::size_t known_count = 0;
   std::uint64_t suppressed = 0;
+  // With the built-in reference first: the judge of registered conventions, and how many
+  // inputs diverged only by taking a convention's other side.
+  std::unique_ptr<ConventionJudge> judge;
+  std::uint64_t conventions = 0;
 };
 
 Harness& harness() {
@@ -123,6 +129,8 @@ void initialize(const char* target_name, bool gradients) {
   h.backends = backends.take();
   h.outcomes.resize(h.backends.size());
   load_known_bugs(h);
+  if (h.backends.front()->name() == "ref")
+    h.judge = std::make_unique<ConventionJudge>(make_convention_references());
   std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu\n", target_name,
                h.config.backends.c_str(),
                h.config.mode == HarnessMode::Panic ? "panic" : "continuous", h.known_count);
@@ -135,8 +143,19 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   for (std::size_t i = 0; i < h.backends.size(); ++i)
     h.outcomes[i] = h.backends[i]->run(program, h.run);
   ++h.inputs;
-  const Verdict verdict = compare(h.outcomes, h.oracle);
+  Verdict verdict = compare(h.outcomes, h.oracle);
   if (verdict.agree()) return 0;
+  if (h.judge) {
+    ConventionJudgement j = h.judge->judge(program, h.run, h.outcomes, verdict, h.oracle);
+    if (!j.hits.empty()) {
+      ++h.conventions;
+      if (h.conventions <= static_cast<std::uint64_t>(h.config.full_reports))
+        std::fputs(format_conventions(j.hits).c_str(), stderr);
+      // A convention is reported, never agreement; it stops a panic-mode run only on request.
+      if (j.residual.agree() && !h.config.convention_findings) return 0;
+      if (!h.config.convention_findings) verdict = std::move(j.residual);
+    }
+  }
   if (h.known && h.known->is_known(program)) {
     ++h.suppressed;
     return 0;
@@ -158,14 +177,15 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {
     std::fprintf(stderr,
                  "SUMMARY target=%s inputs=%llu findings=%llu forward=%llu gradient=%llu "
-                 "error=%llu shape=%llu suppressed=%llu\n",
+                 "error=%llu shape=%llu suppressed=%llu conventions=%llu\n",
                  h.target, static_cast<unsigned long long>(h.inputs),
                  static_cast<unsigned long long>(h.findings),
                  static_cast<unsigned long long>(h.by_kind[0]),
                  static_cast<unsigned long long>(h.by_kind[1]),
                  static_cast<unsigned long long>(h.by_kind[2]),
                  static_cast<unsigned long long>(h.by_kind[3]),
-                 static_cast<unsigned long long>(h.suppressed));
+                 static_cast<unsigned long long>(h.suppressed),
+                 static_cast<unsigned long long>(h.conventions));
   }
   return 0;
 }

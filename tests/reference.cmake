@@ -11,3 +11,7 @@ foreach(family transcendental elementary activation binary)
   target_include_directories(test_reference_${family} PRIVATE
                              ${PROJECT_SOURCE_DIR}/src/backends/reference)
 endforeach()
+
+# Registered conventions (include/burnmark/backends/conventions.def) and their judge.
+burnmark_test(test_conventions test_conventions.cpp)
+target_link_libraries(test_conventions PRIVATE burnmark_ref burnmark_triage)

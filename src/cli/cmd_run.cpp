@@ -2,7 +2,9 @@
 // or not. The exit status is the verdict, so scripts can bisect and minimise with it.
 #include <fmt/format.h>
 
+#include "burnmark/backends/builtin.h"
 #include "burnmark/oracle/summary.h"
+#include "burnmark/triage/conventions.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -35,6 +37,16 @@ int run_run(std::span<const std::string_view> args) {
   const Judgement j = run_and_compare(*program, *backends, config, gradients);
   for (const Outcome& o : j.outcomes)
     fmt::print("{}", format_outcome(o, kShownValues));
+  // Divergences a registered convention explains stay divergences; the CONVENTION lines say
+  // which side of which convention each such backend took.
+  if (!j.verdict.agree() && !j.outcomes.empty() && j.outcomes.front().backend == "ref") {
+    ConventionJudge judge(make_convention_references());
+    const RunOptions run{gradients};
+    fmt::print("{}", format_conventions(judge
+                                            .judge(*program, run, j.outcomes, j.verdict,
+                                                   OracleOptions{config.tolerance, gradients})
+                                            .hits));
+  }
   fmt::print("{}", format_verdict(j.verdict));
   return j.verdict.agree() ? kExitAgree : kExitDivergence;
 }

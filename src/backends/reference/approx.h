@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "burnmark/backends/conventions.h"
+
 namespace burnmark::ref {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -16,6 +18,23 @@ inline constexpr double kU = 0x1p-24;
 inline constexpr double kUnderflowStep = 0x1p-150;
 // Exact results of at least this magnitude round to infinity in f32 (FLT_MAX plus half an ulp).
 inline constexpr double kOverflow = 0x1.ffffffp127;
+
+// The conventions switched to their other side for the run in progress on this thread (set by
+// ConventionScope around a run; the scalar formulas consult it only at their convention points).
+inline thread_local ConventionSet active_other_side;
+inline bool other_side(Convention c) {
+  return active_other_side.has(c);
+}
+class ConventionScope {
+public:
+  explicit ConventionScope(ConventionSet s) : saved_(active_other_side) { active_other_side = s; }
+  ~ConventionScope() { active_other_side = saved_; }
+  ConventionScope(const ConventionScope&) = delete;
+  ConventionScope& operator=(const ConventionScope&) = delete;
+
+private:
+  ConventionSet saved_;
+};
 
 // Ulp allowances in units of kU. Correctly rounded ops differ from ours only through their inputs,
 // but two roundings of nearby exact values may land one ulp (2u) apart. Transcendentals: Sleef's
@@ -208,6 +227,10 @@ inline Approx pow(Approx x, double c) {
   if (c == 2) return mul(x, x);
   if (c == 3) return mul(mul(x, x), x);
   if (c == -2) return div(one, mul(x, x));
+  // C's pow gives +0 and +inf at -0, where the fast paths' sqrt keeps the sign of zero.
+  if ((c == 0.5 || c == -0.5) && x.v == 0 && std::signbit(x.v) && x.e == 0 &&
+      other_side(Convention::PowNegZeroAsCPow))
+    return {c > 0 ? 0.0 : kInf, 0.0};
   if (c == 0.5) return sqrt(x);
   if (c == -0.5) return div(one, sqrt(x));
   if (c == -1) return div(one, x);

@@ -1,13 +1,48 @@
-// The reference backend as the oracle sees it.
+// The reference backend as the oracle sees it, optionally with registered conventions switched
+// to their other side for the duration of each run.
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "burnmark/backends/builtin.h"
 #include "tape.h"
 
 namespace burnmark {
+namespace {
 
-std::unique_ptr<Backend> make_reference_backend() {
-  return std::make_unique<FrameworkBackend<ref::ReferenceFramework>>("ref");
+class ReferenceBackend final : public Backend {
+public:
+  explicit ReferenceBackend(ConventionSet other_side) : other_side_(other_side) {
+    if (other_side.empty()) return;
+    for (const ConventionInfo& c : kConventions)
+      if (other_side.has(c.convention)) name_ += "[" + std::string(c.name) + "]";
+  }
+  const std::string& name() const override { return name_; }
+  Outcome run(const Program& program, const RunOptions& options) override {
+    const ref::ConventionScope scope(other_side_);
+    Outcome out = run_program(framework_, program, options);
+    out.backend = name_;
+    return out;
+  }
+
+private:
+  ConventionSet other_side_;
+  std::string name_ = "ref";
+  ref::ReferenceFramework framework_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_reference_backend(ConventionSet other_side) {
+  return std::make_unique<ReferenceBackend>(other_side);
+}
+
+std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_references() {
+  std::vector<std::pair<Convention, std::unique_ptr<Backend>>> out;
+  for (const ConventionInfo& c : kConventions)
+    out.emplace_back(c.convention, make_reference_backend(ConventionSet(c.convention)));
+  return out;
 }
 
 } // namespace burnmark

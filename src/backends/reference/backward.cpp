@@ -151,12 +151,18 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   // c == 0: zeros; else grad * (c * self.pow(c - 1)), the pow with LibTorch's fast paths
   case Op::Pow:
     return unary(out, a, dx, [c = at.exponent](Approx g, Approx x, Approx) {
-      return c == 0 ? kZero : mul(g, mul({c, 0.0}, pow(x, c - 1)));
+      if (c == 0) return other_side(Convention::Pow0GradByProduct) ? mul(g, kZero) : kZero;
+      return mul(g, mul({c, 0.0}, pow(x, c - 1)));
     });
   // threshold_backward(grad, result, 0): result <= 0 ? 0 : grad, so NaN passes with gradient 1
   case Op::Relu:
     return unary(out, a, dx, [](Approx g, Approx x, Approx y) {
-      return gate(g, !(y.v <= 0), touches(x, 0.0));
+      const bool pass = !(y.v <= 0);
+      if (other_side(Convention::ReluGradByProduct)) {
+        const Approx r = mul(g, Approx{pass ? 1.0 : 0.0, 0.0});
+        return touches(x, 0.0) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
+      }
+      return gate(g, pass, touches(x, 0.0));
     });
   // sigmoid_backward: grad * (1 - y) * y
   case Op::Sigmoid:
@@ -170,7 +176,8 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Clamp:
     return unary(out, a, dx, [lo = to_f32(at.lo), hi = to_f32(at.hi)](Approx g, Approx x, Approx) {
       const bool uncertain = lo <= hi && (touches(x, lo) || touches(x, hi));
-      return gate(g, lo <= x.v && x.v <= hi, uncertain);
+      const bool above_lo = other_side(Convention::ClampGradOpenBelow) ? lo < x.v : lo <= x.v;
+      return gate(g, above_lo && x.v <= hi, uncertain);
     });
   // grad.expand(self.sizes())
   case Op::SumAll: return expand(out, a, plain_walk(a.shape), false, dx);

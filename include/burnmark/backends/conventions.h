@@ -1,0 +1,52 @@
+// The registered conventions (conventions.def) as an enum and a set, shared by the reference
+// backend, which can compute either side of each, and the triage layer, which names the side a
+// backend took.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace burnmark {
+
+enum class Convention : std::uint8_t {
+#define BURNMARK_CONVENTION(Enum, name, description) Enum,
+#include "burnmark/backends/conventions.def"
+#undef BURNMARK_CONVENTION
+};
+
+struct ConventionInfo {
+  Convention convention;
+  std::string_view name;
+  std::string_view description;
+};
+
+inline constexpr std::array kConventions = {
+#define BURNMARK_CONVENTION(Enum, name, description)                                               \
+  ConventionInfo{Convention::Enum, name, description},
+#include "burnmark/backends/conventions.def"
+#undef BURNMARK_CONVENTION
+};
+
+constexpr const ConventionInfo& convention_info(Convention c) {
+  return kConventions[static_cast<std::size_t>(c)];
+}
+
+// Which conventions take their other side; empty is the reference's own choice everywhere.
+class ConventionSet {
+public:
+  constexpr ConventionSet() = default;
+  constexpr explicit ConventionSet(Convention c) : bits_(bit(c)) {}
+  constexpr bool has(Convention c) const { return (bits_ & bit(c)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+
+private:
+  static constexpr std::uint32_t bit(Convention c) {
+    return std::uint32_t{1} << static_cast<unsigned>(c);
+  }
+  std::uint32_t bits_ = 0;
+};
+static_assert(kConventions.size() <= 32);
+
+} // namespace burnmark

@@ -1,0 +1,49 @@
+// Telling a convention from a bug: a backend that disagrees with the reference but agrees with the
+// reference switched to the other side of one registered convention (conventions.def) took that
+// side. Its divergence is reported as a `convention` naming the entry: counted, shown, kept out
+// of panic aborts and "new bug" status, never folded into agreement.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "burnmark/backends/conventions.h"
+#include "burnmark/driver/driver.h"
+#include "burnmark/ir/program.h"
+#include "burnmark/oracle/oracle.h"
+
+namespace burnmark {
+
+struct ConventionHit {
+  std::string backend;
+  Convention convention;
+};
+
+struct ConventionJudgement {
+  std::vector<ConventionHit> hits; // diverging backends explained by a convention
+  Verdict residual;                // the verdict without the explained backends' divergences
+};
+
+// One "CONVENTION backend=B name=N description=\"...\"" line per hit.
+std::string format_conventions(const std::vector<ConventionHit>& hits);
+
+class ConventionJudge {
+public:
+  // The reference with each registered convention switched (make_convention_references()).
+  explicit ConventionJudge(std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others)
+      : others_(std::move(others)) {}
+
+  // outcomes[0] must come from the built-in reference: only then are its convention points the
+  // ones conventions.def describes. Each diverging backend is compared with every switched
+  // reference in turn; the first it agrees with explains it.
+  ConventionJudgement judge(const Program& program, const RunOptions& run,
+                            const std::vector<Outcome>& outcomes, const Verdict& verdict,
+                            const OracleOptions& oracle);
+
+private:
+  std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others_;
+};
+
+} // namespace burnmark

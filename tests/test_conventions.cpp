@@ -1,0 +1,92 @@
+// Registered conventions: each has a witness program on which the reference's two sides differ,
+// the judge names the convention a backend took, and a difference no convention explains stays
+// a divergence.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/triage/conventions.h"
+
+using namespace burnmark;
+
+namespace {
+
+Program parse(const std::string& text) {
+  ParseResult r = parse_program(text);
+  if (!r.ok()) throw std::runtime_error(r.error());
+  return r.program();
+}
+
+struct Witness {
+  Convention convention;
+  const char* program;
+};
+
+// Each convention's point, where the two sides give different values or gradients.
+const std::vector<Witness>& witnesses() {
+  static const std::vector<Witness> all = {
+      {Convention::ClampGradOpenBelow,
+       "%0 = leaf f32[2] [-1, 0.5]\n%1 = clamp %0, min=-1, max=1 : f32[2]\n"},
+      {Convention::ReluGradByProduct,
+       "%0 = leaf f32[1] [-1]\n%1 = relu %0 : f32[1]\n%2 = sqrt %1 : f32[1]\n"},
+      {Convention::PowNegZeroAsCPow, "%0 = leaf f32[1] [-0]\n%1 = pow %0, exponent=0.5 : f32[1]\n"},
+      {Convention::Pow0GradByProduct,
+       "%0 = leaf f32[1] [2]\n%1 = pow %0, exponent=0 : f32[1]\n%2 = leaf f32[1] [inf]\n%3 = mul "
+       "%1, %2 : f32[1]\n"},
+  };
+  return all;
+}
+
+} // namespace
+
+TEST(Conventions, EveryRegisteredConventionHasAWitnessWhereTheSidesDiffer) {
+  ASSERT_EQ(witnesses().size(), kConventions.size());
+  for (const Witness& w : witnesses()) {
+    SCOPED_TRACE(std::string(convention_info(w.convention).name));
+    const Program p = parse(w.program);
+    const Outcome ours = make_reference_backend()->run(p, RunOptions{true});
+    const Outcome other =
+        make_reference_backend(ConventionSet(w.convention))->run(p, RunOptions{true});
+    EXPECT_FALSE(compare({ours, other}, OracleOptions{}).agree());
+  }
+}
+
+TEST(Conventions, JudgeNamesTheConventionABackendTookAndKeepsTheDivergence) {
+  for (const Witness& w : witnesses()) {
+    SCOPED_TRACE(std::string(convention_info(w.convention).name));
+    const Program p = parse(w.program);
+    std::vector<Outcome> outcomes = {
+        make_reference_backend()->run(p, RunOptions{true}),
+        make_reference_backend(ConventionSet(w.convention))->run(p, RunOptions{true})};
+    outcomes[1].backend = "library";
+    const Verdict v = compare(outcomes, OracleOptions{});
+    ASSERT_FALSE(v.agree());
+    ConventionJudge judge(make_convention_references());
+    const ConventionJudgement j = judge.judge(p, RunOptions{true}, outcomes, v, OracleOptions{});
+    ASSERT_EQ(j.hits.size(), 1u);
+    EXPECT_EQ(j.hits[0].backend, "library");
+    EXPECT_EQ(j.hits[0].convention, w.convention);
+    EXPECT_TRUE(j.residual.agree());
+    EXPECT_FALSE(v.agree()) << "the verdict itself still reports the divergence";
+    EXPECT_NE(format_conventions(j.hits).find(std::string("name=") +
+                                              std::string(convention_info(w.convention).name)),
+              std::string::npos);
+  }
+}
+
+TEST(Conventions, ADifferenceNoConventionExplainsStaysADivergence) {
+  const Program p = parse(witnesses().front().program);
+  std::vector<Outcome> outcomes = {make_reference_backend()->run(p, RunOptions{true}),
+                                   make_reference_backend()->run(p, RunOptions{true})};
+  outcomes[1].backend = "library";
+  outcomes[1].root.values[1] = 42.0; // clamp(0.5) is 0.5 on both sides of every convention
+  const Verdict v = compare(outcomes, OracleOptions{});
+  ASSERT_FALSE(v.agree());
+  ConventionJudge judge(make_convention_references());
+  const ConventionJudgement j = judge.judge(p, RunOptions{true}, outcomes, v, OracleOptions{});
+  EXPECT_TRUE(j.hits.empty());
+  EXPECT_FALSE(j.residual.agree());
+}
