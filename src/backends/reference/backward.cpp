@@ -135,10 +135,12 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     });
   // -grad
   case Op::Neg: return unary(out, a, dx, [](Approx g, Approx, Approx) { return neg(g); });
-  // grad * sgn(self), sgn(±0) = sgn(NaN) = 0; uncertain where x ± E reaches 0.
+  // grad * sgn(self) with sgn(±0) = 0 (the subgradient at the kink) and sgn(NaN) = NaN, as
+  // sign is NaN there (LibTorch's sgn(NaN) = 0 is a bug: bugs.md, libtorch-sign-nan); uncertain
+  // where x ± E reaches 0.
   case Op::Abs:
     return unary(out, a, dx, [](Approx g, Approx x, Approx) {
-      const Approx r = mul(g, Approx{sign_of(x.v), 0.0});
+      const Approx r = mul(g, Approx{std::isnan(x.v) ? x.v : sign_of(x.v), 0.0});
       return touches(x, 0.0) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
     });
   // grad * result
