@@ -349,6 +349,20 @@ TEST(Generate, EdgeLeavesFeedTheOpsTheirOwnEdgeValues) {
     if (!info.edges.empty()) EXPECT_GT(fed[static_cast<std::size_t>(info.op)], 0) << info.name;
 }
 
+TEST(Generate, LaneLengthLeavesStraddleSimdWidths) {
+  // Element counts one below, at and one above a multiple of 8 (up to 256): the vector body
+  // alone, the body and a full tail, the body and a one-element tail.
+  std::mt19937 rng(17);
+  std::set<std::int64_t> seen;
+  for (int n = 0; n < 3000; ++n)
+    for (const Leaf& leaf : generate(random_bytes(rng, 300), options(8, 0.05, 0, 1, 48)).leaves)
+      if (const std::int64_t e = leaf.shape.numel(); e >= 7 && (e % 8 == 7 || e % 8 == 1))
+        seen.insert(e);
+  // 127 and 257 are primes above the 48-per-dimension cap, so no 1-D or 2-D shape has them.
+  for (std::int64_t e : {7, 9, 15, 17, 31, 33, 63, 65, 129, 255})
+    EXPECT_TRUE(seen.count(e)) << e << " elements";
+}
+
 TEST(Encode, KeepsEdgeLeavesAndWheresInTheirOpSteps) {
   // A program of 48 steps whose ops take edge leaves has more statements than steps; it must
   // still encode within max_steps.

@@ -67,7 +67,8 @@ void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode,
     if (s.rank() < 1) continue;
     bool ok = false;
     switch (mode) {
-    case LeafMode::Fresh: break;
+    case LeafMode::Fresh:
+    case LeafMode::LaneLength: break;
     case LeafMode::ResampleOneDim:
     case LeafMode::BroadcastSuffix: ok = dims_in_range(k, s); break;
     case LeafMode::MatmulReady: {
@@ -80,6 +81,23 @@ void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode,
     }
     if (ok) out.push_back(static_cast<Reg>(r));
   }
+}
+
+void lane_shapes(const Knobs& k, std::vector<Shape>& out) {
+  out.clear();
+  const auto fits = [&](std::int64_t d) { return d >= k.min_dim && d <= k.max_dim; };
+  for (std::int64_t width = 8; width <= 256; width *= 2)
+    for (std::int64_t n = width - 1; n <= width + 1; ++n) {
+      if (fits(n)) {
+        out.push_back(Shape{n});
+        continue;
+      }
+      for (std::int64_t a = 2; a <= k.max_dim; ++a)
+        if (n % a == 0 && fits(a) && fits(n / a)) {
+          out.push_back(Shape{a, n / a});
+          break;
+        }
+    }
 }
 
 // The prefilters below are necessary conditions only, to skip infer_shape's error formatting on

@@ -39,8 +39,16 @@ inline constexpr int kMaxStepsLimit = 1024;
 inline constexpr std::uint32_t kStepAlternatives = 10;
 inline constexpr std::uint32_t kFirstLeafStep = 7;
 
-enum class LeafMode : std::uint8_t { Fresh, ResampleOneDim, MatmulReady, BroadcastSuffix };
-inline constexpr std::uint32_t kLeafModeCount = 4;
+// LaneLength: a 1-D or 2-D leaf whose element count is just below, at or above a multiple of a
+// SIMD width (lane_shapes), where kernels switch between their vector body and scalar tail.
+enum class LeafMode : std::uint8_t {
+  Fresh,
+  ResampleOneDim,
+  MatmulReady,
+  BroadcastSuffix,
+  LaneLength
+};
+inline constexpr std::uint32_t kLeafModeCount = 5;
 
 // A generator op step picks a family from this wheel, then an op of that family (in ops.def
 // order). Weighted towards the elementwise families, where most ops are; index 0 is Unary, the
@@ -85,6 +93,10 @@ int max_feasible_rank(const Knobs& k, std::int64_t known_product, int fixed);
 std::int64_t dim_upper(const Knobs& k, std::int64_t known_product, int free_after);
 // Registers a leaf mode may copy dims from (rank >= 1 and the copied dims within range).
 void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode, std::vector<Reg>& out);
+
+// Shapes of n = 8k - 1, 8k, 8k + 1 elements for 8k in 8..256 within the dims of the knobs: [n]
+// when n fits one dim, else [a, n / a] with the smallest such a.
+void lane_shapes(const Knobs& k, std::vector<Shape>& out);
 
 // ---- op operands ----
 

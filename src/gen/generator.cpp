@@ -71,11 +71,17 @@ private:
   Shape leaf_shape() {
     const auto mode = static_cast<LeafMode>(in_.choice(kLeafModeCount));
     if (mode == LeafMode::Fresh) return fresh_shape();
+    if (mode == LeafMode::LaneLength) {
+      lane_shapes(k_, lanes_);
+      if (lanes_.empty()) return fresh_shape();
+      return lanes_[in_.choice(static_cast<std::uint32_t>(lanes_.size()))];
+    }
     leaf_sources(k_, regs(), mode, scratch_);
     if (scratch_.empty()) return fresh_shape();
     const Shape& src = shape_of(scratch_[in_.choice(static_cast<std::uint32_t>(scratch_.size()))]);
     switch (mode) {
-    case LeafMode::Fresh: break;
+    case LeafMode::Fresh:
+    case LeafMode::LaneLength: break;
     case LeafMode::ResampleOneDim: {
       const int axis = static_cast<int>(in_.choice(static_cast<std::uint32_t>(src.rank())));
       Shape s = src;
@@ -310,6 +316,7 @@ private:
   Knobs k_;
   Program program_;
   std::vector<Reg> scratch_; // candidate registers, reused across steps
+  std::vector<Shape> lanes_; // lane_shapes, reused across steps
 };
 
 } // namespace
