@@ -36,6 +36,8 @@ const std::vector<Witness>& witnesses() {
       {Convention::Pow0GradByProduct,
        "%0 = leaf f32[1] [2]\n%1 = pow %0, exponent=0 : f32[1]\n%2 = leaf f32[1] [inf]\n%3 = mul "
        "%1, %2 : f32[1]\n"},
+      {Convention::SgnGradSymbolicZero,
+       "%0 = leaf f32[1] [1]\n%1 = acos %0 : f32[1]\n%2 = sgn %1 : f32[1]\n"},
   };
   return all;
 }

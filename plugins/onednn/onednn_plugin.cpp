@@ -3,6 +3,7 @@
 // its eltwise_backward at kinks and special values: where those differ from LibTorch's
 // conventions the fuzzer is meant to see it, so nothing here patches oneDNN's answer.
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,8 @@ struct Eltwise {
   bool uses_dst = false;
 };
 
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
 // -x as linear -1 * x + beta: beta = -0 keeps -(+0) = -0, which beta = +0 would turn into +0.
 constexpr Eltwise kNeg{algorithm::eltwise_linear, -1.0f, -0.0f, false};
 
@@ -70,6 +73,35 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
     const auto lo = static_cast<float>(s.attrs.lo), hi = static_cast<float>(s.attrs.hi);
     return {algorithm::eltwise_clip, lo > hi ? hi : lo, hi, false};
   }
+  case OpId::Square: return {algorithm::eltwise_square, 0.0f, 0.0f, false};
+  // Forward only: oneDNN has no backward for round, whose gradient is zero (plugin_walk's
+  // zero-filled grad_in is left as it is).
+  case OpId::Round: return {algorithm::eltwise_round, 0.0f, 0.0f, false};
+  // A one-sided clamp is clip with the other bound at an infinity, not at FLT_MAX: clip(x, lo,
+  // FLT_MAX) would turn x = +inf into FLT_MAX, and min(x, +inf) is x for every x (clip's backward
+  // test s <= +inf holds for x = +inf as well).
+  case OpId::ClampMin:
+    return {algorithm::eltwise_clip, static_cast<float>(s.attrs.lo), kInf, false};
+  case OpId::ClampMax:
+    return {algorithm::eltwise_clip, -kInf, static_cast<float>(s.attrs.hi), false};
+  case OpId::LogSigmoid: return {algorithm::eltwise_logsigmoid, 0.0f, 0.0f, false};
+  case OpId::Gelu:
+    return {s.attrs.variant == 0 ? algorithm::eltwise_gelu_erf : algorithm::eltwise_gelu_tanh, 0.0f,
+            0.0f, false};
+  // swish is x * sigmoid(alpha x).
+  case OpId::Silu: return {algorithm::eltwise_swish, 1.0f, 0.0f, false};
+  case OpId::Mish: return {algorithm::eltwise_mish, 0.0f, 0.0f, false};
+  // The *_use_dst_for_bwd forms of elu and relu need alpha >= 0, so these read the input.
+  case OpId::Elu: return {algorithm::eltwise_elu, static_cast<float>(s.attrs.alpha), 0.0f, false};
+  case OpId::LeakyRelu:
+    return {algorithm::eltwise_relu, static_cast<float>(s.attrs.slope), 0.0f, false};
+  // clip_v2's backward passes the gradient only strictly between the bounds, which is
+  // hardtanh's (and relu6's) rule; clip's passes at the upper bound.
+  case OpId::Hardtanh:
+    return {algorithm::eltwise_clip_v2, static_cast<float>(s.attrs.lo),
+            static_cast<float>(s.attrs.hi), false};
+  case OpId::Relu6: return {algorithm::eltwise_clip_v2, 0.0f, 6.0f, false};
+  case OpId::Hardswish: return {algorithm::eltwise_hardswish, 0.0f, 0.0f, false};
   case OpId::Add:
   case OpId::Sub:
   case OpId::Mul:
@@ -82,7 +114,7 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
   case OpId::Concat:
   case OpId::Repeat:
   case OpId::Matmul: break;
-  // Ops past the first vocabulary have no oneDNN mapping yet; forward_op never asks for them.
+  // The other ops have no oneDNN eltwise mapping; forward_op never asks for them.
   default: break;
   }
   throw std::logic_error("not an eltwise op");
@@ -94,6 +126,8 @@ algorithm binary_of(OpId op) {
   case OpId::Sub: return algorithm::binary_sub;
   case OpId::Mul: return algorithm::binary_mul;
   case OpId::Div: return algorithm::binary_div;
+  case OpId::Maximum: return algorithm::binary_max;
+  case OpId::Minimum: return algorithm::binary_min;
   case OpId::Neg:
   case OpId::Abs:
   case OpId::Exp:
@@ -159,7 +193,9 @@ private:
     case OpId::Add:
     case OpId::Sub:
     case OpId::Mul:
-    case OpId::Div: return ops_.binary(binary_of(op), cv(*in[0]), cv(*in[1]), v(out));
+    case OpId::Div:
+    case OpId::Maximum:
+    case OpId::Minimum: return ops_.binary(binary_of(op), cv(*in[0]), cv(*in[1]), v(out));
     case OpId::Neg:
     case OpId::Abs:
     case OpId::Exp:
@@ -169,7 +205,20 @@ private:
     case OpId::Relu:
     case OpId::Sigmoid:
     case OpId::Tanh:
-    case OpId::Clamp: {
+    case OpId::Clamp:
+    case OpId::Square:
+    case OpId::Round:
+    case OpId::ClampMin:
+    case OpId::ClampMax:
+    case OpId::LogSigmoid:
+    case OpId::Gelu:
+    case OpId::Silu:
+    case OpId::Mish:
+    case OpId::Elu:
+    case OpId::LeakyRelu:
+    case OpId::Hardtanh:
+    case OpId::Relu6:
+    case OpId::Hardswish: {
       const Eltwise e = eltwise_of(s);
       return ops_.eltwise(e.alg, e.alpha, e.beta, cv(*in[0]), v(out));
     }
@@ -184,7 +233,7 @@ private:
     case OpId::Concat: return ops_.concat(cv(*in[0]), cv(*in[1]), s.attrs.dim, v(out));
     case OpId::Repeat: return ops_.repeat(cv(*in[0]), s.attrs.dim, s.attrs.times, v(out));
     case OpId::Matmul: return ops_.matmul(cv(*in[0]), false, cv(*in[1]), false, v(out));
-    // Not in kOps, so the host never sends them; oneDNN has eltwise algorithms for several.
+    // Not in kOps (no oneDNN primitive computes them exactly), so the host never sends them.
     default: break;
     }
     throw burnmark::plugin::Unsupported{s.op, {}};
@@ -227,6 +276,19 @@ private:
       sum_to(cv(t), *gin[1]);
       return;
     }
+    case OpId::Maximum:
+    case OpId::Minimum: {
+      // LibTorch: grad where the operand is not beaten, halved at ties; a NaN makes every
+      // comparison false, so both operands get it whole. The share is 1 - beaten - eq / 2 (0, 0.5
+      // or 1, exact), made by comparison primitives and multiplied in.
+      const bool max = op == OpId::Maximum;
+      Dense<float> eq = Dense<float>::zeros(out.shape), t = Dense<float>::zeros(out.shape);
+      ops_.binary(algorithm::binary_eq, cv(*in[0]), cv(*in[1]), v(eq));
+      ops_.eltwise(algorithm::eltwise_linear, -0.5f, 1.0f, cv(eq), v(eq)); // 1 - eq / 2
+      share_to(max ? algorithm::binary_lt : algorithm::binary_gt, cv(eq), in, g, t, *gin[0]);
+      share_to(max ? algorithm::binary_gt : algorithm::binary_lt, cv(eq), in, g, t, *gin[1]);
+      return;
+    }
     case OpId::Neg:
     case OpId::Abs:
     case OpId::Exp:
@@ -236,8 +298,22 @@ private:
     case OpId::Relu:
     case OpId::Sigmoid:
     case OpId::Tanh:
-    case OpId::Clamp: {
+    case OpId::Clamp:
+    case OpId::Square:
+    case OpId::Round:
+    case OpId::ClampMin:
+    case OpId::ClampMax:
+    case OpId::LogSigmoid:
+    case OpId::Gelu:
+    case OpId::Silu:
+    case OpId::Mish:
+    case OpId::Elu:
+    case OpId::LeakyRelu:
+    case OpId::Hardtanh:
+    case OpId::Relu6:
+    case OpId::Hardswish: {
       const Eltwise e = eltwise_of(s);
+      if (op == OpId::Round) return; // zero gradient; grad_in is already zeros
       return ops_.eltwise_backward(e.alg, e.alpha, e.beta, e.uses_dst ? cv(out) : cv(*in[0]), cv(g),
                                    v(*gin[0]));
     }
@@ -270,6 +346,15 @@ private:
     ops_.reduce_to(algorithm::reduction_sum, g, v(grad));
   }
 
+  // grad = sum_to(g * (base - beaten(in0, in1))), with t as out-shaped scratch.
+  void share_to(algorithm beaten, ConstView base, In in, const Dense<float>& g, Dense<float>& t,
+                Dense<float>& grad) {
+    ops_.binary(beaten, cv(*in[0]), cv(*in[1]), v(t));
+    ops_.binary(algorithm::binary_sub, base, cv(t), v(t));
+    ops_.binary(algorithm::binary_mul, cv(t), cv(g), v(t)); // in place as src0
+    sum_to(cv(t), grad);
+  }
+
   Dense<float> negated(const Dense<float>& g) {
     Dense<float> r = Dense<float>::zeros(g.shape);
     ops_.eltwise(kNeg.alg, kNeg.alpha, kNeg.beta, cv(g), v(r));
@@ -291,9 +376,12 @@ private:
 #define BURNMARK_ONEDNN_STR2(x) #x
 #define BURNMARK_ONEDNN_STR(x) BURNMARK_ONEDNN_STR2(x)
 
-// The first vocabulary (stable ids 0..21): the ops this plugin maps onto oneDNN primitives.
-constexpr std::uint32_t kOps[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
-                                  11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+// The ops this plugin maps onto oneDNN primitives: the first vocabulary (stable ids 0..21), then
+// square, round, clamp_min, clamp_max, logsigmoid, gelu, silu, mish, elu, leaky_relu, hardtanh,
+// relu6, hardswish, maximum and minimum.
+constexpr std::uint32_t kOps[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
+                                  13, 14, 15, 16, 17, 18, 19, 20, 21, 43, 48, 53, 54,
+                                  55, 57, 58, 59, 60, 63, 64, 65, 67, 73, 74};
 
 } // namespace
 

@@ -282,6 +282,12 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     return unary(out, a, dx,
                  [&at](Approx g, Approx x, Approx y) { return sign_backward(g, x, y, at); });
   case Op::Sgn:
+    // The other side: a symbolic zero (LibTorch's efficient zero tensor, JAX's symbolic zeros)
+    // that contributes nothing upstream, so no 0 * inf there ever becomes NaN.
+    if (other_side(Convention::SgnGradSymbolicZero)) {
+      dx[0].wanted = false;
+      return;
+    }
     return unary(out, a, dx,
                  [&at](Approx g, Approx x, Approx y) { return sgn_backward(g, x, y, at); });
   case Op::Floor:
