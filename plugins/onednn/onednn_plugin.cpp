@@ -2,6 +2,7 @@
 // backward, exported through plugin_walk.h. Values come from oneDNN's own kernels, including
 // its eltwise_backward at kinks and special values: where those differ from LibTorch's
 // conventions the fuzzer is meant to see it, so nothing here patches oneDNN's answer.
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -55,6 +56,15 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // -x as linear -1 * x + beta: beta = -0 keeps -(+0) = -0, which beta = +0 would turn into +0.
 constexpr Eltwise kNeg{algorithm::eltwise_linear, -1.0f, -0.0f, false};
 
+// oneDNN's clip refuses to create a primitive with a NaN bound (invalid_arguments): a gap in
+// what the library can express, so the program is skipped rather than reported as an error.
+Eltwise clip(const BurnmarkStmt& s, algorithm alg, float lo, float hi) {
+  if (std::isnan(lo) || std::isnan(hi))
+    throw burnmark::plugin::Unsupported{s.op, std::string(burnmark::plugin::op_id_name(s.op)) +
+                                                  ": oneDNN's clip rejects a NaN bound"};
+  return {alg, lo, hi, false};
+}
+
 Eltwise eltwise_of(const BurnmarkStmt& s) {
   switch (static_cast<OpId>(s.op)) {
   case OpId::Neg: return kNeg;
@@ -71,7 +81,7 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
     // oneDNN's clip requires lo <= hi. LibTorch's min(max(x, lo), hi) with lo > hi is hi
     // everywhere with zero gradient, which clip(hi, hi) also gives.
     const auto lo = static_cast<float>(s.attrs.lo), hi = static_cast<float>(s.attrs.hi);
-    return {algorithm::eltwise_clip, lo > hi ? hi : lo, hi, false};
+    return clip(s, algorithm::eltwise_clip, lo > hi ? hi : lo, hi);
   }
   case OpId::Square: return {algorithm::eltwise_square, 0.0f, 0.0f, false};
   // Forward only: oneDNN has no backward for round, whose gradient is zero (plugin_walk's
@@ -81,9 +91,9 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
   // FLT_MAX) would turn x = +inf into FLT_MAX, and min(x, +inf) is x for every x (clip's backward
   // test s <= +inf holds for x = +inf as well).
   case OpId::ClampMin:
-    return {algorithm::eltwise_clip, static_cast<float>(s.attrs.lo), kInf, false};
+    return clip(s, algorithm::eltwise_clip, static_cast<float>(s.attrs.lo), kInf);
   case OpId::ClampMax:
-    return {algorithm::eltwise_clip, -kInf, static_cast<float>(s.attrs.hi), false};
+    return clip(s, algorithm::eltwise_clip, -kInf, static_cast<float>(s.attrs.hi));
   case OpId::LogSigmoid: return {algorithm::eltwise_logsigmoid, 0.0f, 0.0f, false};
   case OpId::Gelu:
     return {s.attrs.variant == 0 ? algorithm::eltwise_gelu_erf : algorithm::eltwise_gelu_tanh, 0.0f,
@@ -98,9 +108,13 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
   // clip_v2's backward passes the gradient only strictly between the bounds, which is
   // hardtanh's (and relu6's) rule; clip's passes at the upper bound.
   case OpId::Hardtanh:
-    return {algorithm::eltwise_clip_v2, static_cast<float>(s.attrs.lo),
-            static_cast<float>(s.attrs.hi), false};
+    return clip(s, algorithm::eltwise_clip_v2, static_cast<float>(s.attrs.lo),
+                static_cast<float>(s.attrs.hi));
   case OpId::Relu6: return {algorithm::eltwise_clip_v2, 0.0f, 6.0f, false};
+  // pow(x, -1) is 1 / x at every special value too (C99 F.9.4.4: pow(±0, -1) = ±inf, pow(±inf,
+  // -1) = ±0). rsqrt is not mapped to pow(x, -0.5): that gives pow(-0, -0.5) = +inf and
+  // pow(-inf, -0.5) = +0 where rsqrt gives -inf and NaN.
+  case OpId::Reciprocal: return {algorithm::eltwise_pow, 1.0f, -1.0f, false};
   case OpId::Hardswish: return {algorithm::eltwise_hardswish, 0.0f, 0.0f, false};
   case OpId::Add:
   case OpId::Sub:
@@ -206,6 +220,7 @@ private:
     case OpId::Sigmoid:
     case OpId::Tanh:
     case OpId::Clamp:
+    case OpId::Reciprocal:
     case OpId::Square:
     case OpId::Round:
     case OpId::ClampMin:
@@ -280,13 +295,15 @@ private:
     case OpId::Minimum: {
       // LibTorch: grad where the operand is not beaten, halved at ties; a NaN makes every
       // comparison false, so both operands get it whole. The share is 1 - beaten - eq / 2 (0, 0.5
-      // or 1, exact), made by comparison primitives and multiplied in.
+      // or 1, exact), made by comparison primitives and multiplied in. "Beaten" is always
+      // binary_lt with the operands in the needed order: oneDNN 2.6's binary_gt and binary_ge
+      // are true when an operand is NaN (unordered compare predicates), binary_lt is false.
       const bool max = op == OpId::Maximum;
       Dense<float> eq = Dense<float>::zeros(out.shape), t = Dense<float>::zeros(out.shape);
       ops_.binary(algorithm::binary_eq, cv(*in[0]), cv(*in[1]), v(eq));
       ops_.eltwise(algorithm::eltwise_linear, -0.5f, 1.0f, cv(eq), v(eq)); // 1 - eq / 2
-      share_to(max ? algorithm::binary_lt : algorithm::binary_gt, cv(eq), in, g, t, *gin[0]);
-      share_to(max ? algorithm::binary_gt : algorithm::binary_lt, cv(eq), in, g, t, *gin[1]);
+      share_to(cv(eq), max ? *in[0] : *in[1], max ? *in[1] : *in[0], g, t, *gin[0]);
+      share_to(cv(eq), max ? *in[1] : *in[0], max ? *in[0] : *in[1], g, t, *gin[1]);
       return;
     }
     case OpId::Neg:
@@ -299,6 +316,7 @@ private:
     case OpId::Sigmoid:
     case OpId::Tanh:
     case OpId::Clamp:
+    case OpId::Reciprocal:
     case OpId::Square:
     case OpId::Round:
     case OpId::ClampMin:
@@ -346,10 +364,10 @@ private:
     ops_.reduce_to(algorithm::reduction_sum, g, v(grad));
   }
 
-  // grad = sum_to(g * (base - beaten(in0, in1))), with t as out-shaped scratch.
-  void share_to(algorithm beaten, ConstView base, In in, const Dense<float>& g, Dense<float>& t,
-                Dense<float>& grad) {
-    ops_.binary(beaten, cv(*in[0]), cv(*in[1]), v(t));
+  // grad = sum_to(g * (base - (lhs < rhs))), with t as out-shaped scratch.
+  void share_to(ConstView base, const Dense<float>& lhs, const Dense<float>& rhs,
+                const Dense<float>& g, Dense<float>& t, Dense<float>& grad) {
+    ops_.binary(algorithm::binary_lt, cv(lhs), cv(rhs), v(t));
     ops_.binary(algorithm::binary_sub, base, cv(t), v(t));
     ops_.binary(algorithm::binary_mul, cv(t), cv(g), v(t)); // in place as src0
     sum_to(cv(t), grad);
@@ -377,11 +395,11 @@ private:
 #define BURNMARK_ONEDNN_STR(x) BURNMARK_ONEDNN_STR2(x)
 
 // The ops this plugin maps onto oneDNN primitives: the first vocabulary (stable ids 0..21), then
-// square, round, clamp_min, clamp_max, logsigmoid, gelu, silu, mish, elu, leaky_relu, hardtanh,
-// relu6, hardswish, maximum and minimum.
+// reciprocal, square, round, clamp_min, clamp_max, logsigmoid, gelu, silu, mish, elu,
+// leaky_relu, hardtanh, relu6, hardswish, maximum and minimum.
 constexpr std::uint32_t kOps[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                  13, 14, 15, 16, 17, 18, 19, 20, 21, 43, 48, 53, 54,
-                                  55, 57, 58, 59, 60, 63, 64, 65, 67, 73, 74};
+                                  13, 14, 15, 16, 17, 18, 19, 20, 21, 42, 43, 48, 53,
+                                  54, 55, 57, 58, 59, 60, 63, 64, 65, 67, 73, 74};
 
 } // namespace
 

@@ -93,9 +93,10 @@ TEST(OnednnPlugin, DeclaresExactlyTheMappedOps) {
     if (t->supported_ops[i] >= 22) declared.emplace_back(burnmark::op_name(*op));
   }
   EXPECT_EQ(t->num_supported_ops, 22u + declared.size());
-  const std::vector<std::string> want = {
-      "square", "round",      "clamp_min", "clamp_max", "logsigmoid", "gelu",    "silu",   "mish",
-      "elu",    "leaky_relu", "hardtanh",  "relu6",     "hardswish",  "maximum", "minimum"};
+  const std::vector<std::string> want = {"reciprocal", "square",     "round",      "clamp_min",
+                                         "clamp_max",  "logsigmoid", "gelu",       "silu",
+                                         "mish",       "elu",        "leaky_relu", "hardtanh",
+                                         "relu6",      "hardswish",  "maximum",    "minimum"};
   EXPECT_EQ(declared, want);
   dlclose(h);
 }
@@ -270,9 +271,9 @@ void expect_unary_agrees(Backends& b, const std::string& op) {
 
 TEST(OnednnOps, NewUnaryOps) {
   Backends b;
-  for (const char* op : {"square %0", "round %0", "logsigmoid %0", "silu %0", "mish %0",
-                         "relu6 %0", "hardswish %0", "gelu %0, approximate=none",
-                         "gelu %0, approximate=tanh"})
+  for (const char* op :
+       {"reciprocal %0", "square %0", "round %0", "logsigmoid %0", "silu %0", "mish %0", "relu6 %0",
+        "hardswish %0", "gelu %0, approximate=none", "gelu %0, approximate=tanh"})
     expect_unary_agrees(b, op);
 }
 
@@ -282,8 +283,8 @@ TEST(OnednnOps, NewParameterisedOps) {
     expect_unary_agrees(b, std::string("elu %0, alpha=") + a);
   for (const char* s : {"0.01", "0", "0.2", "1", "-0.5", "5"})
     expect_unary_agrees(b, std::string("leaky_relu %0, negative_slope=") + s);
-  for (const char* m : {"min=-1, max=1", "min=0, max=1", "min=-0.5, max=0.25", "min=-2, max=3",
-                        "min=0, max=6"})
+  for (const char* m :
+       {"min=-1, max=1", "min=0, max=1", "min=-0.5, max=0.25", "min=-2, max=3", "min=0, max=6"})
     expect_unary_agrees(b, std::string("hardtanh %0, ") + m);
   for (const char* lo : {"0", "-1", "0.5"})
     expect_unary_agrees(b, std::string("clamp_min %0, min=") + lo);
@@ -302,8 +303,9 @@ TEST(OnednnOps, MaximumMinimumWithBroadcastAndTies) {
     // Each side broadcast, and both (the first operand is expanded before the primitive).
     b.expect_agree(kX19 + "%1 = leaf f32[1] [0.3]\n%2 = " + op + " %0, %1 : f32[19]\n%3 = " + op +
                    " %1, %2 : f32[19]\n%4 = mul %3, %0 : f32[19]\nroot %4\n");
-    b.expect_agree(std::string("%0 = leaf f32[2,1] [3, -1]\n%1 = leaf f32[1,3] [0.5, 3, -4]\n%2 = ") +
-                   op + " %0, %1 : f32[2,3]\n%3 = mul %2, %2 : f32[2,3]\nroot %3\n");
+    b.expect_agree(
+        std::string("%0 = leaf f32[2,1] [3, -1]\n%1 = leaf f32[1,3] [0.5, 3, -4]\n%2 = ") + op +
+        " %0, %1 : f32[2,3]\n%3 = mul %2, %2 : f32[2,3]\nroot %3\n");
   }
 }
 
@@ -451,4 +453,219 @@ TEST(OnednnKnownDifference, LogOfSubnormalIsFarOff) {
   const Pair p = at(b, "%0 = leaf f32[1] [1e-40]\n%1 = log %0 : f32[1]\nroot %1\n", false, 0);
   EXPECT_NEAR(p.ref, -92.1034, 1e-3);
   EXPECT_GT(p.dnn, -89.0);
+}
+
+// ---- the ops past the first vocabulary ----
+
+// Kinks and special values where the new mappings give LibTorch's (and the reference's) answer.
+TEST(OnednnConventions, AgreeingEdgesOfTheNewOps) {
+  Backends b;
+  // square: overflow from 1.8446744e19, underflow below 1e-23, signed zeros, NaN and infinities.
+  b.expect_agree("%0 = leaf f32[10] [1.8446743e19, 1.8446744e19, -1.9e19, 1e-23, 1.0842022e-19, 0, "
+                 "-0, nan, inf, -inf]\n%1 = square %0 : f32[10]\nroot %1\n");
+  // round: halves to even, the last fractional f32, integers past 2^23 and 2^24; gradient 0.
+  b.expect_agree("%0 = leaf f32[16] [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, "
+                 "8388607.5, 8388608, 16777216, 1e30, 0, -0, inf, nan]\n%1 = round %0 : f32[16]\n"
+                 "root %1\n");
+  // reciprocal: signed zeros and infinities, subnormals and the overflow below 2^-128.
+  b.expect_agree("%0 = leaf f32[12] [0, -0, 1e-40, -1e-40, 2.9e-39, 3e38, inf, -inf, 1, 2, nan, "
+                 "1.1754944e-38]\n%1 = reciprocal %0 : f32[12]\nroot %1\n");
+  // logsigmoid over its whole range, saturation included.
+  b.expect_agree("%0 = leaf f32[13] [0, -0, 15, -15, 20, -20, 88.72, -88.72, -103.9, 1e-30, nan, "
+                 "inf, -inf]\n%1 = logsigmoid %0 : f32[13]\nroot %1\n");
+  // elu with alpha 1 at its kink, signed zeros and -inf; leaky_relu with slope 1 everywhere.
+  b.expect_agree("%0 = leaf f32[11] [0, -0, -1e-30, -inf, -88.72, -104, 1e-40, 1, -1, nan, inf]\n"
+                 "%1 = elu %0, alpha=1 : f32[11]\nroot %1\n");
+  b.expect_agree("%0 = leaf f32[9] [0, -0, 1e-40, -1e-40, nan, 1, -1, inf, -inf]\n"
+                 "%1 = leaky_relu %0, negative_slope=1 : f32[9]\nroot %1\n");
+  // leaky_relu'(±0) = slope; hardtanh and relu6 block the gradient at both bounds.
+  b.expect_agree("%0 = leaf f32[4] [0, -0, 1, -1]\n%1 = leaky_relu %0, negative_slope=0.2 : "
+                 "f32[4]\nroot %1\n");
+  b.expect_agree("%0 = leaf f32[6] [-1, 1, 0, -0, 2, -2]\n%1 = hardtanh %0, min=-1, max=1 : "
+                 "f32[6]\nroot %1\n");
+  b.expect_agree("%0 = leaf f32[7] [0, -0, 6, 6.0000005, 5.9999995, inf, -inf]\n%1 = relu6 %0 : "
+                 "f32[7]\nroot %1\n");
+  // clamp_max passes the gradient at its bound; both one-sided clamps keep ±inf (±inf bounds,
+  // not ±FLT_MAX).
+  b.expect_agree("%0 = leaf f32[5] [1, 0.5, 2, inf, -1]\n%1 = clamp_max %0, max=1 : f32[5]\nroot "
+                 "%1\n");
+  b.expect_agree("%0 = leaf f32[4] [1, 0.5, inf, -inf]\n%1 = clamp_min %0, min=0 : f32[4]\nroot "
+                 "%1\n");
+  // maximum and minimum: infinities, NaN as the second operand, halved gradients at ties (signed
+  // zeros included) and whole ones at NaN.
+  for (const char* op : {"maximum", "minimum"})
+    b.expect_agree(std::string("%0 = leaf f32[8] [0, -0, 0, 1, inf, -inf, 1, -1]\n%1 = leaf f32[8] "
+                               "[-0, 0, 0, nan, -inf, inf, 1, nan]\n%2 = ") +
+                   op + " %0, %1 : f32[8]\nroot %2\n");
+}
+
+// oneDNN's clip refuses NaN bounds; the plugin reports those programs as unsupported.
+TEST(OnednnConventions, NanClipBoundsAreUnsupported) {
+  Backends b;
+  for (const char* op : {"clamp_min %0, min=nan", "clamp_max %0, max=nan",
+                         "clamp %0, min=nan, max=1", "clamp %0, min=-1, max=nan"})
+    EXPECT_EQ(
+        b.run(std::string("%0 = leaf f32[2] [1, -2]\n%1 = ") + op + " : f32[2]\nroot %1\n").status,
+        Status::Unsupported)
+        << op;
+}
+
+// clip (clamp_min, clamp_max) and clip_v2 (hardtanh, relu6) return the lower bound for NaN,
+// which for clamp_max is -inf; clip_v2's backward blocks NaN, where LibTorch's hardtanh passes it.
+TEST(OnednnKnownDifference, ClipOfNanIsTheLowerBoundInTheNewOps) {
+  Backends b;
+  const auto nan_of = [&](const std::string& op) {
+    return at(b, "%0 = leaf f32[1] [nan]\n%1 = " + op + " : f32[1]\nroot %1\n", false, 0);
+  };
+  Pair p = nan_of("clamp_min %0, min=0.5");
+  EXPECT_EQ(p.dnn, 0.5);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = nan_of("clamp_max %0, max=1");
+  EXPECT_EQ(p.dnn, -INFINITY);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = nan_of("hardtanh %0, min=-2, max=3");
+  EXPECT_EQ(p.dnn, -2.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = nan_of("relu6 %0");
+  EXPECT_EQ(p.dnn, 0.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  for (const char* op : {"hardtanh %0, min=-1, max=1", "relu6 %0"}) {
+    const Pair g =
+        at(b, std::string("%0 = leaf f32[1] [nan]\n%1 = ") + op + " : f32[1]\nroot %1\n", true, 0);
+    EXPECT_EQ(g.dnn, 0.0) << op;
+    EXPECT_EQ(g.ref, 1.0) << op;
+  }
+}
+
+// clip's backward is alpha < x <= beta: clamp_min blocks the gradient at its bound (as clamp
+// does at its lower bound), and clamp_max, whose lower bound is -inf, blocks it at x = -inf.
+TEST(OnednnKnownDifference, OneSidedClampBlocksAtTheLowerEnd) {
+  Backends b;
+  Pair g = at(b, "%0 = leaf f32[1] [0.5]\n%1 = clamp_min %0, min=0.5 : f32[1]\nroot %1\n", true, 0);
+  EXPECT_EQ(g.dnn, 0.0);
+  EXPECT_EQ(g.ref, 1.0);
+  g = at(b, "%0 = leaf f32[1] [-inf]\n%1 = clamp_max %0, max=1 : f32[1]\nroot %1\n", true, 0);
+  EXPECT_EQ(g.dnn, 0.0);
+  EXPECT_EQ(g.ref, 1.0);
+}
+
+// relu's backward in oneDNN is x > 0 ? g : alpha g, but NaN takes the 1 branch; LibTorch's
+// leaky_relu_backward takes the slope. With slope 0 the forward also maps NaN to 0, as relu does.
+TEST(OnednnKnownDifference, LeakyReluAtNan) {
+  Backends b;
+  const Pair g =
+      at(b, "%0 = leaf f32[1] [nan]\n%1 = leaky_relu %0, negative_slope=0.2 : f32[1]\nroot %1\n",
+         true, 0);
+  EXPECT_EQ(g.dnn, 1.0);
+  EXPECT_FLOAT_EQ(static_cast<float>(g.ref), 0.2f);
+  const Pair p =
+      at(b, "%0 = leaf f32[1] [nan]\n%1 = leaky_relu %0, negative_slope=0 : f32[1]\nroot %1\n",
+         false, 0);
+  EXPECT_EQ(p.dnn, 0.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+}
+
+// elu's backward takes the negative branch (alpha e^x) at a positive subnormal input, as if the
+// subnormal were 0; the forward there is right.
+TEST(OnednnKnownDifference, EluGradientAtPositiveSubnormalIsAlpha) {
+  Backends b;
+  const Pair g =
+      at(b, "%0 = leaf f32[1] [1e-40]\n%1 = elu %0, alpha=0.5 : f32[1]\nroot %1\n", true, 0);
+  EXPECT_EQ(g.dnn, 0.5);
+  EXPECT_EQ(g.ref, 1.0);
+}
+
+// hardswish's kinks at ±3: oneDNN takes the outer one-sided derivatives (1 at 3, 0 at -3),
+// LibTorch the inner ones (1.5 and -0.5).
+TEST(OnednnKnownDifference, HardswishGradientAtItsKinks) {
+  Backends b;
+  const std::string text = "%0 = leaf f32[2] [3, -3]\n%1 = hardswish %0 : f32[2]\nroot %1\n";
+  Pair g = at(b, text, true, 0);
+  EXPECT_EQ(g.dnn, 1.0);
+  EXPECT_EQ(g.ref, 1.5);
+  g = at(b, text, true, 1);
+  EXPECT_EQ(g.dnn, 0.0);
+  EXPECT_EQ(g.ref, -0.5);
+}
+
+// gelu (both forms), silu, mish and hardswish compute x * f(x) with f(-inf) = 0, so -inf gives
+// NaN, as LibTorch does; the reference gives the limit -0. Their gradients at ±inf are NaN too
+// (LibTorch: NaN), except mish'(+inf), which oneDNN makes +inf; the limits are 1 at +inf and 0 at
+// -inf.
+TEST(OnednnKnownDifference, ActivationsAtInfinity) {
+  Backends b;
+  for (const char* op : {"gelu %0, approximate=none", "gelu %0, approximate=tanh", "silu %0",
+                         "mish %0", "hardswish %0"}) {
+    const std::string text =
+        std::string("%0 = leaf f32[2] [-inf, inf]\n%1 = ") + op + " : f32[2]\nroot %1\n";
+    const Pair p = at(b, text, false, 0);
+    EXPECT_TRUE(std::isnan(p.dnn)) << op;
+    EXPECT_EQ(p.ref, 0.0) << op;
+    if (std::string(op) == "hardswish %0") continue; // its gradients at ±inf agree
+    const Pair lo = at(b, text, true, 0), hi = at(b, text, true, 1);
+    EXPECT_TRUE(std::isnan(lo.dnn)) << op;
+    EXPECT_EQ(lo.ref, 0.0) << op;
+    if (std::string(op) == "mish %0")
+      EXPECT_EQ(hi.dnn, INFINITY);
+    else
+      EXPECT_TRUE(std::isnan(hi.dnn)) << op;
+    EXPECT_EQ(hi.ref, 1.0) << op;
+  }
+}
+
+// mish far into its tail, inside the oracle's tolerance for tiny values but far from right:
+// -5.36e-6 for -4.59e-6 at -15 (17%), and -0 at -20 for -4.12e-8.
+TEST(OnednnKnownDifference, MishTailIsInaccurate) {
+  Backends b;
+  const std::string text = "%0 = leaf f32[2] [-15, -20]\n%1 = mish %0 : f32[2]\nroot %1\n";
+  Pair p = at(b, text, false, 0);
+  EXPECT_NEAR(p.ref, -4.5885e-6, 1e-9);
+  EXPECT_LT(p.dnn, -5.3e-6);
+  p = at(b, text, false, 1);
+  EXPECT_NEAR(p.ref, -4.1223e-8, 1e-11);
+  EXPECT_EQ(p.dnn, 0.0);
+}
+
+// binary_max and binary_min return the second operand when the first is NaN (max(NaN, 1) = 1)
+// and on signed-zero ties (max(+0, -0) = -0, min(-0, +0) = +0), as x86's maxps / minps do;
+// LibTorch's maximum and minimum propagate either NaN, and IEEE 754-2019's maximum / minimum
+// order -0 below +0 (the oracle counts zeros of either sign as equal, so only NaN diverges).
+TEST(OnednnKnownDifference, MaximumMinimumReturnTheSecondOperandOnNanFirstAndTies) {
+  Backends b;
+  for (const char* op : {"maximum", "minimum"}) {
+    const Pair p = at(b,
+                      std::string("%0 = leaf f32[1] [nan]\n%1 = leaf f32[1] [1]\n%2 = ") + op +
+                          " %0, %1 : f32[1]\nroot %2\n",
+                      false, 0);
+    EXPECT_EQ(p.dnn, 1.0) << op;
+    EXPECT_TRUE(std::isnan(p.ref)) << op;
+  }
+  Pair z =
+      at(b, "%0 = leaf f32[1] [0]\n%1 = leaf f32[1] [-0]\n%2 = maximum %0, %1 : f32[1]\nroot %2\n",
+         false, 0);
+  EXPECT_TRUE(z.dnn == 0 && std::signbit(z.dnn));
+  EXPECT_TRUE(z.ref == 0 && !std::signbit(z.ref));
+  z = at(b, "%0 = leaf f32[1] [-0]\n%1 = leaf f32[1] [0]\n%2 = minimum %0, %1 : f32[1]\nroot %2\n",
+         false, 0);
+  EXPECT_TRUE(z.dnn == 0 && !std::signbit(z.dnn));
+  EXPECT_TRUE(z.ref == 0 && std::signbit(z.ref));
+}
+
+// Blocked gradients are products with 0 here too (clip and hardswish backward in oneDNN, and the
+// plugin's maximum / minimum share), so an infinite upstream gradient gives NaN, not 0.
+TEST(OnednnKnownDifference, BlockedGradientTimesInfinityIsNanInTheNewOps) {
+  Backends b;
+  for (const char* op : {"hardtanh %0, min=0, max=1", "clamp_min %0, min=0", "hardswish %0"}) {
+    const Pair g = at(b,
+                      std::string("%0 = leaf f32[1] [-4]\n%1 = ") + op +
+                          " : f32[1]\n%2 = sqrt %1 : f32[1]\nroot %2\n",
+                      true, 0);
+    EXPECT_TRUE(std::isnan(g.dnn)) << op;
+    EXPECT_EQ(g.ref, 0.0) << op;
+  }
+  const std::string text = "%0 = leaf f32[1] [-1]\n%1 = leaf f32[1] [0]\n%2 = maximum %0, %1 : "
+                           "f32[1]\n%3 = sqrt %2 : f32[1]\nroot %3\n";
+  const Pair g = at(b, text, true, 0); // leaf 0, the beaten operand
+  EXPECT_TRUE(std::isnan(g.dnn));
+  EXPECT_EQ(g.ref, 0.0);
 }
