@@ -306,7 +306,9 @@ inline Approx clamp_min_forward(Approx x, const Attrs& at) {
 // infinite grad below the bound.
 inline Approx clamp_min_backward(Approx g, Approx x, Approx, const Attrs& at) {
   const double lo = to_f32(at.lo);
-  return gate(g, x.v >= lo, !std::isnan(lo) && touches(x, lo));
+  // The other side of clamp-grad-open-below blocks the gradient at x = lo itself (oneDNN's clip).
+  const bool pass = other_side(Convention::ClampGradOpenBelow) ? x.v > lo : x.v >= lo;
+  return gate(g, pass, !std::isnan(lo) && touches(x, lo));
 }
 
 inline Approx clamp_max_forward(Approx x, const Attrs& at) {
