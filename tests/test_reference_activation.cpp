@@ -440,3 +440,15 @@ TEST(ReferenceActivation, NonFiniteResultsHaveZeroBound) {
 
 } // namespace
 } // namespace burnmark::ref
+
+// tanhshrink is the composite x - tanh(x): an infinite upstream gradient gives NaN through its
+// two terms (inf - inf, or inf * 0 where tanh rounds to ±1), as LibTorch's autograd of it does.
+// (A false alarm of ours, found by the first 30-minute campaign: bugs.md, "Defects of ours".)
+TEST(ReferenceActivation, TanhshrinkGradientOfAnInfiniteUpstreamIsNaN) {
+  using namespace burnmark::ref;
+  const burnmark::Attrs none{};
+  for (double x : {1.0, -1.7014118e38, 0.25})
+    for (double g : {kInf, -kInf})
+      EXPECT_TRUE(std::isnan(tanhshrink_backward({g, 0}, {x, 0}, {0, 0}, none).v)) << x << " " << g;
+  EXPECT_FALSE(std::isnan(tanhshrink_backward({2.0, 0}, {1.0, 0}, {0, 0}, none).v));
+}

@@ -515,6 +515,10 @@ inline Approx tanhshrink_forward(Approx x, const Attrs&) {
 inline Approx tanhshrink_backward(Approx g, Approx x, Approx, const Attrs&) {
   const auto d = [](double t) { return std::tanh(t) * std::tanh(t); };
   const double dv = d(x.v);
+  // tanhshrink is the composite x - tanh(x) (documented so, and so in LibTorch): an infinite
+  // upstream gradient meets inf - inf (1 - y^2 > 0) or inf * 0 (y = ±1 in f32) in its two terms,
+  // so the chain rule in IEEE arithmetic gives NaN.
+  if (std::isinf(g.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
   if (indeterminate(x)) return unknown(g.v * dv);
   return act::times(g, dv, act::spread(d, x, dv, 0.0), kTranscendentalUlps, 2);
 }
