@@ -24,6 +24,7 @@ public:
     program_.stmts.reserve(static_cast<std::size_t>(k_.max_steps) + 1);
     program_.leaves.reserve(static_cast<std::size_t>(k_.max_leaves));
     scratch_.reserve(static_cast<std::size_t>(k_.max_steps) + 1);
+    lane_shapes(k_, lanes_); // depends on the knobs only
   }
 
   Program run() {
@@ -72,7 +73,6 @@ private:
     const auto mode = static_cast<LeafMode>(in_.choice(kLeafModeCount));
     if (mode == LeafMode::Fresh) return fresh_shape();
     if (mode == LeafMode::LaneLength) {
-      lane_shapes(k_, lanes_);
       if (lanes_.empty()) return fresh_shape();
       return lanes_[in_.choice(static_cast<std::uint32_t>(lanes_.size()))];
     }
@@ -316,7 +316,7 @@ private:
   Knobs k_;
   Program program_;
   std::vector<Reg> scratch_; // candidate registers, reused across steps
-  std::vector<Shape> lanes_; // lane_shapes, reused across steps
+  std::vector<Shape> lanes_; // lane_shapes of the knobs
 };
 
 } // namespace

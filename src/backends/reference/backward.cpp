@@ -158,14 +158,16 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     });
   // threshold_backward(grad, result, 0): result <= 0 ? 0 : grad, so NaN passes with gradient 1
   case Op::Relu:
-    return unary(out, a, dx, [](Approx g, Approx x, Approx y) {
-      const bool pass = !(y.v <= 0);
-      if (other_side(Convention::ReluGradByProduct)) {
-        const Approx r = mul(g, Approx{pass ? 1.0 : 0.0, 0.0});
-        return touches(x, 0.0) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
-      }
-      return gate(g, pass, touches(x, 0.0));
-    });
+    return unary(
+        out, a, dx,
+        [by_product = other_side(Convention::ReluGradByProduct)](Approx g, Approx x, Approx y) {
+          const bool pass = !(y.v <= 0);
+          if (by_product) {
+            const Approx r = mul(g, Approx{pass ? 1.0 : 0.0, 0.0});
+            return touches(x, 0.0) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
+          }
+          return gate(g, pass, touches(x, 0.0));
+        });
   // sigmoid_backward: grad * (1 - y) * y
   case Op::Sigmoid:
     return unary(out, a, dx,
@@ -176,11 +178,14 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
                  [](Approx g, Approx, Approx y) { return mul(g, sub(kOne, mul(y, y))); });
   // where(min <= self <= max, grad, 0): passes at the bounds, 0 at NaN, 0 everywhere if min > max
   case Op::Clamp:
-    return unary(out, a, dx, [lo = to_f32(at.lo), hi = to_f32(at.hi)](Approx g, Approx x, Approx) {
-      const bool uncertain = lo <= hi && (touches(x, lo) || touches(x, hi));
-      const bool above_lo = other_side(Convention::ClampGradOpenBelow) ? lo < x.v : lo <= x.v;
-      return gate(g, above_lo && x.v <= hi, uncertain);
-    });
+    return unary(
+        out, a, dx,
+        [lo = to_f32(at.lo), hi = to_f32(at.hi),
+         open_below = other_side(Convention::ClampGradOpenBelow)](Approx g, Approx x, Approx) {
+          const bool uncertain = lo <= hi && (touches(x, lo) || touches(x, hi));
+          const bool above_lo = open_below ? lo < x.v : lo <= x.v;
+          return gate(g, above_lo && x.v <= hi, uncertain);
+        });
   // grad.expand(self.sizes())
   case Op::SumAll: return expand(out, a, plain_walk(a.shape), false, dx);
   // grad.expand(self.sizes()) / self.numel()
