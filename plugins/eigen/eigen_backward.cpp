@@ -10,21 +10,6 @@
 namespace burnmark::eigen {
 namespace {
 
-// Gradient of one operand of a broadcasting binary op: `f(g, a, b)` at the result's shape,
-// where a and b are the operands broadcast to it.
-template <class F> void binary_grad(In in, const Dense& out, const Dense& g, Dense& dst, F f) {
-  const Dense& a = *in[0];
-  const Dense& b = *in[1];
-  if (plugin::same_shape(a.shape, b.shape)) {
-    flat(dst) = f(flat(g), flat(a), flat(b));
-    return;
-  }
-  const Dims to = dims4(out.shape);
-  Tensor4 full = f(map4(g), map4(a).broadcast(broadcast_factors(dims4(a.shape), to)),
-                   map4(b).broadcast(broadcast_factors(dims4(b.shape), to)));
-  sum_to(std::move(full), dst);
-}
-
 // grad expanded back over the elements reduced into each output element; for a mean, divided
 // by their count (expand, then div_), not multiplied by its reciprocal.
 void expand(const Dense& in, const Dense& g, int axis, bool mean, Dense& dst) {
@@ -77,24 +62,24 @@ void backward(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g, Gr
   switch (static_cast<OpId>(s.op)) {
   // self: grad; other: grad
   case OpId::Add:
-    binary_grad(in, out, g, dx, [](auto gg, auto, auto) { return gg; });
-    binary_grad(in, out, g, *grad_in[1], [](auto gg, auto, auto) { return gg; });
+    binary_grad(in, out, g, dx, [](auto gg, auto, auto, auto) { return gg; });
+    binary_grad(in, out, g, *grad_in[1], [](auto gg, auto, auto, auto) { return gg; });
     return;
   // self: grad; other: -grad
   case OpId::Sub:
-    binary_grad(in, out, g, dx, [](auto gg, auto, auto) { return gg; });
-    binary_grad(in, out, g, *grad_in[1], [](auto gg, auto, auto) { return -gg; });
+    binary_grad(in, out, g, dx, [](auto gg, auto, auto, auto) { return gg; });
+    binary_grad(in, out, g, *grad_in[1], [](auto gg, auto, auto, auto) { return -gg; });
     return;
   // self: grad * other; other: grad * self
   case OpId::Mul:
-    binary_grad(in, out, g, dx, [](auto gg, auto, auto b) { return gg * b; });
-    binary_grad(in, out, g, *grad_in[1], [](auto gg, auto a, auto) { return gg * a; });
+    binary_grad(in, out, g, dx, [](auto gg, auto, auto b, auto) { return gg * b; });
+    binary_grad(in, out, g, *grad_in[1], [](auto gg, auto a, auto, auto) { return gg * a; });
     return;
   // self: grad / other; other: -grad * ((self / other) / other)
   case OpId::Div:
-    binary_grad(in, out, g, dx, [](auto gg, auto, auto b) { return gg / b; });
+    binary_grad(in, out, g, dx, [](auto gg, auto, auto b, auto) { return gg / b; });
     binary_grad(in, out, g, *grad_in[1],
-                [](auto gg, auto a, auto b) { return -gg * ((a / b) / b); });
+                [](auto gg, auto a, auto b, auto) { return -gg * ((a / b) / b); });
     return;
   case OpId::Neg: flat(dx) = -flat(g); return;
   // grad * sgn(self), with Eigen's own sign (its convention at NaN, not LibTorch's).
@@ -157,10 +142,11 @@ void backward(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g, Gr
     Map<kRank - 1>(dx.data.data(), outer, d[axis], inner) = tiles.sum(Eigen::array<Index, 1>{1});
     return;
   }
-  case OpId::Matmul:
-    return matmul_grad(in, out, g, grad_in); // Not in kOps, so the host never sends them.
+  case OpId::Matmul: return matmul_grad(in, out, g, grad_in);
   default: break;
   }
+  if (backward_unary(s, x, out, g, dx) || backward_binary(s, in, out, g, grad_in)) return;
+  // Not in kOps, so the host never sends it.
   throw plugin::Unsupported{s.op, {}};
 }
 

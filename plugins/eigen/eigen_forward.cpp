@@ -9,18 +9,6 @@
 namespace burnmark::eigen {
 namespace {
 
-template <class F> void binary(In in, Dense& out, F f) {
-  const Dense& a = *in[0];
-  const Dense& b = *in[1];
-  if (plugin::same_shape(a.shape, b.shape)) {
-    flat(out) = f(flat(a), flat(b));
-    return;
-  }
-  const Dims to = dims4(out.shape);
-  map4(out) = f(map4(a).broadcast(broadcast_factors(dims4(a.shape), to)),
-                map4(b).broadcast(broadcast_factors(dims4(b.shape), to)));
-}
-
 void reduce_dim(const BurnmarkStmt& s, const Dense& in, Dense& out, bool mean) {
   const Eigen::array<Index, 1> axis{s.attrs.dim + pad(in.shape)};
   // keepdim only changes the result's shape, not its row-major order: write it as rank 3.
@@ -103,9 +91,11 @@ void forward(const BurnmarkStmt& s, In in, Dense& out) {
     map4(out) = map4(x).broadcast(factors);
     return;
   }
-  case OpId::Matmul: return matmul(x, *in[1], out); // Not in kOps, so the host never sends them.
+  case OpId::Matmul: return matmul(x, *in[1], out);
   default: break;
   }
+  if (forward_unary(s, x, out) || forward_binary(s, in, out)) return;
+  // Not in kOps, so the host never sends it.
   throw plugin::Unsupported{s.op, {}};
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <utility>
 
 #include <unsupported/Eigen/CXX11/Tensor>
 
@@ -68,6 +69,11 @@ inline Dims broadcast_factors(const Dims& from, const Dims& to) {
   return f;
 }
 
+// `x` (padded) broadcast to the padded dims `to`, as an Eigen expression.
+inline auto expand_to(const Dense& x, const Dims& to) {
+  return map4(x).broadcast(broadcast_factors(dims4(x.shape), to));
+}
+
 // Sums `full` (a gradient at the broadcast result's padded dims) down to the padded dims of
 // `dst` and stores it there: one single-axis reduction per broadcast axis (PyTorch's sum_to).
 inline void sum_to(Tensor4 full, Dense& dst) {
@@ -83,6 +89,34 @@ inline void sum_to(Tensor4 full, Dense& dst) {
   map4(dst) = full;
 }
 
+// out = f(a, b) with NumPy broadcasting: one flat loop when the shapes are equal (Eigen's packet
+// body and scalar tail), else both operands broadcast to the result's padded dims.
+template <class F> void binary(In in, Dense& out, F f) {
+  const Dense& a = *in[0];
+  const Dense& b = *in[1];
+  if (plugin::same_shape(a.shape, b.shape)) {
+    flat(out) = f(flat(a), flat(b));
+    return;
+  }
+  const Dims to = dims4(out.shape);
+  map4(out) = f(expand_to(a, to), expand_to(b, to));
+}
+
+// Gradient of one operand of a broadcasting binary op: `f(g, a, b, y)` at the result's shape,
+// where a and b are the operands broadcast to it and y is the op's result, summed down to dst's
+// shape (sum_to), as PyTorch's engine does.
+template <class F> void binary_grad(In in, const Dense& out, const Dense& g, Dense& dst, F f) {
+  const Dense& a = *in[0];
+  const Dense& b = *in[1];
+  if (plugin::same_shape(a.shape, b.shape)) {
+    flat(dst) = f(flat(g), flat(a), flat(b), flat(out));
+    return;
+  }
+  const Dims to = dims4(out.shape);
+  Tensor4 full = f(map4(g), expand_to(a, to), expand_to(b, to), map4(out));
+  sum_to(std::move(full), dst);
+}
+
 // Matmul geometry over padded operands: batch axes 0 and 1 broadcast, matrices in axes 2 and 3.
 struct MatmulShape {
   Dims a, b, out;
@@ -95,5 +129,14 @@ struct MatmulShape {
 void forward(const BurnmarkStmt& s, In in, Dense& out);
 void backward(const BurnmarkStmt& s, In in, const Dense& out, const Dense& grad_out,
               GradIn grad_in);
+
+// The ops past the first vocabulary, one file per family (eigen_unary.cpp, eigen_binary.cpp).
+// Each returns false for an op outside its family, so forward() and backward() try them in turn.
+bool forward_unary(const BurnmarkStmt& s, const Dense& x, Dense& out);
+bool backward_unary(const BurnmarkStmt& s, const Dense& x, const Dense& out, const Dense& g,
+                    Dense& dx);
+bool forward_binary(const BurnmarkStmt& s, In in, Dense& out);
+bool backward_binary(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g,
+                     GradIn grad_in);
 
 } // namespace burnmark::eigen

@@ -3,183 +3,13 @@
 // oracle's compare() deciding agreement under the reference's error bounds. Special values are
 // checked where the two agree by convention; where they do not, the agreeing elements are
 // asserted and the difference itself is pinned, so a change on either side shows up.
-#include <gtest/gtest.h>
+#include <dlfcn.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <memory>
-#include <random>
-#include <string>
-#include <vector>
-
-#include <fmt/format.h>
-
-#include "burnmark/backends/builtin.h"
-#include "burnmark/ir/shape_rules.h"
-#include "burnmark/ir/text.h"
-#include "burnmark/oracle/oracle.h"
-#include "burnmark/plugin/loader.h"
+#include "burnmark/plugin/plugin.h"
+#include "eigen_test_support.h"
 
 using namespace burnmark;
-
-namespace {
-
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// Packet sizes are 4 (SSE) or 8 (AVX) floats and the Tensor executor unrolls by four packets:
-// these counts leave 0 to 7 elements for the scalar tail, and 1 runs the tail alone.
-constexpr std::int64_t kSizes[] = {1, 7, 8, 9, 17, 33};
-
-// Builds a Program statement by statement, inferring each shape with BurnMark's own rules.
-class Builder {
-public:
-  Reg leaf(Shape shape, std::vector<float> data) {
-    Stmt s;
-    s.kind = StmtKind::Leaf;
-    s.leaf = static_cast<int>(p_.leaves.size());
-    s.shape = shape;
-    p_.leaves.push_back(Leaf{shape, std::move(data)});
-    return push(std::move(s));
-  }
-  Reg op(Op op, std::vector<Reg> operands, Attrs attrs = {}) {
-    std::vector<Shape> shapes;
-    for (Reg r : operands)
-      shapes.push_back(p_.shape_of(r));
-    const ShapeResult shape = infer_shape(op, attrs, shapes);
-    if (!shape.ok()) throw std::runtime_error(std::string(op_name(op)) + ": " + shape.error());
-    Stmt s;
-    s.instr = Instr{op, std::move(operands), attrs};
-    s.shape = shape.shape();
-    return push(std::move(s));
-  }
-  const Shape& shape_of(Reg r) const { return p_.shape_of(r); }
-  Program finish(Reg root) {
-    p_.root = root;
-    const std::string why = validate(p_);
-    if (!why.empty()) throw std::runtime_error(why);
-    return p_;
-  }
-
-private:
-  Reg push(Stmt s) {
-    p_.stmts.push_back(std::move(s));
-    return static_cast<Reg>(p_.stmts.size() - 1);
-  }
-  Program p_;
-};
-
-// Deterministic values in [lo, hi]; with `signed_`, each value's sign is flipped at random.
-std::vector<float> values(std::int64_t n, double lo, double hi, unsigned seed,
-                          bool signed_ = false) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) {
-    x = static_cast<float>(u(rng));
-    if (signed_ && (rng() & 1)) x = -x;
-  }
-  return v;
-}
-
-// Multiplies `y` by a fresh leaf of weights, so that every gradient reaching y is varied rather
-// than all ones, then makes that the root.
-Program weighted(Builder& b, Reg y, unsigned seed) {
-  const Shape& s = b.shape_of(y);
-  if (s.rank() == 0) return b.finish(b.op(Op::Mul, {y, b.leaf(Shape{1}, {0.75f})}));
-  return b.finish(b.op(Op::Mul, {y, b.leaf(s, values(s.numel(), 0.5, 1.5, seed, true))}));
-}
-
-Attrs pow_attrs(double c) {
-  Attrs a;
-  a.exponent = c;
-  return a;
-}
-Attrs clamp_attrs(double lo, double hi) {
-  Attrs a;
-  a.lo = lo;
-  a.hi = hi;
-  return a;
-}
-Attrs dim_attrs(int dim, bool keepdim = false) {
-  Attrs a;
-  a.dim = dim;
-  a.keepdim = keepdim;
-  return a;
-}
-Attrs transpose_attrs(int d0, int d1) {
-  Attrs a;
-  a.dim = d0;
-  a.dim1 = d1;
-  return a;
-}
-Attrs repeat_attrs(int dim, int times) {
-  Attrs a;
-  a.dim = dim;
-  a.times = times;
-  return a;
-}
-
-class EigenVsReference : public ::testing::Test {
-protected:
-  void SetUp() override {
-    PluginLoadResult r = load_plugin_backend("eigen");
-    ASSERT_TRUE(r.ok()) << r.error();
-    eigen_ = r.take();
-    ASSERT_EQ(eigen_->name(), "eigen");
-  }
-
-  std::vector<Outcome> run(const Program& p) {
-    std::vector<Outcome> o;
-    o.push_back(ref_->run(p, RunOptions{}));
-    o.push_back(eigen_->run(p, RunOptions{}));
-    return o;
-  }
-
-  // Both backends ran, produced a gradient per leaf, and agree everywhere within the bounds.
-  void expect_agree(const Program& p) {
-    const std::vector<Outcome> o = run(p);
-    ASSERT_EQ(o[0].status, Status::Ok) << o[0].message << "\n" << to_text(p);
-    ASSERT_EQ(o[1].status, Status::Ok) << o[1].message << "\n" << to_text(p);
-    ASSERT_EQ(o[1].grads.size(), p.leaves.size()) << to_text(p);
-    const Verdict v = compare(o, OracleOptions{});
-    EXPECT_EQ(v.compared, 1u);
-    EXPECT_TRUE(v.agree()) << format_verdict(v) << "\n" << to_text(p);
-    ++programs_;
-  }
-
-  // Eigen's value of the root at `i` and d root / d leaf 0 at `i`.
-  std::pair<double, double> eigen_at(const Program& p, std::size_t i) {
-    const Outcome o = eigen_->run(p, RunOptions{});
-    EXPECT_EQ(o.status, Status::Ok) << o.message;
-    if (o.status != Status::Ok) return {0, 0};
-    return {o.root.values.at(i), o.grads.at(0).values.at(i)};
-  }
-
-  std::unique_ptr<Backend> ref_ = make_reference_backend();
-  std::unique_ptr<Backend> eigen_;
-  int programs_ = 0;
-};
-
-// op(x) * w over [n], x drawn from [lo, hi] (random signs when signed_).
-Program unary_program(Op op, Attrs attrs, std::int64_t n, double lo, double hi, bool signed_,
-                      unsigned seed) {
-  Builder b;
-  const Reg x = b.leaf(Shape{n}, values(n, lo, hi, seed, signed_));
-  return weighted(b, b.op(op, {x}, attrs), seed + 1);
-}
-
-// A one-leaf program over explicit values: op(x), seeded with ones.
-Program special_program(Op op, Attrs attrs, std::vector<float> x) {
-  Builder b;
-  const auto n = static_cast<std::int64_t>(x.size());
-  const Reg r = b.leaf(Shape{n}, std::move(x));
-  return b.finish(b.op(op, {r}, attrs));
-}
-
-} // namespace
+using namespace burnmark::eigen_test;
 
 TEST_F(EigenVsReference, LoadsWithEveryOpAndGradients) {
   const Outcome o = eigen_->run(special_program(Op::Exp, {}, {0.0f}), RunOptions{});
@@ -187,6 +17,37 @@ TEST_F(EigenVsReference, LoadsWithEveryOpAndGradients) {
   EXPECT_EQ(o.root.values, std::vector<double>{1.0});
   ASSERT_EQ(o.grads.size(), 1u);
   EXPECT_EQ(o.grads[0].values, std::vector<double>{1.0});
+}
+
+// The first vocabulary and exactly the later ops Eigen has a functor for are declared; the host
+// skips programs with any other op (and with the ops added to ops.def after these).
+TEST(EigenPlugin, DeclaresExactlyTheMappedOps) {
+  void* h = dlopen(BURNMARK_EIGEN_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto entry = reinterpret_cast<BurnmarkPluginEntryFn>(dlsym(h, BURNMARK_PLUGIN_ENTRY_SYMBOL));
+  ASSERT_NE(entry, nullptr);
+  const BurnmarkPluginV1* t = entry(BURNMARK_PLUGIN_ABI_VERSION);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->computes_gradients, 1);
+  std::vector<std::string> later;
+  for (std::uint32_t i = 0; i < t->num_supported_ops; ++i) {
+    const auto op = op_from_stable_id(t->supported_ops[i]);
+    ASSERT_TRUE(op.has_value()) << t->supported_ops[i];
+    if (t->supported_ops[i] < 22)
+      EXPECT_EQ(t->supported_ops[i], i);
+    else
+      later.emplace_back(op_name(*op));
+  }
+  const std::vector<std::string> want = {
+      "sin",     "cos",    "tan",        "asin",       "acos",      "atan",     "sinh",  "cosh",
+      "asinh",   "acosh",  "atanh",      "erf",        "erfc",      "log1p",    "expm1", "log2",
+      "log10",   "rsqrt",  "reciprocal", "square",     "sign",      "sgn",      "floor", "ceil",
+      "round",   "lgamma", "digamma",    "clamp_min",  "clamp_max", "hardtanh", "relu6", "maximum",
+      "minimum", "fmax",   "fmin",       "pow_tensor", "fmod",      "lt",       "le",    "gt",
+      "ge",      "eq",     "ne",         "where"};
+  EXPECT_EQ(later, want);
+  EXPECT_EQ(t->num_supported_ops, 22u + want.size());
+  dlclose(h);
 }
 
 TEST_F(EigenVsReference, UnaryOps) {
@@ -413,27 +274,6 @@ TEST_F(EigenVsReference, SpecialValuesThatAgree) {
   }
 }
 
-namespace {
-
-// [v, 1.5 x 7, v]: element 0 is computed by Eigen's packet body, element 8 by its scalar tail.
-Program body_and_tail(Op op, Attrs attrs, float v) {
-  std::vector<float> x(9, 1.5f);
-  x.front() = v;
-  x.back() = v;
-  return special_program(op, attrs, std::move(x));
-}
-
-struct Pinned {
-  double body_value, tail_value, body_grad, tail_grad;
-};
-
-bool same(double a, double b) {
-  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b)) ||
-         (std::isfinite(a) && std::fabs(a - b) <= 1e-5 * std::fabs(b));
-}
-
-} // namespace
-
 // Differences from the reference (and from LibTorch 1.13.1, checked with the CLI) at special
 // values, each pinned to what Eigen 3.4.0 computes in its packet body and in its scalar tail, so
 // that a fix on either side is noticed. The filler elements in between must still agree. The
@@ -487,21 +327,6 @@ TEST_F(EigenVsReference, KnownDivergencesAtSpecialValues) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    const Program p = body_and_tail(c.op, c.attrs, c.x);
-    const std::vector<Outcome> o = run(p);
-    ASSERT_EQ(o[0].status, Status::Ok);
-    ASSERT_EQ(o[1].status, Status::Ok);
-    // The difference is real: the oracle reports it.
-    EXPECT_FALSE(compare(o, OracleOptions{}).agree()) << to_text(p);
-    const auto& root = o[1].root.values;
-    const auto& grad = o[1].grads.at(0).values;
-    EXPECT_PRED2(same, root[0], c.eigen.body_value);
-    EXPECT_PRED2(same, root[8], c.eigen.tail_value);
-    EXPECT_PRED2(same, grad[0], c.eigen.body_grad);
-    EXPECT_PRED2(same, grad[8], c.eigen.tail_grad);
-    for (std::size_t i = 1; i < 8; ++i) {
-      EXPECT_FALSE(values_diverge(o[0].root.values[i], root[i], kDefaultTolerance)) << i;
-      EXPECT_FALSE(values_diverge(o[0].grads[0].values[i], grad[i], kDefaultTolerance)) << i;
-    }
+    expect_pinned(body_and_tail(c.op, c.attrs, c.x), c.eigen);
   }
 }
