@@ -2,7 +2,7 @@
 # each op family's scalar formulas (src/backends/reference/approx_<family>.h) on their own.
 burnmark_test(test_reference test_reference.cpp)
 target_link_libraries(test_reference PRIVATE burnmark_ref)
-foreach(family transcendental elementary activation binary)
+foreach(family transcendental elementary activation binary reductions)
   burnmark_test(test_reference_${family} test_reference_${family}.cpp)
   target_link_libraries(test_reference_${family} PRIVATE burnmark_ir)
   target_include_directories(test_reference_${family} PRIVATE

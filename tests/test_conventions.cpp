@@ -38,6 +38,8 @@ const std::vector<Witness>& witnesses() {
        "%1, %2 : f32[1]\n"},
       {Convention::SgnGradSymbolicZero,
        "%0 = leaf f32[1] [1]\n%1 = acos %0 : f32[1]\n%2 = sgn %1 : f32[1]\n"},
+      {Convention::Norm0GradSymbolicZero,
+       "%0 = leaf f32[1] [-1]\n%1 = log1p %0 : f32[1]\n%2 = vector_norm %1, ord=0 : f32[]\n"},
   };
   return all;
 }

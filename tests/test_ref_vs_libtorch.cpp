@@ -71,7 +71,7 @@ void later_vocabulary(std::vector<NamedProgram>& out) {
   const std::vector<float> positive = {0.5f, 1.25f, 2.0f};
   const std::vector<float> partner = {0.5f, -1.5f, 2.25f};
   for (const OpInfo& info : kOpTable) {
-    if (info.stable_id < 22) continue;
+    if (info.stable_id < 22 || info.stable_id >= 93) continue;
     std::vector<Attrs> tables(info.params.begin(), info.params.end());
     if (tables.empty()) tables.push_back({});
     for (const Attrs& attrs : tables) {
@@ -105,6 +105,63 @@ void later_vocabulary(std::vector<NamedProgram>& out) {
       case OpFamily::Transpose:
       case OpFamily::ReduceDim:
       case OpFamily::ReduceAll:
+      case OpFamily::AlongDim:
+      case OpFamily::Similarity:
+      case OpFamily::Concat:
+      case OpFamily::Repeat: break;
+      }
+    }
+  }
+}
+
+// The reductions, scans and normalisers past the first vocabulary, each with every entry of its
+// attribute table, along dim 1 of a [2, 3, 4] operand with distinct, nonzero, untied values, and
+// weighted by a leaf so that every element of the gradient differs.
+void along_dim_vocabulary(std::vector<NamedProgram>& out) {
+  // A permutation of 24 distinct values in [-1.6, 1.55]: no ties, no zeros, products in range.
+  std::vector<float> data;
+  for (int i = 0; i < 24; ++i)
+    data.push_back(static_cast<float>((i * 7) % 24 - 11) * 0.125f + 0.0625f);
+  for (const OpInfo& info : kOpTable) {
+    if (info.stable_id < 93) continue;
+    std::vector<Attrs> tables(info.params.begin(), info.params.end());
+    if (tables.empty()) tables.push_back({});
+    for (Attrs attrs : tables) {
+      ProgramBuilder b;
+      const Reg x = b.leaf({2, 3, 4}, data);
+      attrs.dim = 1;
+      switch (info.family) {
+      case OpFamily::ReduceAll:
+        out.push_back({info.op, b.finish(b.op(Op::Mul, {x, b.op(info.op, {x}, attrs)}))});
+        break;
+      case OpFamily::ReduceDim:
+        for (bool keep : {false, true}) {
+          ProgramBuilder bk;
+          const Reg xk = bk.leaf({2, 3, 4}, data);
+          attrs.keepdim = keep;
+          const Reg r = bk.op(info.op, {xk}, attrs);
+          const Reg w = bk.leaf(keep ? Shape{2, 1, 4} : Shape{2, 4}, ramp(8, 1.0f, 0.5f));
+          out.push_back({info.op, bk.finish(bk.op(Op::Mul, {r, w}))});
+        }
+        break;
+      case OpFamily::AlongDim: {
+        const Reg w = b.leaf({2, 3, 4}, ramp(24, 1.0f, -0.125f));
+        out.push_back({info.op, b.finish(b.op(Op::Mul, {b.op(info.op, {x}, attrs), w}))});
+        break;
+      }
+      case OpFamily::Similarity: {
+        const Reg y = b.leaf({3, 4}, ramp(12, -0.7f, 0.15f));
+        const Reg w = b.leaf({2, 4}, ramp(8, 1.0f, 0.5f));
+        out.push_back({info.op, b.finish(b.op(Op::Mul, {b.op(info.op, {x, y}, attrs), w}))});
+        break;
+      }
+      case OpFamily::Unary:
+      case OpFamily::Activation:
+      case OpFamily::Binary:
+      case OpFamily::Compare:
+      case OpFamily::Select:
+      case OpFamily::Matmul:
+      case OpFamily::Transpose:
       case OpFamily::Concat:
       case OpFamily::Repeat: break;
       }
@@ -180,6 +237,7 @@ std::vector<NamedProgram> programs_per_op() {
     out.push_back({Op::Matmul, b.finish(b.op(Op::Matmul, {x, y}))});
   }
   later_vocabulary(out);
+  along_dim_vocabulary(out);
   return out;
 }
 

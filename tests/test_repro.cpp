@@ -350,6 +350,29 @@ Program all_ops_program() {
   acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Ge, {z, w}), z, w})})});
   acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Eq, {z, w}), z, w})})});
   acc = b.op(Op::Add, {acc, b.op(Op::SumAll, {b.op(Op::Where, {b.op(Op::Ne, {z, w}), z, w})})});
+  // The reductions, scans and normalisers, along dim 1 where they take one.
+  for (const OpInfo& info : kOpTable) {
+    if (info.stable_id < 93) continue;
+    Attrs at = info.params.empty() ? Attrs{} : info.params[0];
+    at.dim = 1;
+    Reg r2 = -1;
+    switch (info.family) {
+    case OpFamily::ReduceAll: r2 = b.op(info.op, {z}, at); break;
+    case OpFamily::ReduceDim: r2 = b.op(Op::SumAll, {b.op(info.op, {z}, at)}); break;
+    case OpFamily::AlongDim: r2 = b.op(Op::SumAll, {b.op(Op::Mul, {b.op(info.op, {z}, at), z})}); break;
+    case OpFamily::Similarity: r2 = b.op(Op::SumAll, {b.op(info.op, {z, w}, at)}); break;
+    case OpFamily::Unary:
+    case OpFamily::Activation:
+    case OpFamily::Binary:
+    case OpFamily::Compare:
+    case OpFamily::Select:
+    case OpFamily::Matmul:
+    case OpFamily::Transpose:
+    case OpFamily::Concat:
+    case OpFamily::Repeat: continue;
+    }
+    acc = b.op(Op::Add, {acc, r2});
+  }
   return b.finish(acc);
 }
 
@@ -424,7 +447,24 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::ge(",
                                                  "torch::eq(",
                                                  "torch::ne(",
-                                                 "torch::where("};
+                                                 "torch::where(",
+                                                 "torch::prod(",
+                                                 "torch::amax(",
+                                                 "torch::amin(",
+                                                 "torch::max(",
+                                                 "torch::min(",
+                                                 "torch::var(",
+                                                 "torch::std(",
+                                                 "torch::linalg_vector_norm(",
+                                                 "std::get<0>(torch::max(",
+                                                 "torch::logsumexp(",
+                                                 "torch::cumsum(",
+                                                 "torch::cumprod(",
+                                                 "torch::logcumsumexp(",
+                                                 "torch::softmax(",
+                                                 "torch::log_softmax(",
+                                                 "torch::nn::functional::normalize(",
+                                                 "torch::cosine_similarity("};
 const std::vector<std::string> kLaterPythonCalls = {
     "torch.sin(",        "torch.cos(",     "torch.tan(",       "torch.asin(",   "torch.acos(",
     "torch.atan(",       "torch.sinh(",    "torch.cosh(",      "torch.asinh(",  "torch.acosh(",
@@ -440,7 +480,11 @@ const std::vector<std::string> kLaterPythonCalls = {
     "torch.atan2(",      "torch.pow(",     "torch.remainder(", "torch.fmod(",   "torch.div(",
     "torch.hypot(",      "torch.xlogy(",   "torch.copysign(",  "torch.lerp(",   "torch.lt(",
     "torch.le(",         "torch.gt(",      "torch.ge(",        "torch.eq(",     "torch.ne(",
-    "torch.where("};
+    "torch.where(",      "torch.prod(",    "torch.amax(",      "torch.amin(",   "torch.max(",
+    "torch.min(",        "torch.var(",     "torch.std(",       "torch.linalg.vector_norm(",
+    ".values",           "torch.logsumexp(", "torch.cumsum(",  "torch.cumprod(",
+    "torch.logcumsumexp(", "torch.softmax(", "torch.log_softmax(", "F.normalize(",
+    "F.cosine_similarity("};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it

@@ -103,6 +103,15 @@ void lane_shapes(const Knobs& k, std::vector<Shape>& out) {
 // The prefilters below are necessary conditions only, to skip infer_shape's error formatting on
 // the common mismatch; infer_shape stays the authority on legality.
 
+Attrs table_key(const Attrs& a) {
+  Attrs key = a;
+  key.dim = 0;
+  key.dim1 = 0;
+  key.keepdim = false;
+  key.times = 1;
+  return key;
+}
+
 void float_registers(std::span<const Stmt> regs, std::vector<Reg>& out) {
   out.clear();
   for (std::size_t r = 0; r < regs.size(); ++r)

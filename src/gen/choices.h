@@ -54,11 +54,12 @@ inline constexpr std::uint32_t kLeafModeCount = 5;
 // order). Weighted towards the elementwise families, where most ops are; index 0 is Unary, the
 // one family that applies to every f32 register, so zero bytes always make a legal op. Select
 // makes two statements: a comparison, then a where on its mask; Compare is never drawn alone.
-inline constexpr std::array<OpFamily, 15> kCategoryWheel = {
-    OpFamily::Unary,      OpFamily::Unary,  OpFamily::Unary,     OpFamily::Activation,
-    OpFamily::Activation, OpFamily::Binary, OpFamily::Binary,    OpFamily::Binary,
-    OpFamily::Select,     OpFamily::Matmul, OpFamily::Transpose, OpFamily::ReduceDim,
-    OpFamily::ReduceAll,  OpFamily::Concat, OpFamily::Repeat};
+inline constexpr std::array<OpFamily, 19> kCategoryWheel = {
+    OpFamily::Unary,     OpFamily::Unary,      OpFamily::Unary,     OpFamily::Activation,
+    OpFamily::Activation, OpFamily::Binary,    OpFamily::Binary,    OpFamily::Binary,
+    OpFamily::Select,    OpFamily::Matmul,     OpFamily::Transpose, OpFamily::ReduceDim,
+    OpFamily::ReduceDim, OpFamily::ReduceAll,  OpFamily::AlongDim,  OpFamily::AlongDim,
+    OpFamily::Similarity, OpFamily::Concat,    OpFamily::Repeat};
 
 constexpr std::size_t family_size(OpFamily f) {
   std::size_t n = 0;
@@ -80,8 +81,14 @@ inline constexpr auto kBinaryOps = family_ops<OpFamily::Binary>();
 inline constexpr auto kCompareOps = family_ops<OpFamily::Compare>();
 inline constexpr auto kDimReduceOps = family_ops<OpFamily::ReduceDim>();
 inline constexpr auto kAllReduceOps = family_ops<OpFamily::ReduceAll>();
+inline constexpr auto kAlongDimOps = family_ops<OpFamily::AlongDim>();
+inline constexpr auto kSimilarityOps = family_ops<OpFamily::Similarity>();
 // The Select step writes its where explicitly; the family holds exactly that one op.
 static_assert(family_size(OpFamily::Select) == 1);
+
+// The attributes of an op's table entry: its attributes with the structural ones (dims, keepdim,
+// times), which the step chooses separately, at their defaults.
+Attrs table_key(const Attrs& a);
 
 // ---- leaf shapes ----
 

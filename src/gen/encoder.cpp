@@ -244,7 +244,7 @@ private:
   void params(const Instr& instr) {
     const std::span<const Attrs> table = op_info(instr.op).params;
     if (table.empty()) return;
-    const auto it = std::find(table.begin(), table.end(), instr.attrs);
+    const auto it = std::find(table.begin(), table.end(), table_key(instr.attrs));
     if (it == table.end())
       fail(fmt::format("these attributes are not in {}'s table in op_tables.h", op_name(instr.op)));
     out_.choice(static_cast<std::uint32_t>(it - table.begin()),
@@ -341,8 +341,31 @@ private:
       head(family, a);
       choose_op(kDimReduceOps, instr.op);
       write_dim(instr.attrs.dim);
-      return out_.choice(instr.attrs.keepdim ? 1 : 0, 2);
-    case OpFamily::ReduceAll: head(family, a); return choose_op(kAllReduceOps, instr.op);
+      out_.choice(instr.attrs.keepdim ? 1 : 0, 2);
+      params(instr);
+      return edge_tag(instr.op);
+    case OpFamily::ReduceAll:
+      head(family, a);
+      choose_op(kAllReduceOps, instr.op);
+      params(instr);
+      return edge_tag(instr.op);
+    case OpFamily::AlongDim:
+      head(family, a);
+      choose_op(kAlongDimOps, instr.op);
+      write_dim(instr.attrs.dim);
+      params(instr);
+      return edge_tag(instr.op);
+    case OpFamily::Similarity: {
+      head(family, a);
+      choose_op(kSimilarityOps, instr.op);
+      binary_partners(prefix(), a, candidates_);
+      partner(candidates_, instr.operands[1]);
+      const Shape& sb = p_.stmts[static_cast<std::size_t>(instr.operands[1])].shape;
+      const auto both = broadcast(sa, sb);
+      out_.choice(static_cast<std::uint32_t>(instr.attrs.dim),
+                  static_cast<std::uint32_t>(both->rank()));
+      return edge_tag(instr.op);
+    }
     case OpFamily::Concat:
       head(family, a);
       write_dim(instr.attrs.dim);

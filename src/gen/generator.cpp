@@ -284,14 +284,38 @@ private:
     case OpFamily::ReduceDim: {
       if (sa.rank() < 1) return unary(a);
       const Op op = kDimReduceOps[in_.choice(kDimReduceOps.size())];
-      attrs.dim = choose_dim();
-      attrs.keepdim = in_.choice(2) == 1;
+      const int dim = choose_dim();
+      const bool keepdim = in_.choice(2) == 1;
+      attrs = params(op);
+      attrs.dim = dim;
+      attrs.keepdim = keepdim;
       push_op(op, {a}, attrs);
       return;
     }
-    case OpFamily::ReduceAll:
-      push_op(kAllReduceOps[in_.choice(kAllReduceOps.size())], {a}, attrs);
+    case OpFamily::ReduceAll: {
+      const Op op = kAllReduceOps[in_.choice(kAllReduceOps.size())];
+      push_op(op, {a}, params(op));
       return;
+    }
+    case OpFamily::AlongDim: {
+      if (sa.rank() < 1) return unary(a);
+      const Op op = kAlongDimOps[in_.choice(kAlongDimOps.size())];
+      const int dim = choose_dim();
+      attrs = params(op);
+      attrs.dim = dim;
+      push_op(op, {a}, attrs);
+      return;
+    }
+    case OpFamily::Similarity: {
+      const Op op = kSimilarityOps[in_.choice(kSimilarityOps.size())];
+      binary_partners(regs(), a, scratch_);
+      const Reg b = pick(scratch_);
+      const auto both = broadcast(sa, shape_of(b));
+      if (!both || both->rank() < 1) return unary(a);
+      attrs.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(both->rank())));
+      push_op(op, {a, b}, attrs);
+      return;
+    }
     case OpFamily::Concat: {
       if (sa.rank() < 1) return unary(a);
       attrs.dim = choose_dim();

@@ -33,6 +33,10 @@ ShapeResult reduce_dim(const Attrs& a, const Shape& in) {
   return capped(out);
 }
 
+bool valid_correction(const Attrs& a) {
+  return a.variant == 0 || a.variant == 1;
+}
+
 ShapeResult broadcast_pair(const Shape& a, const Shape& b) {
   const auto out = broadcast(a, b);
   if (!out) return fail("shapes " + a.to_string() + " and " + b.to_string() + " do not broadcast");
@@ -165,10 +169,47 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   case Op::Sigmoid:
   case Op::Tanh:
   case Op::Clamp: return capped(in[0]);
+  case Op::Var:
+  case Op::Std:
+    if (!valid_correction(attrs)) return fail("correction must be 0 or 1");
+    return ShapeResult{Shape::scalar()};
   case Op::SumAll:
-  case Op::MeanAll: return ShapeResult{Shape::scalar()};
+  case Op::MeanAll:
+  case Op::Prod:
+  case Op::Amax:
+  case Op::Amin:
+  case Op::Max:
+  case Op::Min:
+  case Op::VectorNorm: return ShapeResult{Shape::scalar()};
+  case Op::VarDim:
+  case Op::StdDim:
+    if (!valid_correction(attrs)) return fail("correction must be 0 or 1");
+    return reduce_dim(attrs, in[0]);
   case Op::SumDim:
-  case Op::MeanDim: return reduce_dim(attrs, in[0]);
+  case Op::MeanDim:
+  case Op::ProdDim:
+  case Op::AmaxDim:
+  case Op::AminDim:
+  case Op::MaxDim:
+  case Op::MinDim:
+  case Op::Logsumexp:
+  case Op::NormDim: return reduce_dim(attrs, in[0]);
+  case Op::Cumsum:
+  case Op::Cumprod:
+  case Op::Logcumsumexp:
+  case Op::Softmax:
+  case Op::LogSoftmax:
+  case Op::Normalize:
+    if (!valid_axis(attrs.dim, in[0]))
+      return fail("dim " + std::to_string(attrs.dim) + " out of range for " + in[0].to_string());
+    return capped(in[0]);
+  case Op::CosineSimilarity: {
+    const ShapeResult both = broadcast_pair(in[0], in[1]);
+    if (!both.ok()) return both;
+    Attrs dropped = attrs;
+    dropped.keepdim = false;
+    return reduce_dim(dropped, both.shape());
+  }
   case Op::Transpose: {
     if (!valid_axis(attrs.dim, in[0]) || !valid_axis(attrs.dim1, in[0]) || attrs.dim == attrs.dim1)
       return fail("transpose needs two distinct dims within rank " + std::to_string(in[0].rank()));

@@ -59,6 +59,13 @@ std::string attrs_text(Op op, const Attrs& a) {
                        kRoundingNames[static_cast<std::size_t>(a.variant & 1)]);
   case AttrKind::Weight: return fmt::format(", weight={}", real_text(a.weight));
   case AttrKind::Eps: return a.variant == 0 ? ", eps=none" : ", eps=" + real_text(a.eps);
+  case AttrKind::Correction: return fmt::format(", correction={}", a.variant);
+  case AttrKind::DimKeepCorrection:
+    return fmt::format(", dim={}, keepdim={}, correction={}", a.dim, a.keepdim, a.variant);
+  case AttrKind::Ord: return fmt::format(", ord={}", real_text(a.exponent));
+  case AttrKind::DimKeepOrd:
+    return fmt::format(", ord={}, dim={}, keepdim={}", real_text(a.exponent), a.dim, a.keepdim);
+  case AttrKind::PDim: return fmt::format(", p={}, dim={}", real_text(a.exponent), a.dim);
   }
   return {};
 }
@@ -255,6 +262,15 @@ struct LineParser {
     case AttrKind::Rounding: return named_attr("rounding_mode", kRoundingNames, a.variant);
     case AttrKind::Weight: return real_attr("weight", a.weight);
     case AttrKind::Eps: return eps_attr(a);
+    case AttrKind::Correction: return int_attr("correction", a.variant);
+    case AttrKind::DimKeepCorrection:
+      return int_attr("dim", a.dim) && bool_attr("keepdim", a.keepdim) &&
+             int_attr("correction", a.variant);
+    case AttrKind::Ord: return real_attr("ord", a.exponent);
+    case AttrKind::DimKeepOrd:
+      return real_attr("ord", a.exponent) && int_attr("dim", a.dim) &&
+             bool_attr("keepdim", a.keepdim);
+    case AttrKind::PDim: return real_attr("p", a.exponent) && int_attr("dim", a.dim);
     }
     return false;
   }

@@ -141,6 +141,51 @@ std::string call(const Program& p, const Instr& in) {
   case Op::Eq: return fmt::format("torch::eq({}, {})", x, y);
   case Op::Ne: return fmt::format("torch::ne({}, {})", x, y);
   case Op::Where: return fmt::format("torch::where({}, {}, {})", x, y, z);
+  case Op::Prod: return fmt::format("torch::prod({})", x);
+  case Op::Amax: return fmt::format("torch::amax({}, c10::IntArrayRef{{}})", x);
+  case Op::Amin: return fmt::format("torch::amin({}, c10::IntArrayRef{{}})", x);
+  case Op::Max: return fmt::format("torch::max({})", x);
+  case Op::Min: return fmt::format("torch::min({})", x);
+  case Op::Var:
+    return fmt::format("torch::var({}, c10::nullopt, /*correction=*/c10::optional<int64_t>({}))", x,
+                       a.variant);
+  case Op::Std:
+    return fmt::format("torch::std({}, c10::nullopt, /*correction=*/c10::optional<int64_t>({}))", x,
+                       a.variant);
+  case Op::VectorNorm: return fmt::format("torch::linalg_vector_norm({}, {})", x, dbl(a.exponent));
+  case Op::ProdDim:
+    return fmt::format("torch::prod({}, {}, /*keepdim=*/{})", x, a.dim, a.keepdim);
+  case Op::AmaxDim:
+    return fmt::format("torch::amax({}, {{{}}}, /*keepdim=*/{})", x, a.dim, a.keepdim);
+  case Op::AminDim:
+    return fmt::format("torch::amin({}, {{{}}}, /*keepdim=*/{})", x, a.dim, a.keepdim);
+  case Op::MaxDim:
+    return fmt::format("std::get<0>(torch::max({}, {}, /*keepdim=*/{}))", x, a.dim, a.keepdim);
+  case Op::MinDim:
+    return fmt::format("std::get<0>(torch::min({}, {}, /*keepdim=*/{}))", x, a.dim, a.keepdim);
+  case Op::VarDim:
+    return fmt::format("torch::var({}, c10::IntArrayRef{{{}}}, /*correction=*/"
+                       "c10::optional<int64_t>({}), /*keepdim=*/{})",
+                       x, a.dim, a.variant, a.keepdim);
+  case Op::StdDim:
+    return fmt::format("torch::std({}, c10::IntArrayRef{{{}}}, /*correction=*/"
+                       "c10::optional<int64_t>({}), /*keepdim=*/{})",
+                       x, a.dim, a.variant, a.keepdim);
+  case Op::Logsumexp:
+    return fmt::format("torch::logsumexp({}, {{{}}}, /*keepdim=*/{})", x, a.dim, a.keepdim);
+  case Op::NormDim:
+    return fmt::format("torch::linalg_vector_norm({}, {}, c10::IntArrayRef{{{}}}, /*keepdim=*/{})",
+                       x, dbl(a.exponent), a.dim, a.keepdim);
+  case Op::Cumsum: return fmt::format("torch::cumsum({}, {})", x, a.dim);
+  case Op::Cumprod: return fmt::format("torch::cumprod({}, {})", x, a.dim);
+  case Op::Logcumsumexp: return fmt::format("torch::logcumsumexp({}, {})", x, a.dim);
+  case Op::Softmax: return fmt::format("torch::softmax({}, {})", x, a.dim);
+  case Op::LogSoftmax: return fmt::format("torch::log_softmax({}, {})", x, a.dim);
+  case Op::Normalize:
+    return fmt::format("torch::nn::functional::normalize({}, "
+                       "torch::nn::functional::NormalizeFuncOptions().p({}).dim({}))",
+                       x, dbl(a.exponent), a.dim);
+  case Op::CosineSimilarity: return fmt::format("torch::cosine_similarity({}, {}, {})", x, y, a.dim);
   }
   return "";
 }
@@ -165,6 +210,7 @@ constexpr const char* kIncludes = R"(
 // incomplete IValue inside LibTorch's own headers.
 #include <ATen/core/ivalue.h>
 #include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/normalization.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 

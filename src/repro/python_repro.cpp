@@ -145,6 +145,43 @@ std::string call(const Program& p, const Instr& in) {
   case Op::Eq: return fmt::format("torch.eq({}, {})", x, y);
   case Op::Ne: return fmt::format("torch.ne({}, {})", x, y);
   case Op::Where: return fmt::format("torch.where({}, {}, {})", x, y, z);
+  case Op::Prod: return fmt::format("torch.prod({})", x);
+  case Op::Amax: return fmt::format("torch.amax({})", x);
+  case Op::Amin: return fmt::format("torch.amin({})", x);
+  case Op::Max: return fmt::format("torch.max({})", x);
+  case Op::Min: return fmt::format("torch.min({})", x);
+  // PyTorch 1.13 takes correction only with a dim; unbiased is the same correction 1 / 0.
+  case Op::Var: return fmt::format("torch.var({}, unbiased={})", x, py_bool(a.variant == 1));
+  case Op::Std: return fmt::format("torch.std({}, unbiased={})", x, py_bool(a.variant == 1));
+  case Op::VectorNorm: return fmt::format("torch.linalg.vector_norm({}, ord={})", x, dbl(a.exponent));
+  case Op::ProdDim:
+    return fmt::format("torch.prod({}, dim={}, keepdim={})", x, a.dim, py_bool(a.keepdim));
+  case Op::AmaxDim:
+    return fmt::format("torch.amax({}, dim={}, keepdim={})", x, a.dim, py_bool(a.keepdim));
+  case Op::AminDim:
+    return fmt::format("torch.amin({}, dim={}, keepdim={})", x, a.dim, py_bool(a.keepdim));
+  case Op::MaxDim:
+    return fmt::format("torch.max({}, dim={}, keepdim={}).values", x, a.dim, py_bool(a.keepdim));
+  case Op::MinDim:
+    return fmt::format("torch.min({}, dim={}, keepdim={}).values", x, a.dim, py_bool(a.keepdim));
+  case Op::VarDim:
+    return fmt::format("torch.var({}, dim={}, correction={}, keepdim={})", x, a.dim, a.variant,
+                       py_bool(a.keepdim));
+  case Op::StdDim:
+    return fmt::format("torch.std({}, dim={}, correction={}, keepdim={})", x, a.dim, a.variant,
+                       py_bool(a.keepdim));
+  case Op::Logsumexp:
+    return fmt::format("torch.logsumexp({}, dim={}, keepdim={})", x, a.dim, py_bool(a.keepdim));
+  case Op::NormDim:
+    return fmt::format("torch.linalg.vector_norm({}, ord={}, dim={}, keepdim={})", x,
+                       dbl(a.exponent), a.dim, py_bool(a.keepdim));
+  case Op::Cumsum: return fmt::format("torch.cumsum({}, dim={})", x, a.dim);
+  case Op::Cumprod: return fmt::format("torch.cumprod({}, dim={})", x, a.dim);
+  case Op::Logcumsumexp: return fmt::format("torch.logcumsumexp({}, dim={})", x, a.dim);
+  case Op::Softmax: return fmt::format("torch.softmax({}, dim={})", x, a.dim);
+  case Op::LogSoftmax: return fmt::format("torch.log_softmax({}, dim={})", x, a.dim);
+  case Op::Normalize: return fmt::format("F.normalize({}, p={}, dim={})", x, dbl(a.exponent), a.dim);
+  case Op::CosineSimilarity: return fmt::format("F.cosine_similarity({}, {}, dim={})", x, y, a.dim);
   }
   return "";
 }

@@ -100,7 +100,12 @@ std::string stmt_label(const Program& p, Reg reg) {
   case AttrKind::Eps:
     return a.variant == 0 ? name + "[none]" : fmt::format("{}[{}]", name, real(a.eps));
   case AttrKind::Gelu:
-  case AttrKind::Rounding: return fmt::format("{}[{}]", name, a.variant);
+  case AttrKind::Rounding:
+  case AttrKind::Correction:
+  case AttrKind::DimKeepCorrection: return fmt::format("{}[{}]", name, a.variant);
+  case AttrKind::Ord:
+  case AttrKind::DimKeepOrd:
+  case AttrKind::PDim: return fmt::format("{}[{}]", name, real(a.exponent));
   case AttrKind::None:
   case AttrKind::DimKeep:
   case AttrKind::TwoDims:

@@ -42,6 +42,11 @@ enum class AttrKind : std::uint8_t {
   Rounding, // div_rounded: variant 0 = rounding_mode "trunc", 1 = "floor"
   Weight,   // lerp: weight
   Eps,      // logit: variant 0 = no eps, 1 = eps given
+  Correction,        // var, std over every element: correction (in variant, 0 or 1)
+  DimKeepCorrection, // var_dim, std_dim: dim, keepdim, correction (in variant)
+  Ord,               // vector_norm: ord (in exponent; may be ±inf)
+  DimKeepOrd,        // vector_norm_dim: dim, keepdim, ord (in exponent)
+  PDim,              // normalize: p (in exponent), dim
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.
@@ -57,6 +62,8 @@ enum class OpFamily : std::uint8_t {
   ReduceAll,
   Concat,
   Repeat,
+  AlongDim,   // one float tensor, a dim (and parameters): scans and normalisers, same shape
+  Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
 };
 
 // The element type of a register. Leaves and almost every op are f32; comparisons make masks.
@@ -71,7 +78,7 @@ struct Attrs {
   int dim1 = 0;
   bool keepdim = false;
   int times = 1;
-  double exponent = 0.0;  // pow
+  double exponent = 0.0;  // pow's exponent; vector_norm's ord and normalize's p
   double lo = 0.0;        // clamp, clamp_min, hardtanh
   double hi = 0.0;        // clamp, clamp_max, hardtanh
   double alpha = 0.0;     // elu, celu
@@ -81,7 +88,7 @@ struct Attrs {
   double threshold = 0.0; // softplus
   double weight = 0.0;    // lerp
   double eps = 0.0;       // logit, when variant is 1
-  int variant = 0;        // gelu approximate, div_rounded rounding_mode, logit has eps
+  int variant = 0; // gelu approximate, div_rounded rounding_mode, logit has eps, var/std correction
   bool operator==(const Attrs& other) const;
 };
 

@@ -103,6 +103,22 @@ inline constexpr std::array<Attrs, 7> kLerpParams = {{{.weight = 0.5},
                                                       {.weight = 2.0},
                                                       {.weight = -1.0}}};
 
+// var and std: the population (0) and the sample (1) variance; correction 1 of one element
+// divides by zero.
+inline constexpr std::array<Attrs, 2> kCorrectionParams = {{{.variant = 0}, {.variant = 1}}};
+// vector_norm's ord: each of these takes its own kernel branch (0 counts nonzeros, ±inf are
+// max/min of |x|, 1 and 2 have fast paths, 0.5 is below 1, where the gradient has a pole at 0).
+inline constexpr std::array<double, 7> kOrds = {2.0, 1.0, 3.0, kEdgeInf, -kEdgeInf, 0.5, 0.0};
+inline constexpr std::array<Attrs, kOrds.size()> kOrdParams = [] {
+  std::array<Attrs, kOrds.size()> t{};
+  for (std::size_t i = 0; i < t.size(); ++i)
+    t[i].exponent = kOrds[i];
+  return t;
+}();
+// normalize's p (torch.nn.functional.normalize divides by the p-norm clamped to eps = 1e-12).
+inline constexpr std::array<Attrs, 4> kNormalizeParams = {
+    {{.exponent = 2.0}, {.exponent = 1.0}, {.exponent = kEdgeInf}, {.exponent = 3.0}}};
+
 // ---- edge tables ----
 inline constexpr std::array<float, 0> kNoEdges = {};
 inline constexpr std::array<float, 9> kArithEdges = {0.0f,   -0.0f,       1.0f, -1.0f,        3e38f,
@@ -182,5 +198,19 @@ inline constexpr std::array<float, 11> kModEdges = {
     0.0f, -0.0f, 1e30f, -1e30f, 3.0f, -3.0f, 0.1f, kEdgeInf, -kEdgeInf, 16777216.0f, 7.0f};
 inline constexpr std::array<float, 9> kHypotEdges = {3e38f, -3e38f, 2e19f,    kEdgeDenorm, 1e-30f,
                                                      0.0f,  -0.0f,  kEdgeInf, kEdgeNan};
+
+// Products: zeros (one zero, two zeros), and magnitudes whose products overflow or underflow f32
+// while the exact product, or the product of the others, stays in range.
+inline constexpr std::array<float, 9> kProdEdges = {0.0f,  -0.0f,  1e-30f, 1e30f,   1e20f,
+                                                    1e-20f, 2.0f, kEdgeInf, kEdgeNan};
+// Variance: a huge common offset (cancellation), squares that overflow, equal elements.
+inline constexpr std::array<float, 8> kSpreadEdges = {1e20f, 1e19f, 2e19f, 1e-30f,
+                                                      0.0f,  1e7f,  3e38f, kEdgeInf};
+// Norms: squares that overflow (1e20) or underflow (1e-25), zeros (a pole of the gradient).
+inline constexpr std::array<float, 8> kNormEdges = {0.0f,  -0.0f, 1e20f, -1e20f, 1e-25f,
+                                                    kEdgeDenorm, 3e38f, kEdgeInf};
+// log-sum-exp and softmax: infinities (the max subtracted is infinite), exp's overflow edge.
+inline constexpr std::array<float, 8> kLogSumExpEdges = {-kEdgeInf, kEdgeInf, 88.7229f, 89.0f,
+                                                         -104.0f,   0.0f,     1e30f,    kEdgeNan};
 
 } // namespace burnmark

@@ -330,7 +330,11 @@ void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& 
       kernels.backward(s, std::span<const Dense<T>* const>(in.data(), arity), regs[r], *grads[r],
                        std::span<Dense<T>* const>(gin_ptr.data(), arity));
       for (std::size_t i = 0; i < arity; ++i) {
-        auto& acc = grads[node[static_cast<std::size_t>(s.operands[i])]];
+        // No gradient enters a mask (LibTorch's bool tensors have no grad_fn): a comparison
+        // fed a zero gradient would still run its operands' backward, and 0 * inf there is NaN.
+        const auto src = node[static_cast<std::size_t>(s.operands[i])];
+        if (program.stmts[src].dtype == BURNMARK_DTYPE_BOOL) continue;
+        auto& acc = grads[src];
         if (!acc) {
           acc = std::move(gin[i]);
         } else {

@@ -7,6 +7,7 @@
 #include "libtorch_framework.h"
 
 #include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/normalization.h>
 
 #include <cstring>
 #include <stdexcept>
@@ -153,6 +154,39 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::Eq: out = torch::eq(x, y()); break;
   case Op::Ne: out = torch::ne(x, y()); break;
   case Op::Where: out = torch::where(x, y(), z()); break;
+  case Op::Prod: out = torch::prod(x); break;
+  case Op::Amax: out = torch::amax(x, c10::IntArrayRef{}); break;
+  case Op::Amin: out = torch::amin(x, c10::IntArrayRef{}); break;
+  case Op::Max: out = torch::max(x); break;
+  case Op::Min: out = torch::min(x); break;
+  case Op::Var: out = torch::var(x, c10::nullopt, c10::optional<std::int64_t>(a.variant)); break;
+  case Op::Std: out = torch::std(x, c10::nullopt, c10::optional<std::int64_t>(a.variant)); break;
+  case Op::VectorNorm: out = torch::linalg_vector_norm(x, a.exponent); break;
+  case Op::ProdDim: out = torch::prod(x, a.dim, a.keepdim); break;
+  case Op::AmaxDim: out = torch::amax(x, {a.dim}, a.keepdim); break;
+  case Op::AminDim: out = torch::amin(x, {a.dim}, a.keepdim); break;
+  case Op::MaxDim: out = std::get<0>(torch::max(x, a.dim, a.keepdim)); break;
+  case Op::MinDim: out = std::get<0>(torch::min(x, a.dim, a.keepdim)); break;
+  case Op::VarDim:
+    out = torch::var(x, c10::IntArrayRef{a.dim}, c10::optional<std::int64_t>(a.variant), a.keepdim);
+    break;
+  case Op::StdDim:
+    out = torch::std(x, c10::IntArrayRef{a.dim}, c10::optional<std::int64_t>(a.variant), a.keepdim);
+    break;
+  case Op::Logsumexp: out = torch::logsumexp(x, {a.dim}, a.keepdim); break;
+  case Op::NormDim:
+    out = torch::linalg_vector_norm(x, a.exponent, c10::IntArrayRef{a.dim}, a.keepdim);
+    break;
+  case Op::Cumsum: out = torch::cumsum(x, a.dim); break;
+  case Op::Cumprod: out = torch::cumprod(x, a.dim); break;
+  case Op::Logcumsumexp: out = torch::logcumsumexp(x, a.dim); break;
+  case Op::Softmax: out = torch::softmax(x, a.dim); break;
+  case Op::LogSoftmax: out = torch::log_softmax(x, a.dim); break;
+  case Op::Normalize:
+    out = torch::nn::functional::normalize(
+        x, torch::nn::functional::NormalizeFuncOptions().p(a.exponent).dim(a.dim));
+    break;
+  case Op::CosineSimilarity: out = torch::cosine_similarity(x, y(), a.dim); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",

@@ -7,7 +7,10 @@
 #include "approx_activation.h"
 #include "approx_binary.h"
 #include "approx_elementary.h"
+#include "approx_normalize.h"
+#include "approx_scan.h"
 #include "approx_transcendental.h"
+#include "rows.h"
 #include "tape.h"
 
 namespace burnmark::ref {
@@ -108,6 +111,46 @@ void select_backward(const Node& out, const Node& cond, const Node& a, const Nod
     dx[1].buf.set(i, r[0]);
     dx[2].buf.set(i, r[1]);
   });
+}
+
+// A reduction's gradient, row by row: f(x row, result, grad, dx row).
+template <class F>
+void reduce_backward(const Node& out, const Node& a, const Rows& r, std::array<InputGrad, 3>& dx,
+                     ReduceScratch& s, F f) {
+  dx[0].shape = a.shape;
+  reduce_rows_backward(a.value, out.value, out.grad, r, dx[0].buf, s, f);
+}
+
+// A row-to-row op's gradient: f(x row, result row, grad row, dx row).
+template <class F>
+void along_backward(const Node& out, const Node& a, int dim, std::array<InputGrad, 3>& dx,
+                    ReduceScratch& s, F f) {
+  dx[0].shape = a.shape;
+  map_rows_backward(a.value, out.value, out.grad, rows_along(a.shape, dim), dx[0].buf, s, f);
+}
+
+// cosine_similarity: both gradients at the broadcast shape (the tape sums them down).
+void cosine_backward(const Node& out, const Node& a, const Node& b, int dim,
+                     std::array<InputGrad, 3>& dx, ReduceScratch& s) {
+  const Shape over = *broadcast(a.shape, b.shape);
+  gather(a.value, broadcast_walk(over, a.shape, a.shape), s.wide_a);
+  gather(b.value, broadcast_walk(over, b.shape, b.shape), s.wide_b);
+  const Rows r = rows_along(over, dim);
+  for (std::size_t k = 0; k < 2; ++k) {
+    dx[k].shape = over;
+    dx[k].buf.resize(over.numel());
+  }
+  for (std::int64_t row = 0; row < r.count(); ++row) {
+    gather_row(s.wide_a, r, row, s.x);
+    gather_row(s.wide_b, r, row, s.y);
+    const Approx g = out.grad.at(row);
+    s.dx.resize(s.x.size());
+    s.g.resize(s.x.size());
+    cosine_side_backward(Row(s.x), Row(s.y), g, RowOut(s.dx), s.partial, s.terms, s.via_norm);
+    cosine_side_backward(Row(s.y), Row(s.x), g, RowOut(s.g), s.partial, s.terms, s.via_norm);
+    scatter_row(s.dx, r, row, dx[0].buf);
+    scatter_row(s.g, r, row, dx[1].buf);
+  }
 }
 
 } // namespace
@@ -435,6 +478,88 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Ge:
   case Op::Eq:
   case Op::Ne: return; // masks are never differentiated: where sends nothing to its condition
+  case Op::Prod:
+  case Op::ProdDim: {
+    const Rows r = out.op == Op::Prod ? rows_all(a.shape) : rows_along(a.shape, at.dim);
+    return reduce_backward(out, a, r, dx, s, prod_backward);
+  }
+  // amax, amin: scale_grad_by_count over the elements equal to the result
+  case Op::Amax:
+  case Op::Amin:
+  case Op::AmaxDim:
+  case Op::AminDim: {
+    const bool all = out.op == Op::Amax || out.op == Op::Amin;
+    const bool want_max = out.op == Op::Amax || out.op == Op::AmaxDim;
+    return reduce_backward(out, a, all ? rows_all(a.shape) : rows_along(a.shape, at.dim), dx, s,
+                           [want_max](Row x, Approx, Approx g, RowOut d) {
+                             amax_backward(x, g, want_max, d);
+                           });
+  }
+  // max, min over every element: evenly_distribute_backward
+  case Op::Max:
+  case Op::Min:
+    return reduce_backward(out, a, rows_all(a.shape), dx, s,
+                           [want_max = out.op == Op::Max](Row x, Approx, Approx g, RowOut d) {
+                             max_all_backward(x, g, want_max, d);
+                           });
+  // max, min along a dim: value_selecting_reduction_backward at the returned index
+  case Op::MaxDim:
+  case Op::MinDim:
+    return reduce_backward(out, a, rows_along(a.shape, at.dim), dx, s,
+                           [want_max = out.op == Op::MaxDim](Row x, Approx, Approx g, RowOut d) {
+                             max_dim_backward(x, g, want_max, d);
+                           });
+  case Op::Var:
+  case Op::VarDim:
+    return reduce_backward(out, a, out.op == Op::Var ? rows_all(a.shape) : rows_along(a.shape, at.dim),
+                           dx, s, [c = at.variant](Row x, Approx, Approx g, RowOut d) {
+                             var_backward(x, g, c, d);
+                           });
+  case Op::Std:
+  case Op::StdDim:
+    return reduce_backward(out, a, out.op == Op::Std ? rows_all(a.shape) : rows_along(a.shape, at.dim),
+                           dx, s, [c = at.variant](Row x, Approx y, Approx g, RowOut d) {
+                             std_backward(x, y, g, c, d);
+                           });
+  case Op::VectorNorm:
+  case Op::NormDim:
+    // ord 0 counts nonzeros: its gradient is 0 wherever it exists, numeric zeros here, on the
+    // other side a symbolic zero as for sgn (LibTorch's).
+    if (at.exponent == 0 && other_side(Convention::Norm0GradSymbolicZero)) {
+      dx[0].wanted = false;
+      return;
+    }
+    return reduce_backward(
+        out, a, out.op == Op::VectorNorm ? rows_all(a.shape) : rows_along(a.shape, at.dim), dx, s,
+        [p = at.exponent](Row x, Approx y, Approx g, RowOut d) {
+          vector_norm_backward(x, y, g, p, d);
+        });
+  case Op::Logsumexp:
+    return reduce_backward(out, a, rows_along(a.shape, at.dim), dx, s, logsumexp_backward);
+  case Op::Cumsum:
+    return along_backward(out, a, at.dim, dx, s, [&s](Row, Row, Row g, RowOut d) {
+      cumsum_backward(g, d, s.terms, s.partial);
+    });
+  case Op::Cumprod:
+    return along_backward(out, a, at.dim, dx, s, [&s](Row x, Row, Row g, RowOut d) {
+      cumprod_backward(x, g, d, s.terms);
+    });
+  case Op::Logcumsumexp:
+    return along_backward(out, a, at.dim, dx, s, [&s](Row x, Row y, Row g, RowOut d) {
+      logcumsumexp_backward(x, y, g, d, s.terms);
+    });
+  case Op::Softmax:
+    return along_backward(out, a, at.dim, dx, s, [&s](Row, Row y, Row g, RowOut d) {
+      softmax_backward(y, g, d, s.terms);
+    });
+  case Op::LogSoftmax:
+    return along_backward(out, a, at.dim, dx, s,
+                          [](Row, Row y, Row g, RowOut d) { log_softmax_backward(y, g, d); });
+  case Op::Normalize:
+    return along_backward(out, a, at.dim, dx, s, [&s, p = at.exponent](Row x, Row, Row g, RowOut d) {
+      normalize_backward(x, g, p, d, s.terms, s.via_norm);
+    });
+  case Op::CosineSimilarity: return cosine_backward(out, a, *b, at.dim, dx, s);
   }
 }
 

@@ -3,7 +3,10 @@
 #include "approx_activation.h"
 #include "approx_binary.h"
 #include "approx_elementary.h"
+#include "approx_normalize.h"
+#include "approx_scan.h"
 #include "approx_transcendental.h"
+#include "rows.h"
 #include "tape.h"
 
 namespace burnmark::ref {
@@ -29,6 +32,20 @@ void select(const Node& cond, const Node& a, const Node& b, Node& out) {
   ternary_walk(out.shape, in, [&](std::int64_t i, const std::array<std::int64_t, 3>& at) {
     out.value.set(i, where_forward(cond.value.at(at[0]), a.value.at(at[1]), b.value.at(at[2]), {}));
   });
+}
+
+// cosine_similarity: both operands broadcast to their common shape, then reduced along dim.
+void cosine(const Node& a, const Node& b, const Attrs& at, Node& out, ReduceScratch& s) {
+  const Shape over = *broadcast(a.shape, b.shape);
+  gather(a.value, broadcast_walk(over, a.shape, a.shape), s.wide_a);
+  gather(b.value, broadcast_walk(over, b.shape, b.shape), s.wide_b);
+  const Rows r = rows_along(over, at.dim);
+  out.value.resize(r.count());
+  for (std::int64_t row = 0; row < r.count(); ++row) {
+    gather_row(s.wide_a, r, row, s.x);
+    gather_row(s.wide_b, r, row, s.y);
+    out.value.set(row, cosine_forward(Row(s.x), Row(s.y), s.terms));
+  }
 }
 
 } // namespace
@@ -175,6 +192,59 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Ne:
     return elementwise(a, *b, out, [&at](Approx x, Approx y) { return ne_forward(x, y, at); });
   case Op::Where: return select(a, *b, *c, out);
+  case Op::Prod: return reduce_rows(a.value, rows_all(a.shape), o, s, prod_forward);
+  case Op::ProdDim: return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s, prod_forward);
+  case Op::Amax:
+  case Op::Max:
+    return reduce_rows(a.value, rows_all(a.shape), o, s,
+                       [](Row x) { return extreme_of(x, true).value; });
+  case Op::Amin:
+  case Op::Min:
+    return reduce_rows(a.value, rows_all(a.shape), o, s,
+                       [](Row x) { return extreme_of(x, false).value; });
+  case Op::AmaxDim:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                       [](Row x) { return extreme_of(x, true).value; });
+  case Op::AminDim:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                       [](Row x) { return extreme_of(x, false).value; });
+  case Op::MaxDim:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                       [](Row x) { return extreme_of(x, true, true).value; });
+  case Op::MinDim:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                       [](Row x) { return extreme_of(x, false, true).value; });
+  case Op::Var:
+    return reduce_rows(a.value, rows_all(a.shape), o, s,
+                       [c = at.variant](Row x) { return var_forward(x, c); });
+  case Op::Std:
+    return reduce_rows(a.value, rows_all(a.shape), o, s,
+                       [c = at.variant](Row x) { return std_forward(x, c); });
+  case Op::VarDim:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                       [c = at.variant](Row x) { return var_forward(x, c); });
+  case Op::StdDim:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                       [c = at.variant](Row x) { return std_forward(x, c); });
+  case Op::VectorNorm:
+    return reduce_rows(a.value, rows_all(a.shape), o, s,
+                       [p = at.exponent](Row x) { return vector_norm_forward(x, p); });
+  case Op::NormDim:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                       [p = at.exponent](Row x) { return vector_norm_forward(x, p); });
+  case Op::Logsumexp:
+    return reduce_rows(a.value, rows_along(a.shape, at.dim), o, s, logsumexp_forward);
+  case Op::Cumsum: return map_rows(a.value, rows_along(a.shape, at.dim), o, s, cumsum_forward);
+  case Op::Cumprod: return map_rows(a.value, rows_along(a.shape, at.dim), o, s, cumprod_forward);
+  case Op::Logcumsumexp:
+    return map_rows(a.value, rows_along(a.shape, at.dim), o, s, logcumsumexp_forward);
+  case Op::Softmax: return map_rows(a.value, rows_along(a.shape, at.dim), o, s, softmax_forward);
+  case Op::LogSoftmax:
+    return map_rows(a.value, rows_along(a.shape, at.dim), o, s, log_softmax_forward);
+  case Op::Normalize:
+    return map_rows(a.value, rows_along(a.shape, at.dim), o, s,
+                    [p = at.exponent](Row x, RowOut y) { normalize_forward(x, p, y); });
+  case Op::CosineSimilarity: return cosine(a, *b, at, out, s);
   }
 }
 

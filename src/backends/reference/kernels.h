@@ -174,6 +174,9 @@ void map_binary(const Shape& out_shape, const Shape& sa, const Buf& a, const Sha
 struct ReduceScratch {
   std::vector<double> sum, abs_sum, err;
   std::vector<unsigned char> flags;
+  // Rows of the ops along a dim (rows.h) and their formulas' temporaries.
+  std::vector<Approx> x, y, g, dx, terms, partial, via_norm;
+  Buf wide_a, wide_b; // broadcast operands of cosine_similarity
 };
 
 // dst[j] = sum of the src elements whose walk offset `a` is j, accumulated in double and rounded

@@ -1,0 +1,214 @@
+// Row formulas of log-sum-exp and the vector norms, forward and backward. The forward follows
+// the mathematics: a norm whose value is representable is representable, however large its
+// squares (pytorch/pytorch#193006 is LibTorch squaring before it sums). The backward follows
+// derivatives.yaml's norm_backward and logsumexp_backward, written in a scaled form
+// (sgn(x) (|x| / norm)^(p-1)) that computes the same quantity without overflowing where the
+// mathematics does not. docs/conventions_reductions.md derives each bound.
+#pragma once
+
+#include <cmath>
+
+#include "approx_reduce.h"
+
+namespace burnmark::ref {
+
+// ---- log-sum-exp ----
+
+// Rounding of a float log-sum-exp of n terms around its maximum: each exp(x - m) carries the
+// rounding of x - m (u |x - m|, at most n / e over the row in total, weighted by the terms) and
+// its own few ulps, the sum (n - 1) u, the log and the final addition of m.
+inline double lse_rounding(double n, double log_s, double r) {
+  return kU * (n / 2.718281828459045 + 4 + n) + 4 * kU * std::fabs(log_s) + 2 * kU * std::fabs(r);
+}
+
+inline Approx logsumexp_forward(Row x) {
+  bool pos_inf = false, any_finite = false;
+  double m = -kInf, max_e = 0;
+  for (const Approx& a : x) {
+    if (indeterminate(a)) return {0.0, kInf};
+    if (std::isnan(a.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+    if (a.v == kInf) pos_inf = true;
+    if (std::isfinite(a.v)) {
+      any_finite = true;
+      m = std::max(m, a.v);
+      max_e = std::max(max_e, a.e);
+    }
+  }
+  if (pos_inf) return {kInf, 0.0};
+  if (!any_finite) return {-kInf, 0.0};
+  double s = 0;
+  for (const Approx& a : x)
+    s += std::exp(a.v - m);
+  const double log_s = std::log(s);
+  const double r = m + log_s;
+  // log-sum-exp is 1-Lipschitz in the largest input error (its gradient is a softmax).
+  return finish_transcendental(r, max_e + lse_rounding(static_cast<double>(x.size()), log_s, r));
+}
+
+// logsumexp_backward: grad * exp(x - result).
+inline void logsumexp_backward(Row x, Approx result, Approx g, RowOut dx) {
+  for (std::size_t j = 0; j < x.size(); ++j)
+    dx[j] = mul(g, exp(sub(x[j], result)));
+}
+
+// ---- vector norms ----
+
+// (sum |x_i|^p)^(1/p) of magnitudes, scaled by their maximum so that nothing overflows;
+// p = inf and -inf are the max and min.
+inline double norm_of_magnitudes(Row x, double p, double (*mag)(const Approx&)) {
+  if (p == kInf || p == -kInf) {
+    double r = p > 0 ? 0.0 : kInf;
+    for (const Approx& a : x)
+      r = p > 0 ? std::max(r, mag(a)) : std::min(r, mag(a));
+    return r;
+  }
+  double big = 0;
+  for (const Approx& a : x)
+    big = std::max(big, mag(a));
+  if (big == 0 || std::isinf(big)) return big;
+  double s = 0;
+  for (const Approx& a : x)
+    s += std::pow(mag(a) / big, p);
+  return big * std::pow(s, 1 / p);
+}
+
+inline Approx vector_norm_forward(Row x, double p) {
+  for (const Approx& a : x)
+    if (indeterminate(a)) return {0.0, kInf};
+  if (p == 0) { // the number of nonzero elements (NaN is nonzero)
+    double count = 0, uncertain = 0;
+    for (const Approx& a : x) {
+      count += a.v != 0 ? 1 : 0;
+      uncertain += straddles_zero(a) ? 1 : 0;
+    }
+    return {count, uncertain};
+  }
+  for (const Approx& a : x)
+    if (std::isnan(a.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  const double r = norm_of_magnitudes(x, p, [](const Approx& a) { return std::fabs(a.v); });
+  if (std::isinf(r) || (p == -kInf && r == 0 && [&] {
+        for (const Approx& a : x)
+          if (a.v == 0 && a.e == 0) return true;
+        return false;
+      }()))
+    return {r, 0.0};
+  // Norms are monotone in every |x_i|: the images of the intervals' ends bound the input error.
+  const double hi =
+      norm_of_magnitudes(x, p, [](const Approx& a) { return std::fabs(a.v) + a.e; });
+  const double lo = norm_of_magnitudes(
+      x, p, [](const Approx& a) { return std::max(std::fabs(a.v) - a.e, 0.0); });
+  const double spread = std::max(hi - r, r - lo);
+  const double n = static_cast<double>(x.size());
+  // The terms' powers, the sum in unknown order and the root: (n + 3) u / p relative, plus
+  // the root's own few ulps; max and min of |x| are exact.
+  const bool extremum = std::isinf(p);
+  const double rounding = extremum ? 0.0 : r * ((n + 3) * kU / p + 4 * kU);
+  return extremum ? finish_exact(r, spread) : finish_transcendental(r, spread + rounding);
+}
+
+// sgn(x) (|x| / r)^(p - 1): norm_backward's factor for finite p other than 0, 1 and inf.
+inline double norm_grad_factor(double x, double r, double p) {
+  const double s = x > 0 ? 1.0 : (x < 0 ? -1.0 : (std::isnan(x) ? x : 0.0));
+  if (p == 2) return x / r;
+  return s * std::pow(std::fabs(x) / r, p - 1);
+}
+
+// norm_backward of LibTorch 1.13 for each ord: 0 gives zeros; 1 is sgn(x) grad; 2 is
+// grad x / norm, 0 where norm == 0; +-inf spreads grad evenly over the elements with
+// |x| == norm, with their signs; other p >= 1 are grad x |x|^(p-2) / norm^(p-1), 0 where
+// norm == 0; p < 1 is sgn(x) |x|^(p-1) grad norm^(1-p), 0 where x == 0 (derivatives.yaml's
+// choices at the kinks). sgn(NaN) is NaN here, as for abs.
+inline void vector_norm_backward(Row x, Approx r, Approx g, double p, RowOut dx) {
+  const bool g_zero = g.v == 0 && g.e == 0;
+  const auto set = [&](std::size_t j, Approx v, bool uncertain) {
+    dx[j] = uncertain && !g_zero ? Approx{v.v, kInf} : v;
+  };
+  if (p == 0) {
+    for (Approx& d : dx)
+      d = {0.0, 0.0};
+    return;
+  }
+  if (p == 1) {
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const double s = std::isnan(x[j].v) ? x[j].v : sign_of(x[j].v);
+      set(j, mul(g, Approx{s, 0.0}), touches(x[j], 0.0));
+    }
+    return;
+  }
+  if (std::isinf(p)) {
+    double count = 0;
+    bool uncertain = indeterminate(r);
+    for (const Approx& a : x) {
+      count += std::fabs(a.v) == r.v ? 1 : 0;
+      if (std::fabs(a.v) != r.v && std::fabs(std::fabs(a.v) - r.v) <= a.e + r.e) uncertain = true;
+    }
+    if (count > 1 && r.e > 0) uncertain = true;
+    const Approx share = div(g, Approx{count, 0.0});
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      const double s = std::isnan(x[j].v) ? x[j].v : sign_of(x[j].v);
+      const double mask = std::fabs(x[j].v) == r.v ? 1.0 : 0.0;
+      set(j, mul(Approx{s * mask, 0.0}, share), uncertain || touches(x[j], 0.0));
+    }
+    return;
+  }
+  bool finite_input = true, any_indeterminate = indeterminate(r);
+  for (const Approx& a : x) {
+    finite_input = finite_input && std::isfinite(a.v);
+    any_indeterminate = any_indeterminate || indeterminate(a);
+  }
+  if (any_indeterminate) {
+    for (std::size_t j = 0; j < x.size(); ++j)
+      set(j, {0.0, kInf}, true);
+    return;
+  }
+  // A result that rounded to inf from finite inputs: the formulas divide by that inf.
+  const bool result_overflowed = finite_input && std::isinf(r.v);
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const Approx xj = x[j];
+    if (!finite_input || std::isnan(r.v)) {
+      const double h = norm_grad_factor(xj.v, r.v, p);
+      set(j, mul(g, Approx{p > 1 && r.v == 0 ? 0.0 : h, 0.0}), false);
+      continue;
+    }
+    if (result_overflowed || indeterminate(r)) {
+      set(j, {0.0, kInf}, true);
+      continue;
+    }
+    if (p > 1) {
+      if (r.v == 0) { // masked_fill(norm == 0, 0); uncertain when the norm may not be 0
+        set(j, {0.0, 0.0}, touches(r, 0.0));
+        continue;
+      }
+      if (touches(r, 0.0)) {
+        set(j, {0.0, kInf}, true);
+        continue;
+      }
+      // The factor is monotone in x (through 0) and in r; its spread over both intervals
+      // bounds the propagated error.
+      const double h = norm_grad_factor(xj.v, r.v, p);
+      double e = 0;
+      for (double dxs : {-xj.e, xj.e})
+        for (double drs : {-r.e, r.e})
+          e = std::max(e, std::fabs(norm_grad_factor(xj.v + dxs, r.v + drs, p) - h));
+      set(j, mul(g, finish_transcendental(h, e)), false);
+      continue;
+    }
+    // p < 1: a pole at x = 0, where derivatives.yaml puts 0.
+    if (xj.v == 0 && xj.e == 0) {
+      set(j, {0.0, 0.0}, false);
+      continue;
+    }
+    if (touches(xj, 0.0) || touches(r, 0.0)) {
+      set(j, {0.0, kInf}, true);
+      continue;
+    }
+    const double h = norm_grad_factor(xj.v, r.v, p);
+    double e = 0;
+    for (double dxs : {-xj.e, xj.e})
+      for (double drs : {-r.e, r.e})
+        e = std::max(e, std::fabs(norm_grad_factor(xj.v + dxs, r.v + drs, p) - h));
+    set(j, mul(g, finish_transcendental(h, e)), false);
+  }
+}
+
+} // namespace burnmark::ref

@@ -1,0 +1,312 @@
+// Row formulas of the reductions: sums, products, extrema (max, min, amax, amin) and the
+// variance and standard deviation, forward and backward. Each works on one row (rows.h) in
+// double and returns f32 values with bounds (approx.h). The forward follows the mathematics;
+// the backward follows derivatives.yaml where it makes a choice (ties, the kink of std at 0)
+// and the mathematics where its formula is only a shortcut (prod's result / input).
+// docs/conventions_reductions.md gives every rule and the derivation of each bound.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "rows.h"
+
+namespace burnmark::ref {
+
+// The sum of a row, with the bound of a float accumulation in unknown order:
+// sum(e_i) + (n - 1) u sum|x_i|, indeterminate when partial sums may overflow and cancel.
+// `extra` adds roundings (a mean's division, a caller's own steps).
+inline Approx sum_of(Row x, double extra_roundings = 0) {
+  double sum = 0, abs_sum = 0, err = 0;
+  bool pos = false, negative = false, non_finite = false;
+  for (const Approx& a : x) {
+    if (indeterminate(a)) return unknown(sum);
+    sum += a.v;
+    err += a.e;
+    if (std::isfinite(a.v))
+      abs_sum += std::fabs(a.v);
+    else
+      non_finite = true;
+    pos = pos || a.v > 0;
+    negative = negative || a.v < 0;
+  }
+  if (abs_sum >= kOverflow && ((pos && negative) || non_finite)) return unknown(sum);
+  const double n = static_cast<double>(x.size());
+  return finish_exact(sum, err + (n - 1 + extra_roundings) * kU * abs_sum);
+}
+
+// ---- products ----
+
+// The product of a row without element `skip` (-1: none), and a bound that holds for a float
+// product in any order with `roundings` roundings. Partial products of a float product in
+// unknown order may overflow or lose bits below the normal range although the exact product
+// does not: then the element is indeterminate. Exact zeros, infinities and NaN give what every
+// order gives (0 * inf = NaN is order-free).
+inline Approx product_of(Row x, std::int64_t skip, double roundings) {
+  int zeros = 0, infs = 0, nans = 0;
+  bool uncertain_zero = false, sign = false;
+  double big_log = 0, small_log = 0; // log2 bounds of the largest and smallest partial products
+  double mant = 1;
+  long long exp2 = 0;
+  double ratio = 1;       // prod(1 + e_i / |x_i|)
+  double hi_mant = 1;     // prod(|x_i| + e_i), as mantissa and exponent
+  long long hi_exp2 = 0;
+  for (std::int64_t j = 0; j < static_cast<std::int64_t>(x.size()); ++j) {
+    if (j == skip) continue;
+    const Approx a = x[static_cast<std::size_t>(j)];
+    if (indeterminate(a)) return {0.0, kInf};
+    if (std::isnan(a.v)) {
+      ++nans;
+      continue;
+    }
+    sign = sign != std::signbit(a.v);
+    if (a.v == 0 && a.e == 0) {
+      ++zeros;
+      continue;
+    }
+    if (std::isinf(a.v)) {
+      ++infs;
+      continue;
+    }
+    const double mag = std::fabs(a.v);
+    if (a.e >= mag) uncertain_zero = true;
+    if (mag + a.e > 1) big_log += std::log2(mag + a.e);
+    if (mag < 1) small_log += a.e >= mag ? -kInf : std::log2(mag - a.e);
+    int e = 0;
+    mant = std::frexp(mant * a.v, &e);
+    exp2 += e;
+    hi_mant = std::frexp(hi_mant * (mag + a.e), &e);
+    hi_exp2 += e;
+    if (!uncertain_zero) ratio *= 1 + a.e / mag;
+  }
+  const double signed_zero = sign ? -0.0 : 0.0;
+  const double signed_inf = sign ? -kInf : kInf;
+  if (nans > 0) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  if (zeros > 0 && infs > 0) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  // Partial products among the other factors reaching overflow (then inf * 0 = NaN) or below
+  // the normal range (then 0 * inf = NaN, or lost bits multiplied back up).
+  const bool may_overflow = big_log >= 127;
+  const bool may_underflow = small_log < -125;
+  if (zeros > 0) return may_overflow ? Approx{signed_zero, kInf} : Approx{signed_zero, 0.0};
+  if (infs > 0)
+    return may_underflow || uncertain_zero ? Approx{signed_inf, kInf} : Approx{signed_inf, 0.0};
+  const double exact = std::ldexp(mant, static_cast<int>(std::clamp(exp2, -2000LL, 2000LL)));
+  if (may_overflow || (may_underflow && big_log > 0)) return unknown(exact);
+  const double growth = 1 + 1.01 * roundings * kU;
+  double e = 0;
+  if (uncertain_zero) {
+    // The product may be anything of magnitude up to prod(|x_i| + e_i).
+    e = std::ldexp(hi_mant, static_cast<int>(std::clamp(hi_exp2, -2000LL, 2000LL))) * growth +
+        std::fabs(exact);
+  } else {
+    e = std::fabs(exact) * (ratio * growth - 1);
+  }
+  // Below the normal range every multiplication may lose up to half a subnormal step; the
+  // factors are all at most 1 here, so later ones do not magnify it.
+  if (may_underflow) e += (roundings + 1) * kUnderflowStep;
+  return finish_exact(exact, e);
+}
+
+inline Approx prod_forward(Row x) {
+  return product_of(x, -1, static_cast<double>(x.size()) - 1);
+}
+
+// d prod / d x_j = the product of the others. LibTorch's formula without zeros is
+// grad * (result / x_j), a shortcut that loses the gradient when the full product under- or
+// overflows although the product of the others does not; the reference keeps the mathematics.
+// The bound allows the shortcut's roundings (the result's n - 1, the division and the product
+// with grad).
+inline void prod_backward(Row x, Approx, Approx g, RowOut dx) {
+  const double roundings = static_cast<double>(x.size()) + 1;
+  for (std::size_t j = 0; j < x.size(); ++j)
+    dx[j] = mul(g, product_of(x, static_cast<std::int64_t>(j), roundings));
+}
+
+// ---- extrema ----
+
+struct Extreme {
+  Approx value;
+  std::int64_t first = 0; // index of the first extreme element (the first NaN in a NaN row)
+  std::int64_t count = 0; // elements equal to the value (NaNs in a NaN row)
+  bool nan = false;
+  bool ties_uncertain = false; // the input bounds may change which elements are extreme
+};
+
+// max (want_max) or min of a row; NaN propagates. The result lies between the extreme lower
+// and upper ends of the elements' intervals, which gives its bound exactly. values_at_index:
+// the value is the element at the first extreme index (torch.max(x, dim) returns x[indices]).
+inline Extreme extreme_of(Row x, bool want_max, bool values_at_index = false) {
+  Extreme r;
+  const auto better = [&](double a, double b) { return want_max ? a > b : a < b; };
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (indeterminate(x[j])) {
+      r.value = {x[j].v, kInf};
+      r.ties_uncertain = true;
+      return r;
+    }
+    if (std::isnan(x[j].v)) {
+      if (!r.nan) r.first = static_cast<std::int64_t>(j);
+      r.count = r.nan ? r.count + 1 : 1;
+      r.nan = true;
+    }
+  }
+  if (r.nan) {
+    r.value = {std::numeric_limits<double>::quiet_NaN(), 0.0};
+    return r;
+  }
+  double m = x[0].v;
+  for (std::size_t j = 1; j < x.size(); ++j)
+    if (better(x[j].v, m)) {
+      m = x[j].v;
+      r.first = static_cast<std::int64_t>(j);
+    }
+  // A zero extreme: max(-0, +0) is +0 and min is -0 (IEEE 754-2019 maximum and minimum); the
+  // selecting forms (values_at_index) keep the element at the first index instead.
+  if (m == 0 && !values_at_index)
+    for (const Approx& a : x)
+      if (a.v == 0 && std::signbit(a.v) != want_max) m = a.v;
+  double lo_end = -kInf, hi_end = -kInf, tie_e = 0;
+  for (const Approx& a : x) {
+    const double s = want_max ? a.v : -a.v;
+    lo_end = std::max(lo_end, s - a.e);
+    hi_end = std::max(hi_end, s + a.e);
+    if (a.v == m) {
+      ++r.count;
+      tie_e = std::max(tie_e, a.e);
+    }
+  }
+  const double sm = want_max ? m : -m;
+  for (const Approx& a : x) {
+    const double s = want_max ? a.v : -a.v;
+    if (a.v != m && s + a.e >= sm - tie_e) r.ties_uncertain = true;
+  }
+  if (r.count > 1 && tie_e > 0) r.ties_uncertain = true;
+  const double e = std::isfinite(m) ? std::max(hi_end - sm, sm - lo_end) : 0.0;
+  r.value = {m, e};
+  return r;
+}
+
+// amax/amin backward (scale_grad_by_count): (grad / count) * (x == result). In a NaN row no
+// element equals the result, so grad / 0 * 0 makes every element NaN, as the formula says.
+inline void amax_backward(Row x, Approx g, bool want_max, RowOut dx) {
+  const Extreme ex = extreme_of(x, want_max);
+  if (ex.nan) {
+    for (Approx& d : dx)
+      d = {std::numeric_limits<double>::quiet_NaN(), 0.0};
+    return;
+  }
+  const Approx share = div(g, Approx{static_cast<double>(ex.count), 0.0});
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const Approx r = mul(share, Approx{x[j].v == ex.value.v ? 1.0 : 0.0, 0.0});
+    dx[j] = ex.ties_uncertain && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
+  }
+}
+
+// max/min over every element (evenly_distribute_backward): grad / count on the elements equal
+// to the result (on the NaNs when it is NaN), exactly 0 elsewhere (masked_fill).
+inline void max_all_backward(Row x, Approx g, bool want_max, RowOut dx) {
+  const Extreme ex = extreme_of(x, want_max);
+  const Approx share = div(g, Approx{static_cast<double>(ex.count), 0.0});
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const bool hit = ex.nan ? std::isnan(x[j].v) : x[j].v == ex.value.v;
+    const Approx r = hit ? share : Approx{0.0, 0.0};
+    dx[j] = ex.ties_uncertain && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
+  }
+}
+
+// max/min along a dim (value_selecting_reduction_backward): the whole gradient to the index
+// LibTorch returns, documented as the first extreme one (the first NaN in a NaN row).
+inline void max_dim_backward(Row x, Approx g, bool want_max, RowOut dx) {
+  const Extreme ex = extreme_of(x, want_max, true);
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const Approx r = static_cast<std::int64_t>(j) == ex.first ? g : Approx{0.0, 0.0};
+    dx[j] = ex.ties_uncertain && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
+  }
+}
+
+// ---- variance and standard deviation ----
+
+struct Spread {
+  double mean = 0;
+  double s = 0;      // sum of squared deviations, exact (in double)
+  double s_e = 0;    // bound on a float algorithm's sum of squared deviations
+  bool non_finite = false;
+  bool indeterminate = false;
+};
+
+// Sum of squared deviations with the bound of a float algorithm (two-pass or Welford): input
+// bounds sum(2 |d_i| e_i + e_i^2), the mean's rounding n dm^2, and the conditioning term of
+// Chan, Golub and LeVeque, c n u sqrt(S sum x_i^2), which is what makes a huge common offset
+// (1e20 + small spread) honestly inexact.
+inline Spread spread_of(Row x) {
+  Spread r;
+  const double n = static_cast<double>(x.size());
+  double sum = 0, abs_sum = 0;
+  for (const Approx& a : x) {
+    if (indeterminate(a)) r.indeterminate = true;
+    if (!std::isfinite(a.v)) r.non_finite = true;
+    sum += a.v;
+    abs_sum += std::fabs(a.v);
+  }
+  if (r.non_finite || r.indeterminate) return r;
+  r.mean = sum / n;
+  const double dm = (n + 1) * kU * abs_sum / n;
+  double q = 0, prop = 0;
+  for (const Approx& a : x) {
+    const double d = a.v - r.mean;
+    r.s += d * d;
+    q += a.v * a.v;
+    prop += 2 * std::fabs(d) * a.e + a.e * a.e;
+  }
+  r.s_e = prop + n * dm * dm + 4 * (n + 2) * kU * (r.s + std::sqrt(r.s * q));
+  return r;
+}
+
+// The exact variance and its bound, or NaN (non-finite input, dof <= 0) / indeterminate.
+inline Approx variance_of(Row x, int correction) {
+  const Spread sp = spread_of(x);
+  const double dof = static_cast<double>(x.size()) - correction;
+  if (sp.indeterminate) return {0.0, kInf};
+  if (sp.non_finite || dof <= 0) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  return {sp.s / dof, sp.s_e / dof};
+}
+
+// A variance beyond f32 is inf; one within it is representable even where the squared
+// deviations overflow a float accumulator (as for the norms).
+inline Approx var_forward(Row x, int correction) {
+  const Approx v = variance_of(x, correction);
+  if (std::isnan(v.v) || indeterminate(v)) return v;
+  return finish_exact(v.v, v.e);
+}
+
+// sqrt of the exact variance: representable whenever the deviation is, however large the
+// variance. sqrt is monotone, so the ends of the variance's interval bound it.
+inline Approx std_forward(Row x, int correction) {
+  const Approx v = variance_of(x, correction);
+  if (std::isnan(v.v) || indeterminate(v)) return v;
+  const double r = std::sqrt(v.v);
+  const double e = std::max(std::sqrt(v.v + v.e) - r, r - std::sqrt(std::max(v.v - v.e, 0.0)));
+  return finish_exact(r, e);
+}
+
+// var_backward: (2 / dof) * grad * (x - x.mean()); dof = 0 gives inf * 0 = NaN. The mean is
+// LibTorch's mean op (the f32 sum divided by n, as MeanAll), so a sum that overflows makes it
+// inf there too.
+inline void var_backward(Row x, Approx g, int correction, RowOut dx) {
+  const double n = static_cast<double>(x.size());
+  const Approx scale = mul(Approx{to_f32(2.0 / (n - correction)), 0.0}, g);
+  const Approx mean = div(sum_of(x), Approx{n, 0.0});
+  for (std::size_t j = 0; j < x.size(); ++j)
+    dx[j] = mul(scale, sub(x[j], mean));
+}
+
+// std_backward: grad / (2 * result), 0 where result == 0 (derivatives.yaml's choice at the
+// kink of sqrt), then var_backward. Uncertain where the result's interval reaches 0.
+inline void std_backward(Row x, Approx result, Approx g, int correction, RowOut dx) {
+  Approx gv = div(g, mul(Approx{2.0, 0.0}, result));
+  if (result.v == 0) gv = {0.0, 0.0};
+  if (touches(result, 0.0) && !(g.v == 0 && g.e == 0)) gv.e = kInf;
+  var_backward(x, gv, correction, dx);
+}
+
+} // namespace burnmark::ref

@@ -1,0 +1,221 @@
+// Row formulas of the scans (cumsum, cumprod, logcumsumexp) and of softmax and log_softmax,
+// forward and backward. Scans follow the mathematics of each prefix; backward passes follow
+// derivatives.yaml's formulas except where they are only shortcuts (cumprod's division by the
+// input), where the reference keeps the mathematics. docs/conventions_reductions.md derives the
+// bounds.
+#pragma once
+
+#include <cmath>
+
+#include "approx_norm.h"
+
+namespace burnmark::ref {
+
+// ---- cumsum ----
+
+// Each prefix is a sum of its elements (sum_of's bound, prefix by prefix).
+inline void cumsum_forward(Row x, RowOut y) {
+  double sum = 0, abs_sum = 0, err = 0;
+  bool pos = false, negative = false, non_finite = false, indet = false;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const Approx a = x[k];
+    indet = indet || indeterminate(a);
+    sum += a.v;
+    err += a.e;
+    if (std::isfinite(a.v))
+      abs_sum += std::fabs(a.v);
+    else
+      non_finite = true;
+    pos = pos || a.v > 0;
+    negative = negative || a.v < 0;
+    if (indet || (abs_sum >= kOverflow && ((pos && negative) || non_finite))) {
+      y[k] = unknown(sum);
+      continue;
+    }
+    y[k] = finish_exact(sum, err + static_cast<double>(k) * kU * abs_sum);
+  }
+}
+
+// cumsum_backward: grad flipped, cumsummed, flipped: dx_j = sum of g_k for k >= j.
+inline void cumsum_backward(Row g, RowOut dx, std::vector<Approx>& reversed,
+                            std::vector<Approx>& out) {
+  reversed.assign(g.rbegin(), g.rend());
+  out.resize(g.size());
+  cumsum_forward(Row(reversed), RowOut(out));
+  for (std::size_t j = 0; j < g.size(); ++j)
+    dx[j] = out[g.size() - 1 - j];
+}
+
+// ---- cumprod ----
+
+// Prefix k is the product of x_0..x_k; the bound is product_of's (k roundings).
+inline void cumprod_forward(Row x, RowOut y) {
+  for (std::size_t k = 0; k < x.size(); ++k)
+    y[k] = product_of(x.first(k + 1), -1, static_cast<double>(k));
+}
+
+// d y_k / d x_j = prod_{i <= k, i != j} x_i, so dx_j = sum_{k >= j} g_k prod_{i <= k, i != j} x_i.
+// LibTorch divides (grad * output) by the input where it has no zeros, which loses the gradient
+// when a prefix underflows although the products of the others do not. Each term is a
+// product_of with room for that division and the sum's roundings.
+inline void cumprod_backward(Row x, Row g, RowOut dx, std::vector<Approx>& terms) {
+  const std::size_t n = x.size();
+  for (std::size_t j = 0; j < n; ++j) {
+    terms.clear();
+    for (std::size_t k = j; k < n; ++k)
+      terms.push_back(
+          mul(g[k], product_of(x.first(k + 1), static_cast<std::int64_t>(j),
+                               static_cast<double>(k) + 3)));
+    dx[j] = sum_of(Row(terms), 1);
+  }
+}
+
+// ---- logcumsumexp ----
+
+// log(exp(a) + exp(b)) in double with IEEE's infinities: -inf is the identity, +inf absorbs,
+// NaN propagates.
+inline double log_add_exp(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  if (a == -kInf) return b;
+  if (b == -kInf) return a;
+  const double m = std::max(a, b);
+  if (std::isinf(m)) return m;
+  return m + std::log1p(std::exp(std::min(a, b) - m));
+}
+
+// Prefix k is log-sum-exp of x_0..x_k: 1-Lipschitz in the largest input error so far, plus the
+// roundings of a sequential float evaluation (each step a few ulps of the running value).
+inline void logcumsumexp_forward(Row x, RowOut y) {
+  double r = -kInf, max_e = 0, rounding = 0;
+  bool indet = false;
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    indet = indet || indeterminate(x[k]);
+    r = log_add_exp(r, x[k].v);
+    if (std::isfinite(x[k].v)) max_e = std::max(max_e, x[k].e);
+    rounding += 6 * kU * (std::fabs(r) + 1);
+    if (indet) {
+      y[k] = unknown(r);
+      continue;
+    }
+    y[k] = std::isfinite(r) ? finish_transcendental(r, max_e + rounding) : Approx{r, 0.0};
+  }
+}
+
+// dx_j = sum_{k >= j} g_k exp(x_j - y_k). LibTorch evaluates it in log space with the
+// gradient split by sign (log|g_k| - y_k + x_j), so each term also carries the rounding of
+// those log-space magnitudes.
+inline void logcumsumexp_backward(Row x, Row y, Row g, RowOut dx, std::vector<Approx>& terms) {
+  const std::size_t n = x.size();
+  for (std::size_t j = 0; j < n; ++j) {
+    terms.clear();
+    for (std::size_t k = j; k < n; ++k) {
+      const double arg = x[j].v - y[k].v;
+      const double t = std::exp(arg);
+      if (!std::isfinite(arg) || indeterminate(x[j]) || indeterminate(y[k]) ||
+          indeterminate(g[k])) {
+        terms.push_back(indeterminate(x[j]) || indeterminate(y[k]) || indeterminate(g[k])
+                            ? Approx{g[k].v * t, kInf}
+                            : Approx{g[k].v * t, 0.0});
+        continue;
+      }
+      const double log_g = g[k].v == 0 ? 0.0 : std::log(std::fabs(g[k].v));
+      const double log_space =
+          4 * kU * (std::fabs(x[j].v) + std::fabs(y[k].v) + std::fabs(log_g) + 1);
+      const Approx factor =
+          finish_transcendental(t, t * expm1_bound(x[j].e + y[k].e + log_space));
+      terms.push_back(mul(g[k], factor));
+    }
+    dx[j] = sum_of(Row(terms), 2);
+  }
+}
+
+// ---- softmax and log_softmax ----
+
+struct Shifted {
+  double m = 0;     // the row's max
+  double s = 0;     // sum of exp(x - m)
+  double max_e = 0; // largest input bound
+  bool nan = false; // NaN in, or an infinite max (inf - inf)
+  bool indet = false;
+};
+
+inline Shifted shifted_of(Row x) {
+  Shifted r;
+  r.m = -kInf;
+  for (const Approx& a : x) {
+    r.indet = r.indet || indeterminate(a);
+    r.nan = r.nan || std::isnan(a.v);
+    r.m = std::max(r.m, a.v);
+    r.max_e = std::max(r.max_e, a.e);
+  }
+  if (std::isinf(r.m)) r.nan = true; // x - max is inf - inf somewhere (all -inf, or a +inf)
+  if (r.nan || r.indet) return r;
+  for (const Approx& a : x)
+    r.s += std::exp(a.v - r.m);
+  return r;
+}
+
+// softmax_j = exp(x_j - m) / sum. Its relative sensitivity to the inputs is at most
+// e_j + sum_k y_k e_k <= 2 max e; its roundings are those of log-sum-exp plus the division.
+inline void softmax_forward(Row x, RowOut y) {
+  const Shifted sh = shifted_of(x);
+  const double n = static_cast<double>(x.size());
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (sh.indet) {
+      y[j] = {0.0, kInf};
+      continue;
+    }
+    if (sh.nan) {
+      y[j] = {std::numeric_limits<double>::quiet_NaN(), 0.0};
+      continue;
+    }
+    const double d = x[j].v - sh.m;
+    const double v = std::exp(d) / sh.s;
+    const double rel = expm1_bound(2 * sh.max_e) + kU * (std::fabs(d) + n / 2.718281828459045 + n + 9);
+    y[j] = finish_transcendental(v, v * rel);
+  }
+}
+
+// log_softmax_j = x_j - m - log(sum): x_j's own bound plus log-sum-exp's.
+inline void log_softmax_forward(Row x, RowOut y) {
+  const Shifted sh = shifted_of(x);
+  const double n = static_cast<double>(x.size());
+  const double log_s = std::log(sh.s);
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    if (sh.indet) {
+      y[j] = {0.0, kInf};
+      continue;
+    }
+    if (sh.nan) {
+      y[j] = {std::numeric_limits<double>::quiet_NaN(), 0.0};
+      continue;
+    }
+    const double d = x[j].v - sh.m;
+    if (d == -kInf) {
+      y[j] = {-kInf, 0.0};
+      continue;
+    }
+    const double v = d - log_s;
+    const double e = x[j].e + sh.max_e + kU * std::fabs(d) + lse_rounding(n, log_s, sh.m);
+    y[j] = finish_transcendental(v, e);
+  }
+}
+
+// softmax_backward_data: y * (g - sum(g * y)).
+inline void softmax_backward(Row y, Row g, RowOut dx, std::vector<Approx>& terms) {
+  terms.resize(y.size());
+  for (std::size_t k = 0; k < y.size(); ++k)
+    terms[k] = mul(g[k], y[k]);
+  const Approx dot = sum_of(Row(terms));
+  for (std::size_t j = 0; j < y.size(); ++j)
+    dx[j] = mul(y[j], sub(g[j], dot));
+}
+
+// log_softmax_backward_data: g - exp(y) * sum(g).
+inline void log_softmax_backward(Row y, Row g, RowOut dx) {
+  const Approx total = sum_of(g);
+  for (std::size_t j = 0; j < y.size(); ++j)
+    dx[j] = sub(g[j], mul(exp(y[j]), total));
+}
+
+} // namespace burnmark::ref
