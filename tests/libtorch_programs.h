@@ -57,6 +57,7 @@ public:
     p_.leaves.push_back(Leaf{shape, std::move(data)});
     return push(std::move(s));
   }
+  Shape shape(Reg r) const { return p_.shape_of(r); }
   Reg alias(Reg source) {
     Stmt s;
     s.kind = StmtKind::Alias;

@@ -107,9 +107,39 @@ void later_vocabulary(std::vector<NamedProgram>& out) {
       case OpFamily::ReduceAll:
       case OpFamily::AlongDim:
       case OpFamily::Similarity:
+      case OpFamily::Linalg:
       case OpFamily::Concat:
       case OpFamily::Repeat: break;
       }
+    }
+  }
+}
+
+// The matrix and vector ops, each with every entry of its attribute table, weighted by a leaf.
+void linalg_vocabulary(std::vector<NamedProgram>& out) {
+  for (const OpInfo& info : kOpTable) {
+    if (info.family != OpFamily::Linalg) continue;
+    std::vector<Attrs> tables(info.params.begin(), info.params.end());
+    if (tables.empty()) tables.push_back({});
+    for (const Attrs& attrs : tables) {
+      ProgramBuilder b;
+      const Reg m = b.leaf({2, 3}, ramp(6, -1.25f, 0.5f));
+      const Reg n = b.leaf({3, 4}, ramp(12, 0.75f, -0.125f));
+      const Reg u = b.leaf({3}, {0.5f, -1.5f, 2.25f});
+      const Reg v = b.leaf({2}, {1.25f, -0.75f});
+      Reg r = -1;
+      switch (info.op) {
+      case Op::Mm: r = b.op(info.op, {m, n}); break;
+      case Op::Mv: r = b.op(info.op, {m, u}); break;
+      case Op::Dot: r = b.op(info.op, {u, b.op(Op::Exp, {u})}); break;
+      case Op::Outer: r = b.op(info.op, {v, u}); break;
+      case Op::Addmm: r = b.op(info.op, {b.leaf({4}, {0.5f, -1.0f, 2.0f, 0.25f}), m, n}, attrs); break;
+      case Op::Trace: r = b.op(info.op, {b.op(Op::Mm, {b.op(Op::Transpose, {m}, two_dims(0, 1)), m})}); break;
+      default: continue; // the other families have their own programs
+      }
+      const Shape rs = b.shape(r).rank() == 0 ? Shape{1} : b.shape(r);
+      const Reg w = b.leaf(rs, ramp(rs.numel(), 1.0f, 0.375f));
+      out.push_back({info.op, b.finish(b.op(Op::Mul, {r, w}))});
     }
   }
 }
@@ -123,7 +153,7 @@ void along_dim_vocabulary(std::vector<NamedProgram>& out) {
   for (int i = 0; i < 24; ++i)
     data.push_back(static_cast<float>((i * 7) % 24 - 11) * 0.125f + 0.0625f);
   for (const OpInfo& info : kOpTable) {
-    if (info.stable_id < 93) continue;
+    if (info.stable_id < 93 || info.family == OpFamily::Linalg) continue;
     std::vector<Attrs> tables(info.params.begin(), info.params.end());
     if (tables.empty()) tables.push_back({});
     for (Attrs attrs : tables) {
@@ -162,6 +192,7 @@ void along_dim_vocabulary(std::vector<NamedProgram>& out) {
       case OpFamily::Select:
       case OpFamily::Matmul:
       case OpFamily::Transpose:
+      case OpFamily::Linalg:
       case OpFamily::Concat:
       case OpFamily::Repeat: break;
       }
@@ -238,6 +269,7 @@ std::vector<NamedProgram> programs_per_op() {
   }
   later_vocabulary(out);
   along_dim_vocabulary(out);
+  linalg_vocabulary(out);
   return out;
 }
 

@@ -361,6 +361,19 @@ Program all_ops_program() {
     case OpFamily::ReduceDim: r2 = b.op(Op::SumAll, {b.op(info.op, {z}, at)}); break;
     case OpFamily::AlongDim: r2 = b.op(Op::SumAll, {b.op(Op::Mul, {b.op(info.op, {z}, at), z})}); break;
     case OpFamily::Similarity: r2 = b.op(Op::SumAll, {b.op(info.op, {z, w}, at)}); break;
+    case OpFamily::Linalg: {
+      // z is [2, 3] and w is [3]: z @ z^T, z @ w, w . w, z's row (outer) w, addmm, trace.
+      const Reg zt = b.op(Op::Transpose, {z}, two_dims(0, 1));
+      Reg v = -1;
+      if (info.op == Op::Mm) v = b.op(info.op, {z, zt});
+      if (info.op == Op::Mv) v = b.op(info.op, {z, w});
+      if (info.op == Op::Dot) v = b.op(info.op, {w, w});
+      if (info.op == Op::Outer) v = b.op(info.op, {w, w});
+      if (info.op == Op::Addmm) v = b.op(info.op, {w, zt, z}, at);
+      if (info.op == Op::Trace) v = b.op(info.op, {b.op(Op::Mm, {z, zt})});
+      r2 = b.op(Op::SumAll, {v});
+      break;
+    }
     case OpFamily::Unary:
     case OpFamily::Activation:
     case OpFamily::Binary:
@@ -464,7 +477,13 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::softmax(",
                                                  "torch::log_softmax(",
                                                  "torch::nn::functional::normalize(",
-                                                 "torch::cosine_similarity("};
+                                                 "torch::cosine_similarity(",
+                                                 "torch::mm(",
+                                                 "torch::mv(",
+                                                 "torch::dot(",
+                                                 "torch::outer(",
+                                                 "torch::addmm(",
+                                                 "torch::trace("};
 const std::vector<std::string> kLaterPythonCalls = {
     "torch.sin(",        "torch.cos(",     "torch.tan(",       "torch.asin(",   "torch.acos(",
     "torch.atan(",       "torch.sinh(",    "torch.cosh(",      "torch.asinh(",  "torch.acosh(",
@@ -484,7 +503,8 @@ const std::vector<std::string> kLaterPythonCalls = {
     "torch.min(",        "torch.var(",     "torch.std(",       "torch.linalg.vector_norm(",
     ".values",           "torch.logsumexp(", "torch.cumsum(",  "torch.cumprod(",
     "torch.logcumsumexp(", "torch.softmax(", "torch.log_softmax(", "F.normalize(",
-    "F.cosine_similarity("};
+    "F.cosine_similarity(", "torch.mm(",   "torch.mv(",        "torch.dot(",    "torch.outer(",
+    "torch.addmm(",      "torch.trace("};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it

@@ -153,6 +153,31 @@ void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   }
 }
 
+void shape_partners(std::span<const Stmt> regs, Op op, std::span<const Reg> fixed,
+                    std::vector<Reg>& out) {
+  out.clear();
+  std::array<Shape, kMaxArity> in;
+  for (std::size_t i = 0; i < fixed.size(); ++i)
+    in[i] = regs[static_cast<std::size_t>(fixed[i])].shape;
+  const std::span<const Shape> shapes(in.data(), fixed.size() + 1);
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    if (regs[r].dtype != DType::F32) continue;
+    in[fixed.size()] = regs[r].shape;
+    if (infer_shape(op, Attrs{}, shapes).ok()) out.push_back(static_cast<Reg>(r));
+  }
+}
+
+void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+  out.clear();
+  std::vector<Reg> seconds;
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    if (regs[r].dtype != DType::F32 || regs[r].shape.rank() != 2) continue;
+    const std::array<Reg, 2> fixed = {a, static_cast<Reg>(r)};
+    shape_partners(regs, Op::Addmm, fixed, seconds);
+    if (!seconds.empty()) out.push_back(static_cast<Reg>(r));
+  }
+}
+
 void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg>& out) {
   out.clear();
   const Shape& sa = regs[static_cast<std::size_t>(a)].shape;

@@ -54,12 +54,13 @@ inline constexpr std::uint32_t kLeafModeCount = 5;
 // order). Weighted towards the elementwise families, where most ops are; index 0 is Unary, the
 // one family that applies to every f32 register, so zero bytes always make a legal op. Select
 // makes two statements: a comparison, then a where on its mask; Compare is never drawn alone.
-inline constexpr std::array<OpFamily, 19> kCategoryWheel = {
-    OpFamily::Unary,     OpFamily::Unary,      OpFamily::Unary,     OpFamily::Activation,
+inline constexpr std::array<OpFamily, 21> kCategoryWheel = {
+    OpFamily::Unary,      OpFamily::Unary,     OpFamily::Unary,     OpFamily::Activation,
     OpFamily::Activation, OpFamily::Binary,    OpFamily::Binary,    OpFamily::Binary,
-    OpFamily::Select,    OpFamily::Matmul,     OpFamily::Transpose, OpFamily::ReduceDim,
-    OpFamily::ReduceDim, OpFamily::ReduceAll,  OpFamily::AlongDim,  OpFamily::AlongDim,
-    OpFamily::Similarity, OpFamily::Concat,    OpFamily::Repeat};
+    OpFamily::Select,     OpFamily::Matmul,    OpFamily::Transpose, OpFamily::ReduceDim,
+    OpFamily::ReduceDim,  OpFamily::ReduceAll, OpFamily::AlongDim,  OpFamily::AlongDim,
+    OpFamily::Similarity, OpFamily::Concat,    OpFamily::Repeat,    OpFamily::Linalg,
+    OpFamily::Linalg};
 
 constexpr std::size_t family_size(OpFamily f) {
   std::size_t n = 0;
@@ -83,6 +84,7 @@ inline constexpr auto kDimReduceOps = family_ops<OpFamily::ReduceDim>();
 inline constexpr auto kAllReduceOps = family_ops<OpFamily::ReduceAll>();
 inline constexpr auto kAlongDimOps = family_ops<OpFamily::AlongDim>();
 inline constexpr auto kSimilarityOps = family_ops<OpFamily::Similarity>();
+inline constexpr auto kLinalgOps = family_ops<OpFamily::Linalg>();
 // The Select step writes its where explicitly; the family holds exactly that one op.
 static_assert(family_size(OpFamily::Select) == 1);
 
@@ -115,6 +117,11 @@ void where_partners(std::span<const Stmt> regs, const Shape& mask, const Shape* 
 
 void binary_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+// Registers r for which op(fixed..., r) has a legal shape (the op's last operand).
+void shape_partners(std::span<const Stmt> regs, Op op, std::span<const Reg> fixed,
+                    std::vector<Reg>& out);
+// addmm's mat1 candidates: matrices for which some register can be mat2 with input `a`.
+void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg>& out);
 // 1..kMaxRepeat, limited by the cap; 1 always fits.
 int max_repeat_times(const Shape& s, int dim);

@@ -355,6 +355,24 @@ private:
       write_dim(instr.attrs.dim);
       params(instr);
       return edge_tag(instr.op);
+    case OpFamily::Linalg: {
+      head(family, a);
+      choose_op(kLinalgOps, instr.op);
+      if (instr.op == Op::Trace) return edge_tag(instr.op);
+      if (instr.op == Op::Addmm) {
+        addmm_first(prefix(), a, candidates_);
+        partner(candidates_, instr.operands[1]);
+        const std::array<Reg, 2> fixed = {a, instr.operands[1]};
+        shape_partners(prefix(), instr.op, fixed, candidates_);
+        partner(candidates_, instr.operands[2]);
+        params(instr);
+        return edge_tag(instr.op);
+      }
+      const std::array<Reg, 1> fixed = {a};
+      shape_partners(prefix(), instr.op, fixed, candidates_);
+      partner(candidates_, instr.operands[1]);
+      return edge_tag(instr.op);
+    }
     case OpFamily::Similarity: {
       head(family, a);
       choose_op(kSimilarityOps, instr.op);

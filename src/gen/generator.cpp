@@ -306,6 +306,29 @@ private:
       push_op(op, {a}, attrs);
       return;
     }
+    case OpFamily::Linalg: {
+      const Op op = kLinalgOps[in_.choice(kLinalgOps.size())];
+      if (op == Op::Trace) {
+        if (sa.rank() != 2) return unary(a);
+        push_op(op, {a}, attrs);
+        return;
+      }
+      if (op == Op::Addmm) {
+        addmm_first(regs(), a, scratch_);
+        if (scratch_.empty()) return unary(a);
+        const Reg m1 = pick(scratch_);
+        const std::array<Reg, 2> fixed = {a, m1};
+        shape_partners(regs(), op, fixed, scratch_);
+        const Reg m2 = pick(scratch_);
+        push_op(op, {a, m1, m2}, params(op));
+        return;
+      }
+      const std::array<Reg, 1> fixed = {a};
+      shape_partners(regs(), op, fixed, scratch_);
+      if (scratch_.empty()) return unary(a);
+      push_op(op, {a, pick(scratch_)}, attrs);
+      return;
+    }
     case OpFamily::Similarity: {
       const Op op = kSimilarityOps[in_.choice(kSimilarityOps.size())];
       binary_partners(regs(), a, scratch_);

@@ -203,6 +203,31 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
     if (!valid_axis(attrs.dim, in[0]))
       return fail("dim " + std::to_string(attrs.dim) + " out of range for " + in[0].to_string());
     return capped(in[0]);
+  case Op::Mm:
+    if (in[0].rank() != 2 || in[1].rank() != 2 || in[0][1] != in[1][0])
+      return fail("mm needs [n, k] @ [k, m]");
+    return capped(Shape{in[0][0], in[1][1]});
+  case Op::Mv:
+    if (in[0].rank() != 2 || in[1].rank() != 1 || in[0][1] != in[1][0])
+      return fail("mv needs [n, k] and [k]");
+    return capped(Shape{in[0][0]});
+  case Op::Dot:
+    if (in[0].rank() != 1 || !(in[0] == in[1])) return fail("dot needs two vectors of one length");
+    return ShapeResult{Shape::scalar()};
+  case Op::Outer:
+    if (in[0].rank() != 1 || in[1].rank() != 1) return fail("outer needs two vectors");
+    return capped(Shape{in[0][0], in[1][0]});
+  case Op::Addmm: {
+    if (in[1].rank() != 2 || in[2].rank() != 2 || in[1][1] != in[2][0])
+      return fail("addmm needs mat1 [n, k] and mat2 [k, m]");
+    const Shape out{in[1][0], in[2][1]};
+    const auto b = broadcast(in[0], out);
+    if (!b || !(*b == out)) return fail("addmm's input must broadcast to " + out.to_string());
+    return capped(out);
+  }
+  case Op::Trace:
+    if (in[0].rank() != 2) return fail("trace needs a matrix");
+    return ShapeResult{Shape::scalar()};
   case Op::CosineSimilarity: {
     const ShapeResult both = broadcast_pair(in[0], in[1]);
     if (!both.ok()) return both;

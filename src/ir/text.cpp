@@ -66,6 +66,8 @@ std::string attrs_text(Op op, const Attrs& a) {
   case AttrKind::DimKeepOrd:
     return fmt::format(", ord={}, dim={}, keepdim={}", real_text(a.exponent), a.dim, a.keepdim);
   case AttrKind::PDim: return fmt::format(", p={}, dim={}", real_text(a.exponent), a.dim);
+  case AttrKind::BetaAlpha:
+    return fmt::format(", beta={}, alpha={}", real_text(a.beta), real_text(a.alpha));
   }
   return {};
 }
@@ -271,6 +273,7 @@ struct LineParser {
       return real_attr("ord", a.exponent) && int_attr("dim", a.dim) &&
              bool_attr("keepdim", a.keepdim);
     case AttrKind::PDim: return real_attr("p", a.exponent) && int_attr("dim", a.dim);
+    case AttrKind::BetaAlpha: return real_attr("beta", a.beta) && real_attr("alpha", a.alpha);
     }
     return false;
   }

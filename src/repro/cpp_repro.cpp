@@ -186,6 +186,14 @@ std::string call(const Program& p, const Instr& in) {
                        "torch::nn::functional::NormalizeFuncOptions().p({}).dim({}))",
                        x, dbl(a.exponent), a.dim);
   case Op::CosineSimilarity: return fmt::format("torch::cosine_similarity({}, {}, {})", x, y, a.dim);
+  case Op::Mm: return fmt::format("torch::mm({}, {})", x, y);
+  case Op::Mv: return fmt::format("torch::mv({}, {})", x, y);
+  case Op::Dot: return fmt::format("torch::dot({}, {})", x, y);
+  case Op::Outer: return fmt::format("torch::outer({}, {})", x, y);
+  case Op::Addmm:
+    return fmt::format("torch::addmm({}, {}, {}, /*beta=*/{}, /*alpha=*/{})", x, y, z, dbl(a.beta),
+                       dbl(a.alpha));
+  case Op::Trace: return fmt::format("torch::trace({})", x);
   }
   return "";
 }

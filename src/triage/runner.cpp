@@ -106,6 +106,7 @@ std::string stmt_label(const Program& p, Reg reg) {
   case AttrKind::Ord:
   case AttrKind::DimKeepOrd:
   case AttrKind::PDim: return fmt::format("{}[{}]", name, real(a.exponent));
+  case AttrKind::BetaAlpha: return fmt::format("{}[{},{}]", name, real(a.beta), real(a.alpha));
   case AttrKind::None:
   case AttrKind::DimKeep:
   case AttrKind::TwoDims:

@@ -47,6 +47,7 @@ enum class AttrKind : std::uint8_t {
   Ord,               // vector_norm: ord (in exponent; may be ±inf)
   DimKeepOrd,        // vector_norm_dim: dim, keepdim, ord (in exponent)
   PDim,              // normalize: p (in exponent), dim
+  BetaAlpha,         // addmm: beta, alpha
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.
@@ -64,6 +65,7 @@ enum class OpFamily : std::uint8_t {
   Repeat,
   AlongDim,   // one float tensor, a dim (and parameters): scans and normalisers, same shape
   Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
+  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace
 };
 
 // The element type of a register. Leaves and almost every op are f32; comparisons make masks.
@@ -81,10 +83,10 @@ struct Attrs {
   double exponent = 0.0;  // pow's exponent; vector_norm's ord and normalize's p
   double lo = 0.0;        // clamp, clamp_min, hardtanh
   double hi = 0.0;        // clamp, clamp_max, hardtanh
-  double alpha = 0.0;     // elu, celu
+  double alpha = 0.0;     // elu, celu, addmm
   double slope = 0.0;     // leaky_relu's negative_slope
   double lambd = 0.0;     // hardshrink, softshrink
-  double beta = 0.0;      // softplus
+  double beta = 0.0;      // softplus, addmm
   double threshold = 0.0; // softplus
   double weight = 0.0;    // lerp
   double eps = 0.0;       // logit, when variant is 1

@@ -118,6 +118,13 @@ inline constexpr std::array<Attrs, kOrds.size()> kOrdParams = [] {
 // normalize's p (torch.nn.functional.normalize divides by the p-norm clamped to eps = 1e-12).
 inline constexpr std::array<Attrs, 4> kNormalizeParams = {
     {{.exponent = 2.0}, {.exponent = 1.0}, {.exponent = kEdgeInf}, {.exponent = 3.0}}};
+// addmm's beta and alpha: 0 is where BLAS skips a term (documented for beta: input is ignored,
+// NaN and inf included), 1 where LibTorch skips the scaling.
+inline constexpr std::array<Attrs, 5> kAddmmParams = {{{.alpha = 1.0, .beta = 1.0},
+                                                       {.alpha = 1.0, .beta = 0.0},
+                                                       {.alpha = -2.0, .beta = 0.5},
+                                                       {.alpha = 0.0, .beta = 1.0},
+                                                       {.alpha = 0.5, .beta = -1.0}}};
 
 // ---- edge tables ----
 inline constexpr std::array<float, 0> kNoEdges = {};
@@ -212,5 +219,8 @@ inline constexpr std::array<float, 8> kNormEdges = {0.0f,  -0.0f, 1e20f, -1e20f,
 // log-sum-exp and softmax: infinities (the max subtracted is infinite), exp's overflow edge.
 inline constexpr std::array<float, 8> kLogSumExpEdges = {-kEdgeInf, kEdgeInf, 88.7229f, 89.0f,
                                                          -104.0f,   0.0f,     1e30f,    kEdgeNan};
+// addmm's input: what beta = 0 must ignore.
+inline constexpr std::array<float, 7> kAddmmEdges = {kEdgeNan, kEdgeInf, -kEdgeInf, 0.0f,
+                                                     -0.0f,    3e38f,    1.0f};
 
 } // namespace burnmark

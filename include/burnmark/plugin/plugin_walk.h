@@ -310,7 +310,15 @@ void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& 
   }
   const auto root = node[static_cast<std::size_t>(program.root)];
   storage.set_root<T>(regs[root].shape, regs[root].data);
+  // A mask root has no gradient (LibTorch's bool tensors have no grad_fn): no leaf gets one.
+  const bool mask_root = program.stmts[root].dtype == BURNMARK_DTYPE_BOOL;
   if (!options.gradients) return;
+  if (mask_root) {
+    for (std::size_t r = 0; r < n; ++r)
+      if (program.stmts[r].kind == BURNMARK_STMT_LEAF)
+        storage.template add_grad<T>(regs[r].shape, std::nullopt);
+    return;
+  }
   if constexpr (GradientKernels<K>) {
     std::vector<std::optional<Dense<T>>> grads(n);
     grads[root] = Dense<T>{regs[root].shape, std::vector<T>(regs[root].data.size(), T(1))};

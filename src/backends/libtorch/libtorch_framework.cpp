@@ -187,6 +187,12 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
         x, torch::nn::functional::NormalizeFuncOptions().p(a.exponent).dim(a.dim));
     break;
   case Op::CosineSimilarity: out = torch::cosine_similarity(x, y(), a.dim); break;
+  case Op::Mm: out = torch::mm(x, y()); break;
+  case Op::Mv: out = torch::mv(x, y()); break;
+  case Op::Dot: out = torch::dot(x, y()); break;
+  case Op::Outer: out = torch::outer(x, y()); break;
+  case Op::Addmm: out = torch::addmm(x, y(), z(), a.beta, a.alpha); break;
+  case Op::Trace: out = torch::trace(x); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",

@@ -227,10 +227,12 @@ inline Approx pow(Approx x, double c) {
   if (c == 2) return mul(x, x);
   if (c == 3) return mul(mul(x, x), x);
   if (c == -2) return div(one, mul(x, x));
-  // C's pow gives +0 and +inf at -0, where the fast paths' sqrt keeps the sign of zero.
-  if ((c == 0.5 || c == -0.5) && x.v == 0 && std::signbit(x.v) && x.e == 0 &&
-      other_side(Convention::PowNegZeroAsCPow))
-    return {c > 0 ? 0.0 : kInf, 0.0};
+  // C's pow gives +0 and +inf at -0, where the fast paths' sqrt keeps the sign of zero, and
+  // +inf and +0 at -inf (C99 F.9.4.4), where sqrt(-inf) is NaN.
+  if ((c == 0.5 || c == -0.5) && x.e == 0 && other_side(Convention::PowNegZeroAsCPow)) {
+    if (x.v == 0 && std::signbit(x.v)) return {c > 0 ? 0.0 : kInf, 0.0};
+    if (x.v == -kInf) return {c > 0 ? kInf : 0.0, 0.0};
+  }
   if (c == 0.5) return sqrt(x);
   if (c == -0.5) return div(one, sqrt(x));
   if (c == -1) return div(one, x);

@@ -10,6 +10,7 @@
 #include "approx_normalize.h"
 #include "approx_scan.h"
 #include "approx_transcendental.h"
+#include "linalg.h"
 #include "rows.h"
 #include "tape.h"
 
@@ -560,6 +561,12 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
       normalize_backward(x, g, p, d, s.terms, s.via_norm);
     });
   case Op::CosineSimilarity: return cosine_backward(out, a, *b, at.dim, dx, s);
+  case Op::Mm:
+  case Op::Mv:
+  case Op::Dot:
+  case Op::Outer: return linalg_product_backward(out, a, *b, dx, 0, 1);
+  case Op::Addmm: return addmm_backward(out, *b, *c, dx);
+  case Op::Trace: return trace_backward(out, a, dx);
   }
 }
 

@@ -6,6 +6,7 @@
 #include "approx_normalize.h"
 #include "approx_scan.h"
 #include "approx_transcendental.h"
+#include "linalg.h"
 #include "rows.h"
 #include "tape.h"
 
@@ -245,6 +246,14 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
     return map_rows(a.value, rows_along(a.shape, at.dim), o, s,
                     [p = at.exponent](Row x, RowOut y) { normalize_forward(x, p, y); });
   case Op::CosineSimilarity: return cosine(a, *b, at, out, s);
+  case Op::Mm:
+  case Op::Mv:
+  case Op::Dot:
+  case Op::Outer: return linalg_product(out.op, a, *b, o);
+  case Op::Addmm: return addmm_forward(a, *b, *c, out, s);
+  case Op::Trace:
+    o.resize(1);
+    return o.set(0, trace_forward(a, s));
   }
 }
 

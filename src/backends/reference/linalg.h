@@ -1,0 +1,102 @@
+// The matrix and vector ops of the reference (mm, mv, dot, outer, addmm, trace), forward and
+// backward. Each is the matmul kernel of kernels.h on a view of its operands (a vector is a
+// [k, 1] or [1, k] matrix; the layout is the same), so they share matmul's dot-product bounds;
+// addmm and trace add their elementwise steps with approx.h's arithmetic. The backward follows
+// derivatives.yaml: mm_mat1_backward / mm_mat2_backward, mv's grad.ger(vec) and self.t().mv(grad),
+// dot's grad * other, addmm's maybe_multiply(grad, beta) and trace_backward.
+#pragma once
+
+#include "approx_reduce.h"
+#include "tape.h"
+
+namespace burnmark::ref {
+
+inline Shape column(std::int64_t n) {
+  return Shape{n, 1};
+}
+inline Shape row_of(std::int64_t n) {
+  return Shape{1, n};
+}
+
+// The matmul views of each op's two matrix operands and its result.
+struct MatmulView {
+  Shape a, b, out;
+};
+inline MatmulView matmul_view(Op op, const Shape& a, const Shape& b) {
+  if (op == Op::Mv) return {a, column(b[0]), column(a[0])};
+  if (op == Op::Dot) return {row_of(a[0]), column(b[0]), Shape{1, 1}};
+  if (op == Op::Outer) return {column(a[0]), row_of(b[0]), Shape{a[0], b[0]}};
+  return {a, b, Shape{a[0], b[1]}}; // mm, and addmm's mat1 @ mat2
+}
+
+inline void linalg_product(Op op, const Node& a, const Node& b, Buf& out) {
+  const MatmulView v = matmul_view(op, a.shape, b.shape);
+  matmul(v.a, a.value, v.b, b.value, v.out, out);
+}
+
+// beta * input + alpha * (mat1 @ mat2), input broadcast to the result; beta = 0 ignores input
+// entirely (documented: NaN and inf in it do not propagate).
+inline void addmm_forward(const Node& input, const Node& m1, const Node& m2, Node& out,
+                          ReduceScratch& s) {
+  linalg_product(Op::Addmm, m1, m2, s.wide_a);
+  gather(input.value, broadcast_walk(out.shape, input.shape, input.shape), s.wide_b);
+  const Approx beta{to_f32(out.attrs.beta), 0.0};
+  const Approx alpha{to_f32(out.attrs.alpha), 0.0};
+  out.value.resize(out.shape.numel());
+  for (std::int64_t i = 0; i < out.value.size(); ++i) {
+    const Approx scaled = mul(alpha, s.wide_a.at(i));
+    out.value.set(i, beta.v == 0 ? scaled : add(mul(beta, s.wide_b.at(i)), scaled));
+  }
+}
+
+inline Approx trace_forward(const Node& a, ReduceScratch& s) {
+  const std::int64_t n = std::min(a.shape[0], a.shape[1]);
+  s.x.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    s.x[static_cast<std::size_t>(i)] = a.value.at(i * a.shape[1] + i);
+  return sum_of(Row(s.x));
+}
+
+// maybe_multiply(t, s): t itself when s is 1, else t * s.
+inline void maybe_multiply(Buf& t, double scale) {
+  if (to_f32(scale) == 1.0) return;
+  for (std::int64_t i = 0; i < t.size(); ++i)
+    t.set(i, mul(t.at(i), Approx{to_f32(scale), 0.0}));
+}
+
+// Gradients of the matrix operands of mm, mv, dot, outer and addmm, at the operands' shapes;
+// `first` and `second` are the matrix operands, `k0`, `k1` the slots of dx they fill.
+inline void linalg_product_backward(const Node& out, const Node& first, const Node& second,
+                                    std::array<InputGrad, 3>& dx, std::size_t k0,
+                                    std::size_t k1) {
+  const MatmulView v = matmul_view(out.op, first.shape, second.shape);
+  dx[k0].shape = first.shape;
+  dx[k1].shape = second.shape;
+  if (dx[k0].wanted) matmul_grad_a(v.b, second.value, v.out, out.grad, dx[k0].buf);
+  if (dx[k1].wanted) matmul_grad_b(v.a, first.value, v.out, out.grad, dx[k1].buf);
+}
+
+inline void addmm_backward(const Node& out, const Node& m1, const Node& m2,
+                           std::array<InputGrad, 3>& dx) {
+  // The input's gradient at the result's shape (the tape sums broadcast dims away).
+  dx[0].shape = out.shape;
+  dx[0].buf.assign(out.grad);
+  maybe_multiply(dx[0].buf, out.attrs.beta);
+  linalg_product_backward(out, m1, m2, dx, 1, 2);
+  if (dx[1].wanted) maybe_multiply(dx[1].buf, out.attrs.alpha);
+  if (dx[2].wanted) maybe_multiply(dx[2].buf, out.attrs.alpha);
+}
+
+// trace_backward: grad on the diagonal, zeros elsewhere.
+inline void trace_backward(const Node& out, const Node& a, std::array<InputGrad, 3>& dx) {
+  dx[0].shape = a.shape;
+  Buf& d = dx[0].buf;
+  d.resize(a.shape.numel());
+  for (std::int64_t i = 0; i < d.size(); ++i)
+    d.set(i, {0.0, 0.0});
+  const std::int64_t n = std::min(a.shape[0], a.shape[1]);
+  for (std::int64_t i = 0; i < n; ++i)
+    d.set(i * a.shape[1] + i, out.grad.at(0));
+}
+
+} // namespace burnmark::ref
