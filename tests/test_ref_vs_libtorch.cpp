@@ -133,8 +133,12 @@ void linalg_vocabulary(std::vector<NamedProgram>& out) {
       case Op::Mv: r = b.op(info.op, {m, u}); break;
       case Op::Dot: r = b.op(info.op, {u, b.op(Op::Exp, {u})}); break;
       case Op::Outer: r = b.op(info.op, {v, u}); break;
-      case Op::Addmm: r = b.op(info.op, {b.leaf({4}, {0.5f, -1.0f, 2.0f, 0.25f}), m, n}, attrs); break;
-      case Op::Trace: r = b.op(info.op, {b.op(Op::Mm, {b.op(Op::Transpose, {m}, two_dims(0, 1)), m})}); break;
+      case Op::Addmm:
+        r = b.op(info.op, {b.leaf({4}, {0.5f, -1.0f, 2.0f, 0.25f}), m, n}, attrs);
+        break;
+      case Op::Trace:
+        r = b.op(info.op, {b.op(Op::Mm, {b.op(Op::Transpose, {m}, two_dims(0, 1)), m})});
+        break;
       default: continue; // the other families have their own programs
       }
       const Shape rs = b.shape(r).rank() == 0 ? Shape{1} : b.shape(r);

@@ -92,39 +92,38 @@ TEST(ReferenceReductions, GradientsMatchCentralDifferences) {
     expect_reduce_gradient([c](Row x) { return var_forward(x, c); },
                            [c](Row x, Approx, Approx g, RowOut d) { var_backward(x, g, c, d); },
                            kRow);
-    expect_reduce_gradient([c](Row x) { return std_forward(x, c); },
-                           [c](Row x, Approx y, Approx g, RowOut d) { std_backward(x, y, g, c, d); },
-                           kRow);
+    expect_reduce_gradient(
+        [c](Row x) { return std_forward(x, c); },
+        [c](Row x, Approx y, Approx g, RowOut d) { std_backward(x, y, g, c, d); }, kRow);
   }
   expect_reduce_gradient(logsumexp_forward, logsumexp_backward, kRow);
   for (double p : {1.0, 2.0, 3.0, 0.5}) {
     SCOPED_TRACE(p);
-    expect_reduce_gradient([p](Row x) { return vector_norm_forward(x, p); },
-                           [p](Row x, Approx y, Approx g, RowOut d) {
-                             vector_norm_backward(x, y, g, p, d);
-                           },
-                           kRow);
+    expect_reduce_gradient(
+        [p](Row x) { return vector_norm_forward(x, p); },
+        [p](Row x, Approx y, Approx g, RowOut d) { vector_norm_backward(x, y, g, p, d); }, kRow);
   }
 }
 
 TEST(ReferenceReductions, ScanAndNormaliserGradientsMatchCentralDifferences) {
   std::vector<Approx> t1, t2;
-  expect_map_gradient(cumsum_forward, [&](Row, Row, Row g, RowOut d) { cumsum_backward(g, d, t1, t2); },
-                      kRow);
-  expect_map_gradient(cumprod_forward,
-                      [&](Row x, Row, Row g, RowOut d) { cumprod_backward(x, g, d, t1); }, kRow);
-  expect_map_gradient(logcumsumexp_forward, [&](Row x, Row y, Row g, RowOut d) {
-    logcumsumexp_backward(x, y, g, d, t1);
-  }, kRow);
-  expect_map_gradient(softmax_forward,
-                      [&](Row, Row y, Row g, RowOut d) { softmax_backward(y, g, d, t1); }, kRow);
-  expect_map_gradient(log_softmax_forward,
-                      [](Row, Row y, Row g, RowOut d) { log_softmax_backward(y, g, d); }, kRow);
+  expect_map_gradient(
+      cumsum_forward, [&](Row, Row, Row g, RowOut d) { cumsum_backward(g, d, t1, t2); }, kRow);
+  expect_map_gradient(
+      cumprod_forward, [&](Row x, Row, Row g, RowOut d) { cumprod_backward(x, g, d, t1); }, kRow);
+  expect_map_gradient(
+      logcumsumexp_forward,
+      [&](Row x, Row y, Row g, RowOut d) { logcumsumexp_backward(x, y, g, d, t1); }, kRow);
+  expect_map_gradient(
+      softmax_forward, [&](Row, Row y, Row g, RowOut d) { softmax_backward(y, g, d, t1); }, kRow);
+  expect_map_gradient(
+      log_softmax_forward, [](Row, Row y, Row g, RowOut d) { log_softmax_backward(y, g, d); },
+      kRow);
   for (double p : {2.0, 1.0, 3.0}) {
     SCOPED_TRACE(p);
-    expect_map_gradient([p](Row x, RowOut y) { normalize_forward(x, p, y); },
-                        [&, p](Row x, Row, Row g, RowOut d) { normalize_backward(x, g, p, d, t1, t2); },
-                        kRow);
+    expect_map_gradient(
+        [p](Row x, RowOut y) { normalize_forward(x, p, y); },
+        [&, p](Row x, Row, Row g, RowOut d) { normalize_backward(x, g, p, d, t1, t2); }, kRow);
   }
 }
 
@@ -136,8 +135,9 @@ TEST(ReferenceReductions, CosineSimilarityGradientMatchesCentralDifferences) {
     std::vector<Approx> up = a, down = a;
     up[j].v += 1e-2;
     down[j].v -= 1e-2;
-    const double fd = (cosine_forward(Row(up), Row(b), terms).v -
-                       cosine_forward(Row(down), Row(b), terms).v) / 2e-2;
+    const double fd =
+        (cosine_forward(Row(up), Row(b), terms).v - cosine_forward(Row(down), Row(b), terms).v) /
+        2e-2;
     EXPECT_NEAR(da[j].v, fd, 1e-3);
   }
   // Parallel vectors: exactly 1 up to rounding.
@@ -240,8 +240,7 @@ TEST(ReferenceReductions, NormsDoNotOverflowWhereTheNormIsRepresentable) {
   // ord 0 counts nonzeros; NaN is nonzero.
   EXPECT_EQ(vector_norm_forward(Row(row({0, 2, -0.0, kNan})), 0).v, 2.0);
   // ord inf spreads the gradient over the ties, with their signs.
-  vector_norm_backward(Row(row({-2, 2, 1})), Approx{2.0, 0.0}, Approx{1.0, 0.0}, kInf,
-                       RowOut(d3));
+  vector_norm_backward(Row(row({-2, 2, 1})), Approx{2.0, 0.0}, Approx{1.0, 0.0}, kInf, RowOut(d3));
   EXPECT_EQ(values_of({d3.begin(), d3.end()}), (std::vector<double>{-0.5, 0.5, 0}));
   // At a zero row the ord-2 gradient is derivatives.yaml's 0 (a subgradient).
   vector_norm_backward(Row(row({0, 0})), Approx{0.0, 0.0}, Approx{1.0, 0.0}, 2, RowOut(d));

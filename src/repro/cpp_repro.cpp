@@ -153,8 +153,7 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("torch::std({}, c10::nullopt, /*correction=*/c10::optional<int64_t>({}))", x,
                        a.variant);
   case Op::VectorNorm: return fmt::format("torch::linalg_vector_norm({}, {})", x, dbl(a.exponent));
-  case Op::ProdDim:
-    return fmt::format("torch::prod({}, {}, /*keepdim=*/{})", x, a.dim, a.keepdim);
+  case Op::ProdDim: return fmt::format("torch::prod({}, {}, /*keepdim=*/{})", x, a.dim, a.keepdim);
   case Op::AmaxDim:
     return fmt::format("torch::amax({}, {{{}}}, /*keepdim=*/{})", x, a.dim, a.keepdim);
   case Op::AminDim:
@@ -185,7 +184,8 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("torch::nn::functional::normalize({}, "
                        "torch::nn::functional::NormalizeFuncOptions().p({}).dim({}))",
                        x, dbl(a.exponent), a.dim);
-  case Op::CosineSimilarity: return fmt::format("torch::cosine_similarity({}, {}, {})", x, y, a.dim);
+  case Op::CosineSimilarity:
+    return fmt::format("torch::cosine_similarity({}, {}, {})", x, y, a.dim);
   case Op::Mm: return fmt::format("torch::mm({}, {})", x, y);
   case Op::Mv: return fmt::format("torch::mv({}, {})", x, y);
   case Op::Dot: return fmt::format("torch::dot({}, {})", x, y);

@@ -153,7 +153,8 @@ std::string call(const Program& p, const Instr& in) {
   // PyTorch 1.13 takes correction only with a dim; unbiased is the same correction 1 / 0.
   case Op::Var: return fmt::format("torch.var({}, unbiased={})", x, py_bool(a.variant == 1));
   case Op::Std: return fmt::format("torch.std({}, unbiased={})", x, py_bool(a.variant == 1));
-  case Op::VectorNorm: return fmt::format("torch.linalg.vector_norm({}, ord={})", x, dbl(a.exponent));
+  case Op::VectorNorm:
+    return fmt::format("torch.linalg.vector_norm({}, ord={})", x, dbl(a.exponent));
   case Op::ProdDim:
     return fmt::format("torch.prod({}, dim={}, keepdim={})", x, a.dim, py_bool(a.keepdim));
   case Op::AmaxDim:
@@ -180,7 +181,8 @@ std::string call(const Program& p, const Instr& in) {
   case Op::Logcumsumexp: return fmt::format("torch.logcumsumexp({}, dim={})", x, a.dim);
   case Op::Softmax: return fmt::format("torch.softmax({}, dim={})", x, a.dim);
   case Op::LogSoftmax: return fmt::format("torch.log_softmax({}, dim={})", x, a.dim);
-  case Op::Normalize: return fmt::format("F.normalize({}, p={}, dim={})", x, dbl(a.exponent), a.dim);
+  case Op::Normalize:
+    return fmt::format("F.normalize({}, p={}, dim={})", x, dbl(a.exponent), a.dim);
   case Op::CosineSimilarity: return fmt::format("F.cosine_similarity({}, {}, dim={})", x, y, a.dim);
   case Op::Mm: return fmt::format("torch.mm({}, {})", x, y);
   case Op::Mv: return fmt::format("torch.mv({}, {})", x, y);

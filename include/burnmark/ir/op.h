@@ -25,23 +25,23 @@ inline constexpr std::size_t kOpCount = 0
 
 // Which attributes an op carries; decides the op's text form and which Attrs fields matter.
 enum class AttrKind : std::uint8_t {
-  None,     // no attributes
-  Exponent, // pow: exponent
-  DimKeep,  // reductions along a dimension: dim, keepdim
-  TwoDims,  // transpose: dim, dim1
-  Dim,      // concat: dim
-  DimTimes, // repeat: dim, times
-  Bounds,   // clamp, hardtanh: lo, hi ("min", "max")
-  Min,      // clamp_min: lo
-  Max,      // clamp_max: hi
-  Alpha,    // elu, celu: alpha
-  Slope,    // leaky_relu: negative_slope
-  Lambd,    // hardshrink, softshrink: lambd
-  Softplus, // softplus: beta, threshold
-  Gelu,     // gelu: variant 0 = approximate "none", 1 = "tanh"
-  Rounding, // div_rounded: variant 0 = rounding_mode "trunc", 1 = "floor"
-  Weight,   // lerp: weight
-  Eps,      // logit: variant 0 = no eps, 1 = eps given
+  None,              // no attributes
+  Exponent,          // pow: exponent
+  DimKeep,           // reductions along a dimension: dim, keepdim
+  TwoDims,           // transpose: dim, dim1
+  Dim,               // concat: dim
+  DimTimes,          // repeat: dim, times
+  Bounds,            // clamp, hardtanh: lo, hi ("min", "max")
+  Min,               // clamp_min: lo
+  Max,               // clamp_max: hi
+  Alpha,             // elu, celu: alpha
+  Slope,             // leaky_relu: negative_slope
+  Lambd,             // hardshrink, softshrink: lambd
+  Softplus,          // softplus: beta, threshold
+  Gelu,              // gelu: variant 0 = approximate "none", 1 = "tanh"
+  Rounding,          // div_rounded: variant 0 = rounding_mode "trunc", 1 = "floor"
+  Weight,            // lerp: weight
+  Eps,               // logit: variant 0 = no eps, 1 = eps given
   Correction,        // var, std over every element: correction (in variant, 0 or 1)
   DimKeepCorrection, // var_dim, std_dim: dim, keepdim, correction (in variant)
   Ord,               // vector_norm: ord (in exponent; may be ±inf)

@@ -208,14 +208,14 @@ inline constexpr std::array<float, 9> kHypotEdges = {3e38f, -3e38f, 2e19f,    kE
 
 // Products: zeros (one zero, two zeros), and magnitudes whose products overflow or underflow f32
 // while the exact product, or the product of the others, stays in range.
-inline constexpr std::array<float, 9> kProdEdges = {0.0f,  -0.0f,  1e-30f, 1e30f,   1e20f,
-                                                    1e-20f, 2.0f, kEdgeInf, kEdgeNan};
+inline constexpr std::array<float, 9> kProdEdges = {0.0f,   -0.0f, 1e-30f,   1e30f,   1e20f,
+                                                    1e-20f, 2.0f,  kEdgeInf, kEdgeNan};
 // Variance: a huge common offset (cancellation), squares that overflow, equal elements.
 inline constexpr std::array<float, 8> kSpreadEdges = {1e20f, 1e19f, 2e19f, 1e-30f,
                                                       0.0f,  1e7f,  3e38f, kEdgeInf};
 // Norms: squares that overflow (1e20) or underflow (1e-25), zeros (a pole of the gradient).
-inline constexpr std::array<float, 8> kNormEdges = {0.0f,  -0.0f, 1e20f, -1e20f, 1e-25f,
-                                                    kEdgeDenorm, 3e38f, kEdgeInf};
+inline constexpr std::array<float, 8> kNormEdges = {0.0f,   -0.0f,       1e20f, -1e20f,
+                                                    1e-25f, kEdgeDenorm, 3e38f, kEdgeInf};
 // log-sum-exp and softmax: infinities (the max subtracted is infinite), exp's overflow edge.
 inline constexpr std::array<float, 8> kLogSumExpEdges = {-kEdgeInf, kEdgeInf, 88.7229f, 89.0f,
                                                          -104.0f,   0.0f,     1e30f,    kEdgeNan};

@@ -93,10 +93,9 @@ inline Approx vector_norm_forward(Row x, double p) {
       }()))
     return {r, 0.0};
   // Norms are monotone in every |x_i|: the images of the intervals' ends bound the input error.
-  const double hi =
-      norm_of_magnitudes(x, p, [](const Approx& a) { return std::fabs(a.v) + a.e; });
-  const double lo = norm_of_magnitudes(
-      x, p, [](const Approx& a) { return std::max(std::fabs(a.v) - a.e, 0.0); });
+  const double hi = norm_of_magnitudes(x, p, [](const Approx& a) { return std::fabs(a.v) + a.e; });
+  const double lo =
+      norm_of_magnitudes(x, p, [](const Approx& a) { return std::max(std::fabs(a.v) - a.e, 0.0); });
   const double spread = std::max(hi - r, r - lo);
   const double n = static_cast<double>(x.size());
   // The terms' powers, the sum in unknown order and the root: (n + 3) u / p relative, plus

@@ -48,8 +48,8 @@ inline Approx product_of(Row x, std::int64_t skip, double roundings) {
   double big_log = 0, small_log = 0; // log2 bounds of the largest and smallest partial products
   double mant = 1;
   long long exp2 = 0;
-  double ratio = 1;       // prod(1 + e_i / |x_i|)
-  double hi_mant = 1;     // prod(|x_i| + e_i), as mantissa and exponent
+  double ratio = 1;   // prod(1 + e_i / |x_i|)
+  double hi_mant = 1; // prod(|x_i| + e_i), as mantissa and exponent
   long long hi_exp2 = 0;
   for (std::int64_t j = 0; j < static_cast<std::int64_t>(x.size()); ++j) {
     if (j == skip) continue;
@@ -228,8 +228,8 @@ inline void max_dim_backward(Row x, Approx g, bool want_max, RowOut dx) {
 
 struct Spread {
   double mean = 0;
-  double s = 0;      // sum of squared deviations, exact (in double)
-  double s_e = 0;    // bound on a float algorithm's sum of squared deviations
+  double s = 0;   // sum of squared deviations, exact (in double)
+  double s_e = 0; // bound on a float algorithm's sum of squared deviations
   bool non_finite = false;
   bool indeterminate = false;
 };

@@ -63,9 +63,8 @@ inline void cumprod_backward(Row x, Row g, RowOut dx, std::vector<Approx>& terms
   for (std::size_t j = 0; j < n; ++j) {
     terms.clear();
     for (std::size_t k = j; k < n; ++k)
-      terms.push_back(
-          mul(g[k], product_of(x.first(k + 1), static_cast<std::int64_t>(j),
-                               static_cast<double>(k) + 3)));
+      terms.push_back(mul(g[k], product_of(x.first(k + 1), static_cast<std::int64_t>(j),
+                                           static_cast<double>(k) + 3)));
     dx[j] = sum_of(Row(terms), 1);
   }
 }
@@ -121,8 +120,7 @@ inline void logcumsumexp_backward(Row x, Row y, Row g, RowOut dx, std::vector<Ap
       const double log_g = g[k].v == 0 ? 0.0 : std::log(std::fabs(g[k].v));
       const double log_space =
           4 * kU * (std::fabs(x[j].v) + std::fabs(y[k].v) + std::fabs(log_g) + 1);
-      const Approx factor =
-          finish_transcendental(t, t * expm1_bound(x[j].e + y[k].e + log_space));
+      const Approx factor = finish_transcendental(t, t * expm1_bound(x[j].e + y[k].e + log_space));
       terms.push_back(mul(g[k], factor));
     }
     dx[j] = sum_of(Row(terms), 2);
@@ -171,7 +169,8 @@ inline void softmax_forward(Row x, RowOut y) {
     }
     const double d = x[j].v - sh.m;
     const double v = std::exp(d) / sh.s;
-    const double rel = expm1_bound(2 * sh.max_e) + kU * (std::fabs(d) + n / 2.718281828459045 + n + 9);
+    const double rel =
+        expm1_bound(2 * sh.max_e) + kU * (std::fabs(d) + n / 2.718281828459045 + n + 9);
     y[j] = finish_transcendental(v, v * rel);
   }
 }

@@ -491,10 +491,9 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::AminDim: {
     const bool all = out.op == Op::Amax || out.op == Op::Amin;
     const bool want_max = out.op == Op::Amax || out.op == Op::AmaxDim;
-    return reduce_backward(out, a, all ? rows_all(a.shape) : rows_along(a.shape, at.dim), dx, s,
-                           [want_max](Row x, Approx, Approx g, RowOut d) {
-                             amax_backward(x, g, want_max, d);
-                           });
+    return reduce_backward(
+        out, a, all ? rows_all(a.shape) : rows_along(a.shape, at.dim), dx, s,
+        [want_max](Row x, Approx, Approx g, RowOut d) { amax_backward(x, g, want_max, d); });
   }
   // max, min over every element: evenly_distribute_backward
   case Op::Max:
@@ -512,16 +511,14 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
                            });
   case Op::Var:
   case Op::VarDim:
-    return reduce_backward(out, a, out.op == Op::Var ? rows_all(a.shape) : rows_along(a.shape, at.dim),
-                           dx, s, [c = at.variant](Row x, Approx, Approx g, RowOut d) {
-                             var_backward(x, g, c, d);
-                           });
+    return reduce_backward(
+        out, a, out.op == Op::Var ? rows_all(a.shape) : rows_along(a.shape, at.dim), dx, s,
+        [c = at.variant](Row x, Approx, Approx g, RowOut d) { var_backward(x, g, c, d); });
   case Op::Std:
   case Op::StdDim:
-    return reduce_backward(out, a, out.op == Op::Std ? rows_all(a.shape) : rows_along(a.shape, at.dim),
-                           dx, s, [c = at.variant](Row x, Approx y, Approx g, RowOut d) {
-                             std_backward(x, y, g, c, d);
-                           });
+    return reduce_backward(
+        out, a, out.op == Op::Std ? rows_all(a.shape) : rows_along(a.shape, at.dim), dx, s,
+        [c = at.variant](Row x, Approx y, Approx g, RowOut d) { std_backward(x, y, g, c, d); });
   case Op::VectorNorm:
   case Op::NormDim:
     // ord 0 counts nonzeros: its gradient is 0 wherever it exists, numeric zeros here, on the
@@ -557,9 +554,10 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     return along_backward(out, a, at.dim, dx, s,
                           [](Row, Row y, Row g, RowOut d) { log_softmax_backward(y, g, d); });
   case Op::Normalize:
-    return along_backward(out, a, at.dim, dx, s, [&s, p = at.exponent](Row x, Row, Row g, RowOut d) {
-      normalize_backward(x, g, p, d, s.terms, s.via_norm);
-    });
+    return along_backward(out, a, at.dim, dx, s,
+                          [&s, p = at.exponent](Row x, Row, Row g, RowOut d) {
+                            normalize_backward(x, g, p, d, s.terms, s.via_norm);
+                          });
   case Op::CosineSimilarity: return cosine_backward(out, a, *b, at.dim, dx, s);
   case Op::Mm:
   case Op::Mv:

@@ -251,9 +251,7 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Dot:
   case Op::Outer: return linalg_product(out.op, a, *b, o);
   case Op::Addmm: return addmm_forward(a, *b, *c, out, s);
-  case Op::Trace:
-    o.resize(1);
-    return o.set(0, trace_forward(a, s));
+  case Op::Trace: o.resize(1); return o.set(0, trace_forward(a, s));
   }
 }
 

@@ -67,8 +67,7 @@ inline void maybe_multiply(Buf& t, double scale) {
 // Gradients of the matrix operands of mm, mv, dot, outer and addmm, at the operands' shapes;
 // `first` and `second` are the matrix operands, `k0`, `k1` the slots of dx they fill.
 inline void linalg_product_backward(const Node& out, const Node& first, const Node& second,
-                                    std::array<InputGrad, 3>& dx, std::size_t k0,
-                                    std::size_t k1) {
+                                    std::array<InputGrad, 3>& dx, std::size_t k0, std::size_t k1) {
   const MatmulView v = matmul_view(out.op, first.shape, second.shape);
   dx[k0].shape = first.shape;
   dx[k1].shape = second.shape;
