@@ -289,7 +289,8 @@ void DnnlOps::slice(ConstView src, int dim, std::int64_t offset, View dst) {
   run(p, {{DNNL_ARG_FROM, mem(part, src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
 }
 
-void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst) {
+void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst,
+                     float scale, bool accumulate, float sum_scale) {
   const int rank = dst.shape.rank;
   // A transposed operand is the same buffer read with its last two strides swapped.
   auto logical = [rank](const BurnmarkShape& s, bool t) {
@@ -306,13 +307,66 @@ void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_
                               lb = logical(b.shape, transpose_b);
   const Dims &da = la.first, &sa = la.second, &db = lb.first, &sb = lb.second;
   const Dims dd = dims_of(dst.shape, rank);
-  auto& p = cached(Key('M').add(da).add(sa).add(db).add(sb).add(dd).str(), [&] {
+  const Key key = Key('M')
+                      .add(da)
+                      .add(sa)
+                      .add(db)
+                      .add(sb)
+                      .add(dd)
+                      .add(scale)
+                      .add(static_cast<std::int64_t>(accumulate))
+                      .add(sum_scale);
+  auto& p = cached(key.str(), [&] {
     const dnnl::matmul::desc desc(md(da, sa), md(db, sb), md(dd));
-    return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(desc, engine_)));
+    dnnl::primitive_attr attr;
+    if (scale != 1.0f) attr.set_output_scales(0, {scale});
+    if (accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(sum_scale);
+      attr.set_post_ops(po);
+    }
+    return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_)));
   });
   run(p, {{DNNL_ARG_SRC, mem(md(da, sa), a.data)},
           {DNNL_ARG_WEIGHTS, mem(md(db, sb), b.data)},
           {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+}
+
+void DnnlOps::softmax(algorithm alg, ConstView src, int axis, View dst) {
+  const Dims d = dims_of(src.shape, src.shape.rank);
+  auto& p = cached(Key('Z').add(alg).add(static_cast<std::int64_t>(axis)).add(d).str(), [&] {
+    const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), md(d),
+                                              axis);
+    return dnnl::primitive(
+        dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, engine_)));
+  });
+  run(p, {{DNNL_ARG_SRC, mem(md(d), src.data)}, {DNNL_ARG_DST, mem(md(d), dst.data)}});
+}
+
+void DnnlOps::softmax_backward(algorithm alg, ConstView dst, ConstView diff_dst, int axis,
+                               View diff_src) {
+  const Dims d = dims_of(dst.shape, dst.shape.rank);
+  auto& p = cached(Key('z').add(alg).add(static_cast<std::int64_t>(axis)).add(d).str(), [&] {
+    const dnnl::softmax_v2_forward::primitive_desc hint(
+        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), md(d), axis),
+        engine_);
+    const dnnl::softmax_v2_backward::desc desc(alg, md(d), md(d), md(d), axis);
+    return dnnl::primitive(
+        dnnl::softmax_v2_backward(dnnl::softmax_v2_backward::primitive_desc(desc, engine_, hint)));
+  });
+  run(p, {{DNNL_ARG_DST, mem(md(d), dst.data)},
+          {DNNL_ARG_DIFF_DST, mem(md(d), diff_dst.data)},
+          {DNNL_ARG_DIFF_SRC, mem(md(d), diff_src.data)}});
+}
+
+void DnnlOps::reduce(algorithm alg, float p_, float eps, ConstView src, View dst) {
+  const int rank = std::max(src.shape.rank, 1);
+  const Dims ds = dims_of(src.shape, rank), dd = dims_of(dst.shape, rank);
+  auto& p = cached(Key('r').add(alg).add(p_).add(eps).add(ds).add(dd).str(), [&] {
+    const dnnl::reduction::desc desc(alg, md(ds), md(dd), p_, eps);
+    return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
+  });
+  run(p, {{DNNL_ARG_SRC, mem(md(ds), src.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
 }
 
 } // namespace burnmark::onednn

@@ -60,8 +60,20 @@ public:
   void concat(ConstView a, ConstView b, int dim, View dst);
   void slice(ConstView src, int dim, std::int64_t offset, View dst);
   // dst = op(a) @ op(b) with batch broadcasting, where op transposes the last two axes when the
-  // flag is set. dst's shape is the product's.
-  void matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst);
+  // flag is set. dst's shape is the product's. With `scale` the product is multiplied by it
+  // (oneDNN's output scale); with `accumulate` the sum post-op adds sum_scale * dst's prior
+  // contents: dst = scale * (a @ b) + sum_scale * dst.
+  void matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst,
+              float scale = 1.0f, bool accumulate = false, float sum_scale = 1.0f);
+  // dst = softmax (softmax_accurate) or log_softmax (softmax_log) of src along axis, by the
+  // softmax_v2 primitive; the backward primitive reads the forward's dst.
+  void softmax(dnnl::algorithm alg, ConstView src, int axis, View dst);
+  void softmax_backward(dnnl::algorithm alg, ConstView dst, ConstView diff_dst, int axis,
+                        View diff_src);
+  // A reduction primitive of src down to dst's shape (src broadcasts from it) with the
+  // algorithm's p and eps. Unlike reduce_to it never copies: the caller handles a reduction that
+  // reduces nothing, which oneDNN refuses.
+  void reduce(dnnl::algorithm alg, float p, float eps, ConstView src, View dst);
 
   std::size_t cached_primitives() const { return cache_.size(); }
 

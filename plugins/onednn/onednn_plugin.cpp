@@ -14,6 +14,7 @@
 
 #include "burnmark/plugin/plugin_walk.h"
 #include "dnnl_ops.h"
+#include "row_grads.h"
 
 namespace {
 
@@ -174,6 +175,48 @@ BurnmarkShape batch_broadcast(const BurnmarkShape& out, const BurnmarkShape& ope
   return s;
 }
 
+algorithm softmax_alg(OpId op) {
+  return op == OpId::LogSoftmax ? algorithm::softmax_log : algorithm::softmax_accurate;
+}
+
+// The reduction algorithm of a reduction op oneDNN computes. max and min (over every element or
+// along a dim) are the same values as amax and amin; only their backward differs.
+algorithm reduction_of(OpId op) {
+  switch (op) {
+  case OpId::Prod:
+  case OpId::ProdDim: return algorithm::reduction_mul;
+  case OpId::Amax:
+  case OpId::Max:
+  case OpId::AmaxDim:
+  case OpId::MaxDim: return algorithm::reduction_max;
+  case OpId::Amin:
+  case OpId::Min:
+  case OpId::AminDim:
+  case OpId::MinDim: return algorithm::reduction_min;
+  case OpId::VectorNorm:
+  case OpId::NormDim: return algorithm::reduction_norm_lp_sum;
+  default: break;
+  }
+  throw std::logic_error("not a reduction op");
+}
+
+bool reduces_along_dim(OpId op) {
+  return op == OpId::ProdDim || op == OpId::AmaxDim || op == OpId::AminDim || op == OpId::MaxDim ||
+         op == OpId::MinDim || op == OpId::NormDim;
+}
+
+// vector_norm's ord as reduction_norm_lp_sum's p: (sum |x|^p + eps)^(1 / p) with eps 0 is the
+// p-norm for finite p >= 1, which oneDNN accepts. ord 0 (a count), ±inf (max / min of |x|) and
+// p < 1 are not what the primitive computes, so those programs are skipped.
+float norm_p(const BurnmarkStmt& s) {
+  const double p = s.attrs.exponent;
+  if (!(std::isfinite(p) && p >= 1.0))
+    throw burnmark::plugin::Unsupported{
+        s.op, std::string(burnmark::plugin::op_id_name(s.op)) + ": ord " + std::to_string(p) +
+                  " is not a p-norm oneDNN's reduction computes (finite p >= 1)"};
+  return static_cast<float>(p);
+}
+
 struct OnednnKernels {
   using Scalar = float;
 
@@ -247,7 +290,31 @@ private:
     case OpId::Transpose: return ops_.transpose(cv(*in[0]), s.attrs.dim, s.attrs.dim1, v(out));
     case OpId::Concat: return ops_.concat(cv(*in[0]), cv(*in[1]), s.attrs.dim, v(out));
     case OpId::Repeat: return ops_.repeat(cv(*in[0]), s.attrs.dim, s.attrs.times, v(out));
-    case OpId::Matmul: return ops_.matmul(cv(*in[0]), false, cv(*in[1]), false, v(out));
+    case OpId::Matmul:
+    case OpId::Mm: return ops_.matmul(cv(*in[0]), false, cv(*in[1]), false, v(out));
+    case OpId::Addmm: {
+      // beta input + alpha (mat1 @ mat2): alpha is matmul's output scale, beta the scale of a
+      // sum post-op over input broadcast into dst. beta = 0 ignores input (documented), so
+      // there is no post-op then.
+      const auto beta = static_cast<float>(s.attrs.beta), alpha = static_cast<float>(s.attrs.alpha);
+      if (beta == 0.0f) return ops_.matmul(cv(*in[1]), false, cv(*in[2]), false, v(out), alpha);
+      ops_.expand(cv(*in[0]), v(out));
+      return ops_.matmul(cv(*in[1]), false, cv(*in[2]), false, v(out), alpha, true, beta);
+    }
+    case OpId::Softmax:
+    case OpId::LogSoftmax: return ops_.softmax(softmax_alg(op), cv(*in[0]), s.attrs.dim, v(out));
+    case OpId::Prod:
+    case OpId::Amax:
+    case OpId::Amin:
+    case OpId::Max:
+    case OpId::Min:
+    case OpId::VectorNorm:
+    case OpId::ProdDim:
+    case OpId::AmaxDim:
+    case OpId::AminDim:
+    case OpId::MaxDim:
+    case OpId::MinDim:
+    case OpId::NormDim: return reduce_forward(s, *in[0], out);
     // Not in kOps (no oneDNN primitive computes them exactly), so the host never sends them.
     default: break;
     }
@@ -355,9 +422,82 @@ private:
       matmul_grad(cv(g), false, cv(*in[1]), true, out.shape, *gin[0]);
       matmul_grad(cv(*in[0]), true, cv(g), false, out.shape, *gin[1]);
       return;
+    case OpId::Mm:
+      ops_.matmul(cv(g), false, cv(*in[1]), true, v(*gin[0]));
+      return ops_.matmul(cv(*in[0]), true, cv(g), false, v(*gin[1]));
+    case OpId::Addmm: {
+      // maybe_multiply(grad, beta) summed to input's shape; alpha (grad @ mat2^T) and alpha
+      // (mat1^T @ grad), alpha as the output scale (skipped at 1, as maybe_multiply does).
+      const auto beta = static_cast<float>(s.attrs.beta), alpha = static_cast<float>(s.attrs.alpha);
+      if (beta == 1.0f) {
+        sum_to(cv(g), *gin[0]);
+      } else {
+        Dense<float> t = Dense<float>::zeros(g.shape);
+        ops_.binary(algorithm::binary_mul, cv(g), ConstView{BurnmarkShape{}, &beta}, v(t));
+        sum_to(cv(t), *gin[0]);
+      }
+      ops_.matmul(cv(g), false, cv(*in[2]), true, v(*gin[1]), alpha);
+      return ops_.matmul(cv(*in[1]), true, cv(g), false, v(*gin[2]), alpha);
+    }
+    case OpId::Softmax:
+    case OpId::LogSoftmax:
+      return ops_.softmax_backward(softmax_alg(op), cv(out), cv(g), s.attrs.dim, v(*gin[0]));
+    case OpId::Prod:
+    case OpId::Amax:
+    case OpId::Amin:
+    case OpId::Max:
+    case OpId::Min:
+    case OpId::VectorNorm:
+    case OpId::ProdDim:
+    case OpId::AmaxDim:
+    case OpId::AminDim:
+    case OpId::MaxDim:
+    case OpId::MinDim:
+    case OpId::NormDim: return reduce_backward(s, *in[0], out, g, *gin[0]);
     default: break;
     }
     throw burnmark::plugin::Unsupported{s.op, {}};
+  }
+
+  // A reduction computed by oneDNN, down to the result seen with the reduced axis kept. oneDNN
+  // refuses one that reduces nothing (a single element, an axis of size 1): the product, max
+  // and min of one element are that element (a copy), its p-norm is |x| (oneDNN's abs).
+  void reduce_forward(const BurnmarkStmt& s, const Dense<float>& x, Dense<float>& out) {
+    const auto op = static_cast<OpId>(s.op);
+    const bool along = reduces_along_dim(op);
+    const View dst = along ? View{kept(x.shape, s.attrs.dim), out.data.data()} : v(out);
+    const bool is_norm = op == OpId::VectorNorm || op == OpId::NormDim;
+    const float p = is_norm ? norm_p(s) : 0.0f;
+    const bool nothing = along ? x.shape.dims[s.attrs.dim] == 1 : x.numel() == 1;
+    if (nothing && is_norm) return ops_.eltwise(algorithm::eltwise_abs, 0.0f, 0.0f, cv(x), dst);
+    if (nothing) return ops_.reduce_to(reduction_of(op), cv(x), dst); // a copy
+    ops_.reduce(reduction_of(op), p, 0.0f, cv(x), dst);
+  }
+
+  // The plugin's own backward of those (row_grads.h), from oneDNN's forward result.
+  void reduce_backward(const BurnmarkStmt& s, const Dense<float>& x, const Dense<float>& out,
+                       const Dense<float>& g, Dense<float>& dx) {
+    using namespace burnmark::onednn;
+    const auto op = static_cast<OpId>(s.op);
+    const Rows r = rows_of(x.shape, reduces_along_dim(op) ? s.attrs.dim : -1);
+    const float *px = x.data.data(), *py = out.data.data(), *pg = g.data.data();
+    float* pd = dx.data.data();
+    switch (op) {
+    case OpId::Prod:
+    case OpId::ProdDim: return product_of_others(r, px, pg, pd);
+    case OpId::Amax:
+    case OpId::Amin:
+    case OpId::AmaxDim:
+    case OpId::AminDim: return split_between_equal(r, px, py, pg, pd);
+    case OpId::Max:
+    case OpId::Min: return distribute_evenly(r, px, py, pg, pd);
+    case OpId::MaxDim:
+    case OpId::MinDim: return select_first_extreme(r, op == OpId::MaxDim, px, pg, pd);
+    case OpId::VectorNorm:
+    case OpId::NormDim: return norm_backward(r, s.attrs.exponent, px, py, pg, pd);
+    default: break;
+    }
+    throw std::logic_error("not a reduction op");
   }
 
   void sum_to(ConstView g, Dense<float>& grad) {
@@ -396,10 +536,13 @@ private:
 
 // The ops this plugin maps onto oneDNN primitives: the first vocabulary (stable ids 0..21), then
 // reciprocal, square, round, clamp_min, clamp_max, logsigmoid, gelu, silu, mish, elu,
-// leaky_relu, hardtanh, relu6, hardswish, maximum and minimum.
-constexpr std::uint32_t kOps[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                  13, 14, 15, 16, 17, 18, 19, 20, 21, 42, 43, 48, 53,
-                                  54, 55, 57, 58, 59, 60, 63, 64, 65, 67, 73, 74};
+// leaky_relu, hardtanh, relu6, hardswish, maximum and minimum; the reductions oneDNN's reduction
+// primitive computes (prod, amax, amin, max, min, vector_norm over every element and along a
+// dim), softmax and log_softmax (softmax_v2), mm and addmm (matmul).
+constexpr std::uint32_t kOps[] = {0,  1,   2,   3,   4,   5,   6,   7,   8,   9,   10,  11, 12, 13,
+                                  14, 15,  16,  17,  18,  19,  20,  21,  42,  43,  48,  53, 54, 55,
+                                  57, 58,  59,  60,  63,  64,  65,  67,  73,  74,  93,  94, 95, 96,
+                                  97, 100, 101, 102, 103, 104, 105, 109, 113, 114, 117, 121};
 
 } // namespace
 
@@ -410,11 +553,14 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
       "oneDNN " BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(
           DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_PATCH) " CPU float32: eltwise, "
                                                                           "binary, reduction, "
-                                                                          "matmul, concat and "
-                                                                          "reorder primitives; "
-                                                                          "gradients by "
-                                                                          "eltwise_backward and "
-                                                                          "forward primitives",
+                                                                          "matmul, concat, reorder "
+                                                                          "and softmax_v2 "
+                                                                          "primitives; gradients "
+                                                                          "by eltwise and "
+                                                                          "softmax_v2 backward and "
+                                                                          "forward primitives, "
+                                                                          "the reductions' by the "
+                                                                          "plugin's own loops",
       kOps);
   return &table;
 }

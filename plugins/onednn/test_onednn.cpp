@@ -14,61 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "burnmark/backends/builtin.h"
-#include "burnmark/ir/text.h"
-#include "burnmark/oracle/oracle.h"
 #include "burnmark/plugin/loader.h"
 #include "burnmark/plugin/plugin.h"
+#include "test_onednn_common.h"
 
 using namespace burnmark;
+using burnmark::onednn_test::at;
+using burnmark::onednn_test::Backends;
+using burnmark::onednn_test::Pair;
 namespace fs = std::filesystem;
-
-namespace {
-
-Program parse(const std::string& text) {
-  ParseResult r = parse_program(text);
-  if (!r.ok()) ADD_FAILURE() << r.error() << "\n" << text;
-  return r.ok() ? r.program() : Program{};
-}
-
-// The reference and the plugin, made once per test.
-struct Backends {
-  std::unique_ptr<Backend> ref = make_reference_backend();
-  std::unique_ptr<Backend> dnn;
-  Backends() {
-    PluginLoadResult r = load_plugin_backend("onednn");
-    if (r.ok())
-      dnn = r.take();
-    else
-      ADD_FAILURE() << r.error();
-  }
-
-  // Runs `text` through both, with and without gradients, and expects the oracle to find no
-  // divergence, with the plugin compared (not skipped).
-  void expect_agree(const std::string& text) {
-    ASSERT_TRUE(dnn);
-    const Program p = parse(text);
-    for (bool gradients : {true, false}) {
-      const RunOptions o{.gradients = gradients};
-      const Outcome want = ref->run(p, o);
-      const Outcome got = dnn->run(p, o);
-      ASSERT_EQ(want.status, Status::Ok) << want.message << "\n" << text;
-      ASSERT_EQ(got.status, Status::Ok) << got.message << "\n" << text;
-      EXPECT_EQ(got.grads.size(), gradients ? want.grads.size() : 0u);
-      const Verdict v = compare({want, got}, OracleOptions{.gradients = gradients});
-      EXPECT_EQ(v.compared, 1u);
-      EXPECT_TRUE(v.agree()) << format_verdict(v) << "\n" << text;
-    }
-  }
-
-  Outcome run(const std::string& text) {
-    if (!dnn) return Outcome{};
-    return dnn->run(parse(text), RunOptions{});
-  }
-  Outcome run_ref(const std::string& text) { return ref->run(parse(text), RunOptions{}); }
-};
-
-} // namespace
 
 TEST(OnednnPlugin, LoadsByNameAndDescribesItself) {
   PluginLoadResult r = load_plugin_backend("onednn");
@@ -93,10 +47,15 @@ TEST(OnednnPlugin, DeclaresExactlyTheMappedOps) {
     if (t->supported_ops[i] >= 22) declared.emplace_back(burnmark::op_name(*op));
   }
   EXPECT_EQ(t->num_supported_ops, 22u + declared.size());
-  const std::vector<std::string> want = {"reciprocal", "square",     "round",      "clamp_min",
-                                         "clamp_max",  "logsigmoid", "gelu",       "silu",
-                                         "mish",       "elu",        "leaky_relu", "hardtanh",
-                                         "relu6",      "hardswish",  "maximum",    "minimum"};
+  const std::vector<std::string> want = {
+      "reciprocal", "square",      "round",      "clamp_min",
+      "clamp_max",  "logsigmoid",  "gelu",       "silu",
+      "mish",       "elu",         "leaky_relu", "hardtanh",
+      "relu6",      "hardswish",   "maximum",    "minimum",
+      "prod",       "amax",        "amin",       "max",
+      "min",        "vector_norm", "prod_dim",   "amax_dim",
+      "amin_dim",   "max_dim",     "min_dim",    "vector_norm_dim",
+      "softmax",    "log_softmax", "mm",         "addmm"};
   EXPECT_EQ(declared, want);
   dlclose(h);
 }
@@ -348,23 +307,6 @@ TEST(OnednnConventions, AgreeingKinks) {
   // exp(-inf) = 0 with gradient 0, exp(+inf) = inf.
   b.expect_agree("%0 = leaf f32[2] [-inf, inf]\n%1 = exp %0 : f32[2]\nroot %1\n");
 }
-
-namespace {
-
-// The plugin's and the reference's value at one index of the root or of leaf 0's gradient.
-struct Pair {
-  double dnn, ref;
-};
-Pair at(Backends& b, const std::string& text, bool gradient, std::size_t i) {
-  const Outcome d = b.run(text), r = b.run_ref(text);
-  EXPECT_EQ(d.status, Status::Ok) << d.message;
-  EXPECT_EQ(r.status, Status::Ok) << r.message;
-  const HostTensor& td = gradient ? d.grads.at(0) : d.root;
-  const HostTensor& tr = gradient ? r.grads.at(0) : r.root;
-  return {td.values.at(i), tr.values.at(i)};
-}
-
-} // namespace
 
 // Where oneDNN 2.6 (jit:avx2) differs from LibTorch 1.13.1's conventions, as measured. These are
 // findings the fuzzer reports; the plugin passes oneDNN's answers through unchanged.

@@ -1,0 +1,77 @@
+// The harness shared by the onednn plugin's test files: the reference and the plugin loaded
+// through the real loader, agreement under the oracle, and single values of both for the pinned
+// differences.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/oracle/oracle.h"
+#include "burnmark/plugin/loader.h"
+#include "burnmark/plugin/plugin.h"
+
+namespace burnmark::onednn_test {
+
+using namespace burnmark;
+
+inline Program parse(const std::string& text) {
+  ParseResult r = parse_program(text);
+  if (!r.ok()) ADD_FAILURE() << r.error() << "\n" << text;
+  return r.ok() ? r.program() : Program{};
+}
+
+// The reference and the plugin, made once per test.
+struct Backends {
+  std::unique_ptr<Backend> ref = make_reference_backend();
+  std::unique_ptr<Backend> dnn;
+  Backends() {
+    PluginLoadResult r = load_plugin_backend("onednn");
+    if (r.ok())
+      dnn = r.take();
+    else
+      ADD_FAILURE() << r.error();
+  }
+
+  // Runs `text` through both, with and without gradients, and expects the oracle to find no
+  // divergence, with the plugin compared (not skipped).
+  void expect_agree(const std::string& text) {
+    ASSERT_TRUE(dnn);
+    const Program p = parse(text);
+    for (bool gradients : {true, false}) {
+      const RunOptions o{.gradients = gradients};
+      const Outcome want = ref->run(p, o);
+      const Outcome got = dnn->run(p, o);
+      ASSERT_EQ(want.status, Status::Ok) << want.message << "\n" << text;
+      ASSERT_EQ(got.status, Status::Ok) << got.message << "\n" << text;
+      EXPECT_EQ(got.grads.size(), gradients ? want.grads.size() : 0u);
+      const Verdict v = compare({want, got}, OracleOptions{.gradients = gradients});
+      EXPECT_EQ(v.compared, 1u);
+      EXPECT_TRUE(v.agree()) << format_verdict(v) << "\n" << text;
+    }
+  }
+
+  Outcome run(const std::string& text) {
+    if (!dnn) return Outcome{};
+    return dnn->run(parse(text), RunOptions{});
+  }
+  Outcome run_ref(const std::string& text) { return ref->run(parse(text), RunOptions{}); }
+};
+
+// The plugin's and the reference's value at one index of the root or of leaf 0's gradient.
+struct Pair {
+  double dnn, ref;
+};
+inline Pair at(Backends& b, const std::string& text, bool gradient, std::size_t i) {
+  const Outcome d = b.run(text), r = b.run_ref(text);
+  EXPECT_EQ(d.status, Status::Ok) << d.message;
+  EXPECT_EQ(r.status, Status::Ok) << r.message;
+  const HostTensor& td = gradient ? d.grads.at(0) : d.root;
+  const HostTensor& tr = gradient ? r.grads.at(0) : r.root;
+  return {td.values.at(i), tr.values.at(i)};
+}
+
+} // namespace burnmark::onednn_test
