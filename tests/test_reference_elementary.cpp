@@ -477,4 +477,15 @@ TEST(ReferenceElementary, NonFiniteResultsAreExact) {
   EXPECT_EQ(frac_forward({kInf, 0.0}, kNone).e, 0.0);
 }
 
+// An inexact input whose whole interval is below zero gives NaN in every f32 library: certain,
+// not indeterminate (an interval that reaches zero stays indeterminate: -inf or NaN).
+TEST(ReferenceElementary, LogAndSqrtOfAWhollyNegativeIntervalAreCertain) {
+  for (Approx r : {log(Approx{-2.0, 1e-3}), sqrt(Approx{-2.0, 1e-3})}) {
+    EXPECT_TRUE(std::isnan(r.v));
+    EXPECT_EQ(r.e, 0.0);
+  }
+  EXPECT_TRUE(indeterminate(log(Approx{-1e-4, 1e-3})));
+  EXPECT_TRUE(indeterminate(sqrt(Approx{-1e-4, 1e-3})));
+}
+
 } // namespace

@@ -158,6 +158,8 @@ inline Approx exp(Approx a) {
 
 inline Approx log(Approx a) {
   const double z = std::log(a.v);
+  // An interval wholly below zero is NaN whatever the rounding.
+  if (!indeterminate(a) && a.v + a.e < 0) return {z, 0.0};
   if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0)) return unknown(z); // -inf or NaN possible
   const double e = a.e == 0 ? 0.0 : neg_log1p_neg_bound(a.e / a.v);
   return finish_transcendental(z, e);
@@ -165,6 +167,7 @@ inline Approx log(Approx a) {
 
 inline Approx sqrt(Approx a) {
   const double z = std::sqrt(a.v);
+  if (!indeterminate(a) && a.v + a.e < 0) return {z, 0.0}; // certainly NaN
   if (indeterminate(a) || (a.e > 0 && a.v - a.e <= 0))
     return unknown(z); // NaN, or an infinite slope
   const double e = a.e == 0 ? 0.0 : a.e / (z + std::sqrt(a.v - a.e));
