@@ -179,3 +179,143 @@ TEST(OnednnReductions, OtherOrdsAreUnsupported) {
         << ord;
   }
 }
+
+// ---- measured differences (oneDNN 2.6.3, jit:avx2), asserted as they are ----
+
+// reduction_max and reduction_min drop a NaN (maxps / minps keep the other operand), so amax,
+// amin, their dim forms and max_dim / min_dim's values come out as the extreme of the other
+// elements; LibTorch's and the reference's propagate NaN. The gradient follows oneDNN's value:
+// amax's tie mask finds the element equal to 3 instead of none (NaN everywhere).
+TEST(OnednnKnownDifference, ReductionMaxMinDropNan) {
+  Backends b;
+  const std::string amax = "%0 = leaf f32[4] [1, nan, 3, 2]\n%1 = amax %0 : f32[]\nroot %1\n";
+  Pair p = at(b, amax, false, 0);
+  EXPECT_EQ(p.dnn, 3.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = at(b, amax, true, 2);
+  EXPECT_EQ(p.dnn, 1.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  // Past one vector of 8 too, and for amin with the NaN first.
+  p = at(b, "%0 = leaf f32[10] [1, 2, 3, 4, 5, 6, 7, 8, nan, 2]\n%1 = amax %0 : f32[]\nroot %1\n",
+         false, 0);
+  EXPECT_EQ(p.dnn, 8.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = at(b, "%0 = leaf f32[10] [nan, 2, 3, 4, 5, 6, 7, 8, 1, 2]\n%1 = amin %0 : f32[]\nroot %1\n",
+         false, 0);
+  EXPECT_EQ(p.dnn, 1.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  // Along a dim: [[1, nan, 3], [nan, 1, 2]] gives [3, 2] for max_dim (its gradient, to the first
+  // NaN by the plugin's own argmax, agrees) and amax_dim.
+  for (const char* op : {"max_dim", "amax_dim"}) {
+    p = at(b,
+           std::string("%0 = leaf f32[2,3] [1, nan, 3, nan, 1, 2]\n%1 = ") + op +
+               " %0, dim=1, keepdim=false : f32[2]\nroot %1\n",
+           false, 1);
+    EXPECT_EQ(p.dnn, 2.0) << op;
+    EXPECT_TRUE(std::isnan(p.ref)) << op;
+  }
+}
+
+// reduction_max of [+0, -0] is -0 (the second operand on a tie, as maxps); IEEE 754-2019's
+// maximum, and the reference, give +0. Seen through 1 / x.
+TEST(OnednnKnownDifference, ReductionMaxOfSignedZerosIsNegativeZero) {
+  Backends b;
+  const Pair p = at(b,
+                    "%0 = leaf f32[2] [0, -0]\n%1 = amax %0 : f32[]\n%2 = reciprocal %1 : "
+                    "f32[]\nroot %2\n",
+                    false, 0);
+  EXPECT_EQ(p.dnn, -INFINITY);
+  EXPECT_EQ(p.ref, INFINITY);
+}
+
+// reduction_norm_lp_sum sums |x|^p in f32 without scaling, so the norm overflows (underflows)
+// where the powers do although the norm is representable: ||[1e20, 1e20]||_2 is inf (1.414e20),
+// ||[1e-25, 1e-25]||_2 is 0 (1.414e-25), ||[1e13, 1e13]||_3 is inf (1.26e13). The gradient
+// follows oneDNN's norm: x / inf = 0, and a zero norm gives 0.
+TEST(OnednnKnownDifference, NormOverflowsAndUnderflowsInItsPowers) {
+  Backends b;
+  const std::string big = "%0 = leaf f32[2] [1e20, 1e20]\n%1 = vector_norm %0, ord=2 : f32[]\n"
+                          "root %1\n";
+  Pair p = at(b, big, false, 0);
+  EXPECT_EQ(p.dnn, INFINITY);
+  EXPECT_FLOAT_EQ(static_cast<float>(p.ref), 1.4142136e20f);
+  p = at(b, big, true, 0);
+  EXPECT_EQ(p.dnn, 0.0);
+  EXPECT_FLOAT_EQ(static_cast<float>(p.ref), 0.70710677f);
+  const std::string tiny = "%0 = leaf f32[2] [1e-25, 1e-25]\n%1 = vector_norm %0, ord=2 : "
+                           "f32[]\nroot %1\n";
+  p = at(b, tiny, false, 0);
+  EXPECT_EQ(p.dnn, 0.0);
+  EXPECT_FLOAT_EQ(static_cast<float>(p.ref), 1.4142136e-25f);
+  p = at(b, tiny, true, 0);
+  EXPECT_EQ(p.dnn, 0.0);
+  EXPECT_FLOAT_EQ(static_cast<float>(p.ref), 0.70710677f);
+  p = at(b, "%0 = leaf f32[2] [1e13, 1e13]\n%1 = vector_norm %0, ord=3 : f32[]\nroot %1\n", false,
+         0);
+  EXPECT_EQ(p.dnn, INFINITY);
+  EXPECT_FLOAT_EQ(static_cast<float>(p.ref), 1.2599210e13f);
+}
+
+// softmax_v2 (softmax_accurate) with a NaN or +inf in the row: only some elements become NaN,
+// the others 0 (x - NaN max and exp's NaN handling), where every element is NaN in LibTorch and
+// the reference. [inf, 1, 2] and [nan, 1, 2] give [nan, 0, 0]; a NaN at index 8 of 10 gives NaN
+// at indices 7 and 8 and 0 elsewhere. (The gradients are NaN in both.)
+TEST(OnednnKnownDifference, SoftmaxOfNanOrInfinityIsPartlyZero) {
+  Backends b;
+  for (const char* row : {"[inf, 1, 2]", "[nan, 1, 2]"}) {
+    const std::string t =
+        std::string("%0 = leaf f32[3] ") + row + "\n%1 = softmax %0, dim=0 : f32[3]\nroot %1\n";
+    EXPECT_TRUE(std::isnan(at(b, t, false, 0).dnn)) << row;
+    const Pair p = at(b, t, false, 1);
+    EXPECT_EQ(p.dnn, 0.0) << row;
+    EXPECT_TRUE(std::isnan(p.ref)) << row;
+  }
+  const std::string ten = "%0 = leaf f32[10] [1, 2, 3, 4, 5, 6, 7, 8, nan, 2]\n%1 = softmax %0, "
+                          "dim=0 : f32[10]\nroot %1\n";
+  const Pair p = at(b, ten, false, 0);
+  EXPECT_EQ(p.dnn, 0.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  EXPECT_TRUE(std::isnan(at(b, ten, false, 7).dnn));
+}
+
+// softmax_v2 (softmax_log) with a NaN or +inf: [1, nan, 2] gives [-inf, nan, -inf] with
+// gradient [1, -inf, 1]; [inf, 1, 2] gives [nan, -inf, -inf] with gradient [-inf, 1, 1]; an
+// all -inf row is NaN in both, but oneDNN's gradient is -inf. LibTorch and the reference: NaN
+// everywhere.
+TEST(OnednnKnownDifference, LogSoftmaxOfNanOrInfinity) {
+  Backends b;
+  const std::string nan_row =
+      "%0 = leaf f32[3] [1, nan, 2]\n%1 = log_softmax %0, dim=0 : f32[3]\nroot %1\n";
+  Pair p = at(b, nan_row, false, 0);
+  EXPECT_EQ(p.dnn, -INFINITY);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = at(b, nan_row, true, 0);
+  EXPECT_EQ(p.dnn, 1.0);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = at(b, nan_row, true, 1);
+  EXPECT_EQ(p.dnn, -INFINITY);
+  EXPECT_TRUE(std::isnan(p.ref));
+  const std::string inf_row =
+      "%0 = leaf f32[3] [inf, 1, 2]\n%1 = log_softmax %0, dim=0 : f32[3]\nroot %1\n";
+  p = at(b, inf_row, false, 1);
+  EXPECT_EQ(p.dnn, -INFINITY);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = at(b, inf_row, true, 0);
+  EXPECT_EQ(p.dnn, -INFINITY);
+  EXPECT_TRUE(std::isnan(p.ref));
+  p = at(b, "%0 = leaf f32[3] [-inf, -inf, -inf]\n%1 = log_softmax %0, dim=0 : f32[3]\nroot %1\n",
+         true, 0);
+  EXPECT_EQ(p.dnn, -INFINITY);
+  EXPECT_TRUE(std::isnan(p.ref));
+}
+
+// log_softmax of a row whose largest element dominates is log(1) in oneDNN's jit log, 1.43e-6
+// rather than 0 (the root cause of onednn-log-one); inside the oracle's absolute tolerance, so
+// pinned here as a value.
+TEST(OnednnKnownDifference, LogSoftmaxOfADominantElementIsNotZero) {
+  Backends b;
+  const Pair p =
+      at(b, "%0 = leaf f32[2] [-inf, 0]\n%1 = log_softmax %0, dim=0 : f32[2]\nroot %1\n", false, 1);
+  EXPECT_EQ(p.ref, 0.0);
+  EXPECT_NEAR(p.dnn, 1.43e-6, 1e-8);
+}
