@@ -112,6 +112,17 @@ inline double norm_grad_factor(double x, double r, double p) {
   return s * std::pow(std::fabs(x) / r, p - 1);
 }
 
+// The factor with its bound: it is monotone in x (through 0 for p > 1, on either side of the
+// pole for p < 1) and in r, so its spread over the corners of both intervals bounds the error.
+inline Approx norm_grad_factor_bounded(Approx x, Approx r, double p) {
+  const double h = norm_grad_factor(x.v, r.v, p);
+  double e = 0;
+  for (double dxs : {-x.e, x.e})
+    for (double drs : {-r.e, r.e})
+      e = std::max(e, std::fabs(norm_grad_factor(x.v + dxs, r.v + drs, p) - h));
+  return finish_transcendental(h, e);
+}
+
 // norm_backward of LibTorch 1.13 for each ord: 0 gives zeros; 1 is sgn(x) grad; 2 is
 // grad x / norm, 0 where norm == 0; +-inf spreads grad evenly over the elements with
 // |x| == norm, with their signs; other p >= 1 are grad x |x|^(p-2) / norm^(p-1), 0 where
@@ -182,14 +193,7 @@ inline void vector_norm_backward(Row x, Approx r, Approx g, double p, RowOut dx)
         set(j, {0.0, kInf}, true);
         continue;
       }
-      // The factor is monotone in x (through 0) and in r; its spread over both intervals
-      // bounds the propagated error.
-      const double h = norm_grad_factor(xj.v, r.v, p);
-      double e = 0;
-      for (double dxs : {-xj.e, xj.e})
-        for (double drs : {-r.e, r.e})
-          e = std::max(e, std::fabs(norm_grad_factor(xj.v + dxs, r.v + drs, p) - h));
-      set(j, mul(g, finish_transcendental(h, e)), false);
+      set(j, mul(g, norm_grad_factor_bounded(xj, r, p)), false);
       continue;
     }
     // p < 1: a pole at x = 0, where derivatives.yaml puts 0.
@@ -201,12 +205,7 @@ inline void vector_norm_backward(Row x, Approx r, Approx g, double p, RowOut dx)
       set(j, {0.0, kInf}, true);
       continue;
     }
-    const double h = norm_grad_factor(xj.v, r.v, p);
-    double e = 0;
-    for (double dxs : {-xj.e, xj.e})
-      for (double drs : {-r.e, r.e})
-        e = std::max(e, std::fabs(norm_grad_factor(xj.v + dxs, r.v + drs, p) - h));
-    set(j, mul(g, finish_transcendental(h, e)), false);
+    set(j, mul(g, norm_grad_factor_bounded(xj, r, p)), false);
   }
 }
 

@@ -13,14 +13,13 @@
 
 namespace burnmark::ref {
 
-// The sum of a row, with the bound of a float accumulation in unknown order:
-// sum(e_i) + (n - 1) u sum|x_i|, indeterminate when partial sums may overflow and cancel.
-// `extra` adds roundings (a mean's division, a caller's own steps).
-inline Approx sum_of(Row x, double extra_roundings = 0) {
+// A float sum accumulated element by element, with the bound of an accumulation in unknown
+// order: sum(e_i) + (n - 1) u sum|x_i|, indeterminate when partial sums may overflow and cancel.
+struct SumAccumulator {
   double sum = 0, abs_sum = 0, err = 0;
-  bool pos = false, negative = false, non_finite = false;
-  for (const Approx& a : x) {
-    if (indeterminate(a)) return unknown(sum);
+  bool pos = false, negative = false, non_finite = false, indet = false;
+  void add(Approx a) {
+    indet = indet || indeterminate(a);
     sum += a.v;
     err += a.e;
     if (std::isfinite(a.v))
@@ -30,9 +29,19 @@ inline Approx sum_of(Row x, double extra_roundings = 0) {
     pos = pos || a.v > 0;
     negative = negative || a.v < 0;
   }
-  if (abs_sum >= kOverflow && ((pos && negative) || non_finite)) return unknown(sum);
-  const double n = static_cast<double>(x.size());
-  return finish_exact(sum, err + (n - 1 + extra_roundings) * kU * abs_sum);
+  // The sum of the n terms so far, with `extra` more roundings (a mean's division, a caller's
+  // own steps).
+  Approx value(double n, double extra_roundings = 0) const {
+    if (indet || (abs_sum >= kOverflow && ((pos && negative) || non_finite))) return unknown(sum);
+    return finish_exact(sum, err + (n - 1 + extra_roundings) * kU * abs_sum);
+  }
+};
+
+inline Approx sum_of(Row x, double extra_roundings = 0) {
+  SumAccumulator acc;
+  for (const Approx& a : x)
+    acc.add(a);
+  return acc.value(static_cast<double>(x.size()), extra_roundings);
 }
 
 // ---- products ----

@@ -15,24 +15,10 @@ namespace burnmark::ref {
 
 // Each prefix is a sum of its elements (sum_of's bound, prefix by prefix).
 inline void cumsum_forward(Row x, RowOut y) {
-  double sum = 0, abs_sum = 0, err = 0;
-  bool pos = false, negative = false, non_finite = false, indet = false;
+  SumAccumulator acc;
   for (std::size_t k = 0; k < x.size(); ++k) {
-    const Approx a = x[k];
-    indet = indet || indeterminate(a);
-    sum += a.v;
-    err += a.e;
-    if (std::isfinite(a.v))
-      abs_sum += std::fabs(a.v);
-    else
-      non_finite = true;
-    pos = pos || a.v > 0;
-    negative = negative || a.v < 0;
-    if (indet || (abs_sum >= kOverflow && ((pos && negative) || non_finite))) {
-      y[k] = unknown(sum);
-      continue;
-    }
-    y[k] = finish_exact(sum, err + static_cast<double>(k) * kU * abs_sum);
+    acc.add(x[k]);
+    y[k] = acc.value(static_cast<double>(k + 1));
   }
 }
 
@@ -153,20 +139,21 @@ inline Shifted shifted_of(Row x) {
   return r;
 }
 
+// A row that is indeterminate or NaN throughout: fills y and says so.
+inline bool fill_unless_regular(const Shifted& sh, RowOut y) {
+  if (!sh.indet && !sh.nan) return false;
+  for (Approx& a : y)
+    a = sh.indet ? Approx{0.0, kInf} : Approx{std::numeric_limits<double>::quiet_NaN(), 0.0};
+  return true;
+}
+
 // softmax_j = exp(x_j - m) / sum. Its relative sensitivity to the inputs is at most
 // e_j + sum_k y_k e_k <= 2 max e; its roundings are those of log-sum-exp plus the division.
 inline void softmax_forward(Row x, RowOut y) {
   const Shifted sh = shifted_of(x);
+  if (fill_unless_regular(sh, y)) return;
   const double n = static_cast<double>(x.size());
   for (std::size_t j = 0; j < x.size(); ++j) {
-    if (sh.indet) {
-      y[j] = {0.0, kInf};
-      continue;
-    }
-    if (sh.nan) {
-      y[j] = {std::numeric_limits<double>::quiet_NaN(), 0.0};
-      continue;
-    }
     const double d = x[j].v - sh.m;
     const double v = std::exp(d) / sh.s;
     const double rel =
@@ -178,17 +165,10 @@ inline void softmax_forward(Row x, RowOut y) {
 // log_softmax_j = x_j - m - log(sum): x_j's own bound plus log-sum-exp's.
 inline void log_softmax_forward(Row x, RowOut y) {
   const Shifted sh = shifted_of(x);
+  if (fill_unless_regular(sh, y)) return;
   const double n = static_cast<double>(x.size());
   const double log_s = std::log(sh.s);
   for (std::size_t j = 0; j < x.size(); ++j) {
-    if (sh.indet) {
-      y[j] = {0.0, kInf};
-      continue;
-    }
-    if (sh.nan) {
-      y[j] = {std::numeric_limits<double>::quiet_NaN(), 0.0};
-      continue;
-    }
     const double d = x[j].v - sh.m;
     if (d == -kInf) {
       y[j] = {-kInf, 0.0};
