@@ -108,10 +108,40 @@ void later_vocabulary(std::vector<NamedProgram>& out) {
       case OpFamily::AlongDim:
       case OpFamily::Similarity:
       case OpFamily::Linalg:
+      case OpFamily::View:
       case OpFamily::Concat:
       case OpFamily::Repeat: break;
       }
     }
+  }
+}
+
+// The view ops on a [2, 3, 4] operand (a [2, 1, 4] one for squeeze), at several attribute values,
+// weighted by a leaf so that every element of the gradient differs.
+void view_vocabulary(std::vector<NamedProgram>& out) {
+  const auto with = [](int dim, int dim1, int times) {
+    Attrs a;
+    a.dim = dim;
+    a.dim1 = dim1;
+    a.times = times;
+    return a;
+  };
+  const std::vector<std::pair<Op, Attrs>> cases = {
+      {Op::Flip, with(1, 0, 1)},      {Op::Flip, with(2, 0, 1)},    {Op::Roll, with(1, 0, 1)},
+      {Op::Roll, with(2, 0, -3)},     {Op::Roll, with(0, 0, 2)},    {Op::Unsqueeze, with(0, 0, 1)},
+      {Op::Unsqueeze, with(3, 0, 1)}, {Op::Squeeze, with(1, 0, 1)}, {Op::Tril, with(0, 0, 0)},
+      {Op::Tril, with(0, 0, -1)},     {Op::Triu, with(0, 0, 1)},    {Op::Triu, with(0, 0, -2)},
+      {Op::Movedim, with(0, 2, 1)},   {Op::Movedim, with(2, 0, 1)}, {Op::Narrow, with(2, 1, 2)},
+      {Op::Narrow, with(1, 0, 3)}};
+  for (const auto& [op, attrs] : cases) {
+    ProgramBuilder b;
+    const Reg x = op == Op::Squeeze ? b.leaf({2, 1, 4}, ramp(8, -1.0f, 0.25f))
+                                    : b.leaf({2, 3, 4}, ramp(24, -1.5f, 0.125f));
+    const Reg r = b.op(op, {x}, attrs);
+    const Shape rs = b.shape(r);
+    const Reg w = b.leaf(rs, ramp(rs.numel(), 1.0f, 0.25f));
+    // exp after the view: LibTorch runs it on the strided view itself.
+    out.push_back({op, b.finish(b.op(Op::Mul, {b.op(Op::Exp, {r}), w}))});
   }
 }
 
@@ -157,7 +187,8 @@ void along_dim_vocabulary(std::vector<NamedProgram>& out) {
   for (int i = 0; i < 24; ++i)
     data.push_back(static_cast<float>((i * 7) % 24 - 11) * 0.125f + 0.0625f);
   for (const OpInfo& info : kOpTable) {
-    if (info.stable_id < 93 || info.family == OpFamily::Linalg) continue;
+    if (info.stable_id < 93 || info.family == OpFamily::Linalg || info.family == OpFamily::View)
+      continue;
     std::vector<Attrs> tables(info.params.begin(), info.params.end());
     if (tables.empty()) tables.push_back({});
     for (Attrs attrs : tables) {
@@ -197,6 +228,7 @@ void along_dim_vocabulary(std::vector<NamedProgram>& out) {
       case OpFamily::Matmul:
       case OpFamily::Transpose:
       case OpFamily::Linalg:
+      case OpFamily::View:
       case OpFamily::Concat:
       case OpFamily::Repeat: break;
       }
@@ -274,6 +306,7 @@ std::vector<NamedProgram> programs_per_op() {
   later_vocabulary(out);
   along_dim_vocabulary(out);
   linalg_vocabulary(out);
+  view_vocabulary(out);
   return out;
 }
 

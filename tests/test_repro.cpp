@@ -376,6 +376,17 @@ Program all_ops_program() {
       r2 = b.op(Op::SumAll, {v});
       break;
     }
+    case OpFamily::View: {
+      // z is [2, 3]: each view with attributes legal there, then summed.
+      Attrs v = at;
+      v.dim = info.op == Op::Unsqueeze ? 2 : 1;
+      v.dim1 = info.op == Op::Movedim ? 0 : 1;
+      v.times = info.op == Op::Narrow ? 2 : (info.op == Op::Roll ? -1 : 0);
+      const Reg src = info.op == Op::Squeeze ? b.op(Op::Unsqueeze, {z}, v) : z;
+      const Reg viewed = b.op(info.op, {src}, v);
+      r2 = b.op(Op::SumAll, {b.op(Op::Mul, {viewed, viewed})});
+      break;
+    }
     case OpFamily::Unary:
     case OpFamily::Activation:
     case OpFamily::Binary:
@@ -485,7 +496,15 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::dot(",
                                                  "torch::outer(",
                                                  "torch::addmm(",
-                                                 "torch::trace("};
+                                                 "torch::trace(",
+                                                 "torch::flip(",
+                                                 "torch::roll(",
+                                                 "torch::unsqueeze(",
+                                                 "torch::squeeze(",
+                                                 "torch::tril(",
+                                                 "torch::triu(",
+                                                 "torch::movedim(",
+                                                 "torch::narrow("};
 const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.cos(",
                                                     "torch.tan(",

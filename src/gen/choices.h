@@ -54,13 +54,13 @@ inline constexpr std::uint32_t kLeafModeCount = 5;
 // order). Weighted towards the elementwise families, where most ops are; index 0 is Unary, the
 // one family that applies to every f32 register, so zero bytes always make a legal op. Select
 // makes two statements: a comparison, then a where on its mask; Compare is never drawn alone.
-inline constexpr std::array<OpFamily, 21> kCategoryWheel = {
+inline constexpr std::array<OpFamily, 23> kCategoryWheel = {
     OpFamily::Unary,      OpFamily::Unary,     OpFamily::Unary,     OpFamily::Activation,
     OpFamily::Activation, OpFamily::Binary,    OpFamily::Binary,    OpFamily::Binary,
     OpFamily::Select,     OpFamily::Matmul,    OpFamily::Transpose, OpFamily::ReduceDim,
     OpFamily::ReduceDim,  OpFamily::ReduceAll, OpFamily::AlongDim,  OpFamily::AlongDim,
     OpFamily::Similarity, OpFamily::Concat,    OpFamily::Repeat,    OpFamily::Linalg,
-    OpFamily::Linalg};
+    OpFamily::Linalg,     OpFamily::View,      OpFamily::View};
 
 constexpr std::size_t family_size(OpFamily f) {
   std::size_t n = 0;
@@ -85,6 +85,9 @@ inline constexpr auto kAllReduceOps = family_ops<OpFamily::ReduceAll>();
 inline constexpr auto kAlongDimOps = family_ops<OpFamily::AlongDim>();
 inline constexpr auto kSimilarityOps = family_ops<OpFamily::Similarity>();
 inline constexpr auto kLinalgOps = family_ops<OpFamily::Linalg>();
+inline constexpr auto kViewOps = family_ops<OpFamily::View>();
+// tril/triu diagonal offsets -2..2 and roll shifts -n..n are drawn as choice - offset.
+inline constexpr int kMaxDiagonalOffset = 2;
 // The Select step writes its where explicitly; the family holds exactly that one op.
 static_assert(family_size(OpFamily::Select) == 1);
 

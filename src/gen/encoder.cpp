@@ -355,6 +355,46 @@ private:
       write_dim(instr.attrs.dim);
       params(instr);
       return edge_tag(instr.op);
+    case OpFamily::View: {
+      head(family, a);
+      choose_op(kViewOps, instr.op);
+      const Attrs& at = instr.attrs;
+      const auto write = [&](int v, int n) {
+        out_.choice(static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(n));
+      };
+      const int rank = sa.rank();
+      if (instr.op == Op::Flip || instr.op == Op::Roll || instr.op == Op::Narrow) {
+        write_dim(at.dim);
+        const int n = static_cast<int>(sa[at.dim]);
+        if (instr.op == Op::Roll) {
+          if (at.times < -n || at.times > n)
+            fail(fmt::format("roll shifts must be -{0}..{0} here", n));
+          write(at.times + n, 2 * n + 1);
+        }
+        if (instr.op == Op::Narrow) {
+          write(at.dim1, n);
+          write(at.times - 1, n - at.dim1);
+        }
+      } else if (instr.op == Op::Unsqueeze) {
+        write(at.dim, rank + 1);
+      } else if (instr.op == Op::Squeeze) {
+        int index = 0, count = 0;
+        for (int d = 0; d < rank; ++d)
+          if (sa[d] == 1) {
+            if (d == at.dim) index = count;
+            ++count;
+          }
+        write(index, count);
+      } else if (instr.op == Op::Tril || instr.op == Op::Triu) {
+        if (at.times < -kMaxDiagonalOffset || at.times > kMaxDiagonalOffset)
+          fail("tril/triu diagonal must be -2..2 to be encodable");
+        write(at.times + kMaxDiagonalOffset, 2 * kMaxDiagonalOffset + 1);
+      } else if (instr.op == Op::Movedim) {
+        write_dim(at.dim);
+        write_dim(at.dim1);
+      }
+      return edge_tag(instr.op);
+    }
     case OpFamily::Linalg: {
       head(family, a);
       choose_op(kLinalgOps, instr.op);

@@ -306,6 +306,55 @@ private:
       push_op(op, {a}, attrs);
       return;
     }
+    case OpFamily::View: {
+      const Op op = kViewOps[in_.choice(kViewOps.size())];
+      const int rank = sa.rank();
+      const auto pick_int = [&](int n) {
+        return static_cast<int>(in_.choice(static_cast<std::uint32_t>(n)));
+      };
+      switch (op) {
+      case Op::Flip:
+      case Op::Roll:
+      case Op::Narrow:
+        if (rank < 1) return unary(a);
+        attrs.dim = choose_dim();
+        if (op == Op::Roll) {
+          const int n = static_cast<int>(sa[attrs.dim]);
+          attrs.times = pick_int(2 * n + 1) - n;
+        }
+        if (op == Op::Narrow) {
+          const int n = static_cast<int>(sa[attrs.dim]);
+          attrs.dim1 = pick_int(n);
+          attrs.times = 1 + pick_int(n - attrs.dim1);
+        }
+        break;
+      case Op::Unsqueeze:
+        if (rank >= kMaxRank) return unary(a);
+        attrs.dim = pick_int(rank + 1);
+        break;
+      case Op::Squeeze: {
+        std::vector<int> ones;
+        for (int d = 0; d < rank; ++d)
+          if (sa[d] == 1) ones.push_back(d);
+        if (ones.empty()) return unary(a);
+        attrs.dim = ones[static_cast<std::size_t>(pick_int(static_cast<int>(ones.size())))];
+        break;
+      }
+      case Op::Tril:
+      case Op::Triu:
+        if (rank < 2) return unary(a);
+        attrs.times = pick_int(2 * kMaxDiagonalOffset + 1) - kMaxDiagonalOffset;
+        break;
+      case Op::Movedim:
+        if (rank < 2) return unary(a);
+        attrs.dim = choose_dim();
+        attrs.dim1 = choose_dim();
+        break;
+      default: return unary(a); // not a view op: kViewOps holds only the cases above
+      }
+      push_op(op, {a}, attrs);
+      return;
+    }
     case OpFamily::Linalg: {
       const Op op = kLinalgOps[in_.choice(kLinalgOps.size())];
       if (op == Op::Trace) {

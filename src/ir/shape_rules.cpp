@@ -76,6 +76,28 @@ ShapeResult concat(const Attrs& at, const Shape& a, const Shape& b) {
 
 } // namespace
 
+std::array<int, kMaxRank> moved_axes(int rank, int source, int destination) {
+  std::array<int, kMaxRank> axes{};
+  int k = 0;
+  for (int j = 0; j < rank; ++j) {
+    if (j == destination) {
+      axes[static_cast<std::size_t>(j)] = source;
+      continue;
+    }
+    if (k == source) ++k;
+    axes[static_cast<std::size_t>(j)] = k++;
+  }
+  return axes;
+}
+
+Shape moved_shape(const Shape& s, int source, int destination) {
+  const auto axes = moved_axes(s.rank(), source, destination);
+  Shape out;
+  for (int j = 0; j < s.rank(); ++j)
+    out.push_back(s[axes[static_cast<std::size_t>(j)]]);
+  return out;
+}
+
 ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   if (static_cast<int>(in.size()) != op_arity(op))
     return fail(std::string(op_name(op)) + " takes " + std::to_string(op_arity(op)) + " operands");
@@ -203,6 +225,45 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
     if (!valid_axis(attrs.dim, in[0]))
       return fail("dim " + std::to_string(attrs.dim) + " out of range for " + in[0].to_string());
     return capped(in[0]);
+  case Op::Flip:
+  case Op::Roll:
+    if (!valid_axis(attrs.dim, in[0])) return fail("dim out of range for " + in[0].to_string());
+    return capped(in[0]);
+  case Op::Unsqueeze: {
+    if (attrs.dim < 0 || attrs.dim > in[0].rank() || in[0].rank() >= kMaxRank)
+      return fail("unsqueeze dim must be 0..rank and the rank below " + std::to_string(kMaxRank));
+    Shape out;
+    for (int i = 0; i <= in[0].rank(); ++i) {
+      if (i == attrs.dim) out.push_back(1);
+      if (i < in[0].rank()) out.push_back(in[0][i]);
+    }
+    return capped(out);
+  }
+  case Op::Squeeze: {
+    if (!valid_axis(attrs.dim, in[0]) || in[0][attrs.dim] != 1)
+      return fail("squeeze needs a dim of size 1");
+    Shape out;
+    for (int i = 0; i < in[0].rank(); ++i)
+      if (i != attrs.dim) out.push_back(in[0][i]);
+    return capped(out);
+  }
+  case Op::Tril:
+  case Op::Triu:
+    if (in[0].rank() < 2) return fail("tril and triu need rank >= 2");
+    return capped(in[0]);
+  case Op::Movedim: {
+    if (!valid_axis(attrs.dim, in[0]) || !valid_axis(attrs.dim1, in[0]))
+      return fail("movedim dims out of range for " + in[0].to_string());
+    return capped(moved_shape(in[0], attrs.dim, attrs.dim1));
+  }
+  case Op::Narrow: {
+    if (!valid_axis(attrs.dim, in[0]) || attrs.dim1 < 0 || attrs.times < 1 ||
+        attrs.dim1 + attrs.times > in[0][attrs.dim])
+      return fail("narrow needs 0 <= start, 1 <= length, start + length <= the dim's size");
+    Shape out = in[0];
+    out[attrs.dim] = attrs.times;
+    return capped(out);
+  }
   case Op::Mm:
     if (in[0].rank() != 2 || in[1].rank() != 2 || in[0][1] != in[1][0])
       return fail("mm needs [n, k] @ [k, m]");

@@ -68,6 +68,10 @@ std::string attrs_text(Op op, const Attrs& a) {
   case AttrKind::PDim: return fmt::format(", p={}, dim={}", real_text(a.exponent), a.dim);
   case AttrKind::BetaAlpha:
     return fmt::format(", beta={}, alpha={}", real_text(a.beta), real_text(a.alpha));
+  case AttrKind::Shift: return fmt::format(", shifts={}, dim={}", a.times, a.dim);
+  case AttrKind::Diagonal: return fmt::format(", diagonal={}", a.times);
+  case AttrKind::Narrow:
+    return fmt::format(", dim={}, start={}, length={}", a.dim, a.dim1, a.times);
   }
   return {};
 }
@@ -274,6 +278,10 @@ struct LineParser {
              bool_attr("keepdim", a.keepdim);
     case AttrKind::PDim: return real_attr("p", a.exponent) && int_attr("dim", a.dim);
     case AttrKind::BetaAlpha: return real_attr("beta", a.beta) && real_attr("alpha", a.alpha);
+    case AttrKind::Shift: return int_attr("shifts", a.times) && int_attr("dim", a.dim);
+    case AttrKind::Diagonal: return int_attr("diagonal", a.times);
+    case AttrKind::Narrow:
+      return int_attr("dim", a.dim) && int_attr("start", a.dim1) && int_attr("length", a.times);
     }
     return false;
   }

@@ -192,6 +192,14 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("torch.addmm({}, {}, {}, beta={}, alpha={})", x, y, z, dbl(a.beta),
                        dbl(a.alpha));
   case Op::Trace: return fmt::format("torch.trace({})", x);
+  case Op::Flip: return fmt::format("torch.flip({}, dims=[{}])", x, a.dim);
+  case Op::Roll: return fmt::format("torch.roll({}, shifts={}, dims={})", x, a.times, a.dim);
+  case Op::Unsqueeze: return fmt::format("torch.unsqueeze({}, {})", x, a.dim);
+  case Op::Squeeze: return fmt::format("torch.squeeze({}, {})", x, a.dim);
+  case Op::Tril: return fmt::format("torch.tril({}, diagonal={})", x, a.times);
+  case Op::Triu: return fmt::format("torch.triu({}, diagonal={})", x, a.times);
+  case Op::Movedim: return fmt::format("torch.movedim({}, {}, {})", x, a.dim, a.dim1);
+  case Op::Narrow: return fmt::format("torch.narrow({}, {}, {}, {})", x, a.dim, a.dim1, a.times);
   }
   return "";
 }

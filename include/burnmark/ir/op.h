@@ -48,6 +48,9 @@ enum class AttrKind : std::uint8_t {
   DimKeepOrd,        // vector_norm_dim: dim, keepdim, ord (in exponent)
   PDim,              // normalize: p (in exponent), dim
   BetaAlpha,         // addmm: beta, alpha
+  Shift,             // roll: shifts (in times), dim
+  Diagonal,          // tril, triu: diagonal offset (in times)
+  Narrow,            // narrow: dim, start (in dim1), length (in times)
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.
@@ -66,6 +69,7 @@ enum class OpFamily : std::uint8_t {
   AlongDim,   // one float tensor, a dim (and parameters): scans and normalisers, same shape
   Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
   Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace
+  View,       // one float tensor rearranged: flip, roll, unsqueeze, squeeze, tril, triu, ...
 };
 
 // The element type of a register. Leaves and almost every op are f32; comparisons make masks.

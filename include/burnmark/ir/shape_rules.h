@@ -6,6 +6,8 @@
 #include <variant>
 
 #include "burnmark/ir/op.h"
+#include <array>
+
 #include "burnmark/ir/shape.h"
 
 namespace burnmark {
@@ -20,5 +22,10 @@ struct ShapeResult {
 
 // The result is also checked against the allocation cap (kMaxDim, kMaxElements).
 ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> operands);
+
+// The axes of movedim(source, destination) in result order: axis j of the result is axis
+// moved_axes(...)[j] of the operand.
+std::array<int, kMaxRank> moved_axes(int rank, int source, int destination);
+Shape moved_shape(const Shape& s, int source, int destination);
 
 } // namespace burnmark

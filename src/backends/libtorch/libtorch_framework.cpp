@@ -193,6 +193,14 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::Outer: out = torch::outer(x, y()); break;
   case Op::Addmm: out = torch::addmm(x, y(), z(), a.beta, a.alpha); break;
   case Op::Trace: out = torch::trace(x); break;
+  case Op::Flip: out = torch::flip(x, {a.dim}); break;
+  case Op::Roll: out = torch::roll(x, {a.times}, {a.dim}); break;
+  case Op::Unsqueeze: out = torch::unsqueeze(x, a.dim); break;
+  case Op::Squeeze: out = torch::squeeze(x, a.dim); break;
+  case Op::Tril: out = torch::tril(x, a.times); break;
+  case Op::Triu: out = torch::triu(x, a.times); break;
+  case Op::Movedim: out = torch::movedim(x, a.dim, a.dim1); break;
+  case Op::Narrow: out = torch::narrow(x, a.dim, a.dim1, a.times); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",

@@ -13,6 +13,7 @@
 #include "linalg.h"
 #include "rows.h"
 #include "tape.h"
+#include "views.h"
 
 namespace burnmark::ref {
 namespace {
@@ -565,6 +566,14 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Outer: return linalg_product_backward(out, a, *b, dx, 0, 1);
   case Op::Addmm: return addmm_backward(out, *b, *c, dx);
   case Op::Trace: return trace_backward(out, a, dx);
+  case Op::Flip:
+  case Op::Roll:
+  case Op::Unsqueeze:
+  case Op::Squeeze:
+  case Op::Tril:
+  case Op::Triu:
+  case Op::Movedim:
+  case Op::Narrow: return view_backward(out, a, dx, s.index);
   }
 }
 

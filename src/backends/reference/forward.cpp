@@ -9,6 +9,7 @@
 #include "linalg.h"
 #include "rows.h"
 #include "tape.h"
+#include "views.h"
 
 namespace burnmark::ref {
 namespace {
@@ -252,6 +253,14 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Outer: return linalg_product(out.op, a, *b, o);
   case Op::Addmm: return addmm_forward(a, *b, *c, out, s);
   case Op::Trace: o.resize(1); return o.set(0, trace_forward(a, s));
+  case Op::Flip:
+  case Op::Roll:
+  case Op::Unsqueeze:
+  case Op::Squeeze:
+  case Op::Tril:
+  case Op::Triu:
+  case Op::Movedim:
+  case Op::Narrow: return view_forward(a, out, s.index);
   }
 }
 

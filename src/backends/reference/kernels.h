@@ -176,7 +176,8 @@ struct ReduceScratch {
   std::vector<unsigned char> flags;
   // Rows of the ops along a dim (rows.h) and their formulas' temporaries.
   std::vector<Approx> x, y, g, dx, terms, partial, via_norm;
-  Buf wide_a, wide_b; // broadcast operands of cosine_similarity
+  Buf wide_a, wide_b;              // broadcast operands of cosine_similarity, addmm
+  std::vector<std::int64_t> index; // the view ops' index maps
 };
 
 // dst[j] = sum of the src elements whose walk offset `a` is j, accumulated in double and rounded
