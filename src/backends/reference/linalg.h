@@ -34,19 +34,49 @@ inline void linalg_product(Op op, const Node& a, const Node& b, Buf& out) {
   matmul(v.a, a.value, v.b, b.value, v.out, out);
 }
 
-// beta * input + alpha * (mat1 @ mat2), input broadcast to the result; beta = 0 ignores input
-// entirely (documented: NaN and inf in it do not propagate).
+// One element of beta * c + alpha * (row . col), as a BLAS gemm computes it: the products and c
+// accumulated in unknown order, with no rounding of the product before c is added (gemm never
+// rounds alpha * (A @ B) on its own, so it may not overflow where the whole does not).
+inline Approx addmm_element(const Buf& m1, std::int64_t row0, const Buf& m2, std::int64_t col0,
+                            std::int64_t k, std::int64_t n, Approx c, double alpha, double beta) {
+  double sum = 0, abs_sum = 0, err = 0;
+  bool indet = false, non_finite = false;
+  for (std::int64_t p = 0; p < k; ++p) {
+    const Approx a = m1.at(row0 + p);
+    const Approx b = m2.at(col0 + p * n);
+    indet = indet || indeterminate(a) || indeterminate(b) ||
+            (std::isinf(a.v) && straddles_zero(b)) || (std::isinf(b.v) && straddles_zero(a));
+    const double prod = a.v * b.v;
+    non_finite = non_finite || !std::isfinite(prod);
+    sum += prod;
+    abs_sum += std::fabs(prod);
+    err += scaled(std::fabs(b.v), a.e) + scaled(std::fabs(a.v), b.e) + a.e * b.e;
+  }
+  const bool use_c = beta != 0; // documented: beta = 0 ignores the input entirely
+  const double cv = use_c ? beta * c.v : 0.0;
+  const double value = alpha * sum + cv;
+  if (indet || (use_c && indeterminate(c))) return unknown(value);
+  if (non_finite || (use_c && !std::isfinite(c.v)) || !std::isfinite(alpha * sum))
+    return finish_exact(value, 0.0); // IEEE's infinities and NaN: the same in any order
+  const double mag = std::fabs(alpha) * abs_sum + std::fabs(cv);
+  // Partial sums of any order may overflow where they can cancel.
+  if (mag >= kOverflow && std::fabs(value) < kOverflow) return unknown(value);
+  const double e = std::fabs(alpha) * err + (use_c ? std::fabs(beta) * c.e : 0.0) +
+                   static_cast<double>(k + 2) * kU * mag;
+  return finish_exact(value, e);
+}
+
+// beta * input + alpha * (mat1 @ mat2), input broadcast to the result.
 inline void addmm_forward(const Node& input, const Node& m1, const Node& m2, Node& out,
                           ReduceScratch& s) {
-  linalg_product(Op::Addmm, m1, m2, s.wide_a);
   gather(input.value, broadcast_walk(out.shape, input.shape, input.shape), s.wide_b);
-  const Approx beta{to_f32(out.attrs.beta), 0.0};
-  const Approx alpha{to_f32(out.attrs.alpha), 0.0};
+  const std::int64_t rows = m1.shape[0], k = m1.shape[1], cols = m2.shape[1];
   out.value.resize(out.shape.numel());
-  for (std::int64_t i = 0; i < out.value.size(); ++i) {
-    const Approx scaled = mul(alpha, s.wide_a.at(i));
-    out.value.set(i, beta.v == 0 ? scaled : add(mul(beta, s.wide_b.at(i)), scaled));
-  }
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      out.value.set(i * cols + j,
+                    addmm_element(m1.value, i * k, m2.value, j, k, cols, s.wide_b.at(i * cols + j),
+                                  to_f32(out.attrs.alpha), to_f32(out.attrs.beta)));
 }
 
 inline Approx trace_forward(const Node& a, ReduceScratch& s) {
