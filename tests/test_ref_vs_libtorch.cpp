@@ -127,16 +127,19 @@ void view_vocabulary(std::vector<NamedProgram>& out) {
     return a;
   };
   const std::vector<std::pair<Op, Attrs>> cases = {
-      {Op::Flip, with(1, 0, 1)},      {Op::Flip, with(2, 0, 1)},    {Op::Roll, with(1, 0, 1)},
-      {Op::Roll, with(2, 0, -3)},     {Op::Roll, with(0, 0, 2)},    {Op::Unsqueeze, with(0, 0, 1)},
-      {Op::Unsqueeze, with(3, 0, 1)}, {Op::Squeeze, with(1, 0, 1)}, {Op::Tril, with(0, 0, 0)},
-      {Op::Tril, with(0, 0, -1)},     {Op::Triu, with(0, 0, 1)},    {Op::Triu, with(0, 0, -2)},
-      {Op::Movedim, with(0, 2, 1)},   {Op::Movedim, with(2, 0, 1)}, {Op::Narrow, with(2, 1, 2)},
-      {Op::Narrow, with(1, 0, 3)}};
+      {Op::Flip, with(1, 0, 1)},      {Op::Flip, with(2, 0, 1)},     {Op::Roll, with(1, 0, 1)},
+      {Op::Roll, with(2, 0, -3)},     {Op::Roll, with(0, 0, 2)},     {Op::Unsqueeze, with(0, 0, 1)},
+      {Op::Unsqueeze, with(3, 0, 1)}, {Op::Squeeze, with(1, 0, 1)},  {Op::Tril, with(0, 0, 0)},
+      {Op::Tril, with(0, 0, -1)},     {Op::Triu, with(0, 0, 1)},     {Op::Triu, with(0, 0, -2)},
+      {Op::Movedim, with(0, 2, 1)},   {Op::Movedim, with(2, 0, 1)},  {Op::Narrow, with(2, 1, 2)},
+      {Op::Narrow, with(1, 0, 3)},    {Op::Select, with(1, 2, 0)},   {Op::Select, with(2, 0, 0)},
+      {Op::Expand, with(1, 0, 5)},    {Op::Diagonal, with(1, 2, 0)}, {Op::Diagonal, with(2, 1, 1)},
+      {Op::Diagonal, with(0, 2, -1)}};
   for (const auto& [op, attrs] : cases) {
     ProgramBuilder b;
-    const Reg x = op == Op::Squeeze ? b.leaf({2, 1, 4}, ramp(8, -1.0f, 0.25f))
-                                    : b.leaf({2, 3, 4}, ramp(24, -1.5f, 0.125f));
+    const Reg x = op == Op::Squeeze || op == Op::Expand
+                      ? b.leaf({2, 1, 4}, ramp(8, -1.0f, 0.25f))
+                      : b.leaf({2, 3, 4}, ramp(24, -1.5f, 0.125f));
     const Reg r = b.op(op, {x}, attrs);
     const Shape rs = b.shape(r);
     const Reg w = b.leaf(rs, ramp(rs.numel(), 1.0f, 0.25f));

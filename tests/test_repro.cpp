@@ -380,9 +380,11 @@ Program all_ops_program() {
       // z is [2, 3]: each view with attributes legal there, then summed.
       Attrs v = at;
       v.dim = info.op == Op::Unsqueeze ? 2 : 1;
-      v.dim1 = info.op == Op::Movedim ? 0 : 1;
+      v.dim1 = info.op == Op::Movedim || info.op == Op::Diagonal ? 0 : 1;
       v.times = info.op == Op::Narrow ? 2 : (info.op == Op::Roll ? -1 : 0);
-      const Reg src = info.op == Op::Squeeze ? b.op(Op::Unsqueeze, {z}, v) : z;
+      if (info.op == Op::Expand) v.times = 3;
+      const bool needs_one = info.op == Op::Squeeze || info.op == Op::Expand;
+      const Reg src = needs_one ? b.op(Op::Unsqueeze, {z}, v) : z;
       const Reg viewed = b.op(info.op, {src}, v);
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {viewed, viewed})});
       break;
@@ -504,7 +506,10 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::tril(",
                                                  "torch::triu(",
                                                  "torch::movedim(",
-                                                 "torch::narrow("};
+                                                 "torch::narrow(",
+                                                 "torch::select(",
+                                                 ".expand(",
+                                                 "torch::diagonal("};
 const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.cos(",
                                                     "torch.tan(",

@@ -103,6 +103,13 @@ void lane_shapes(const Knobs& k, std::vector<Shape>& out) {
 // The prefilters below are necessary conditions only, to skip infer_shape's error formatting on
 // the common mismatch; infer_shape stays the authority on legality.
 
+int max_expand(const Shape& s) {
+  int n = 1;
+  while (n < kMaxExpand && s.numel() * (n + 1) <= kMaxElements && n + 1 <= kMaxDim)
+    ++n;
+  return n;
+}
+
 Attrs table_key(const Attrs& a) {
   Attrs key = a;
   key.dim = 0;

@@ -128,6 +128,9 @@ void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg>& out);
 // 1..kMaxRepeat, limited by the cap; 1 always fits.
 int max_repeat_times(const Shape& s, int dim);
+// The sizes expand may give a size-1 dim: 1..kMaxExpand, limited by the element cap.
+inline constexpr int kMaxExpand = 8;
+int max_expand(const Shape& s);
 
 // ---- leaf values ----
 

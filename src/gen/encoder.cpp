@@ -392,6 +392,25 @@ private:
       } else if (instr.op == Op::Movedim) {
         write_dim(at.dim);
         write_dim(at.dim1);
+      } else if (instr.op == Op::Select) {
+        write_dim(at.dim);
+        write(at.dim1, static_cast<int>(sa[at.dim]));
+      } else if (instr.op == Op::Expand) {
+        int index = 0, count = 0;
+        for (int d = 0; d < rank; ++d)
+          if (sa[d] == 1) {
+            if (d == at.dim) index = count;
+            ++count;
+          }
+        write(index, count);
+        if (at.times < 1 || at.times > max_expand(sa))
+          fail(fmt::format("expand size must be 1..{} here", max_expand(sa)));
+        write(at.times - 1, max_expand(sa));
+      } else if (instr.op == Op::Diagonal) {
+        write_dim(at.dim);
+        write(at.dim1 < at.dim ? at.dim1 : at.dim1 - 1, rank - 1);
+        const int rows = static_cast<int>(sa[at.dim]), cols = static_cast<int>(sa[at.dim1]);
+        write(at.times + rows - 1, rows + cols - 1);
       }
       return edge_tag(instr.op);
     }

@@ -350,6 +350,30 @@ private:
         attrs.dim = choose_dim();
         attrs.dim1 = choose_dim();
         break;
+      case Op::Select:
+        if (rank < 1) return unary(a);
+        attrs.dim = choose_dim();
+        attrs.dim1 = pick_int(static_cast<int>(sa[attrs.dim]));
+        break;
+      case Op::Expand: {
+        std::vector<int> ones;
+        for (int d = 0; d < rank; ++d)
+          if (sa[d] == 1) ones.push_back(d);
+        if (ones.empty()) return unary(a);
+        attrs.dim = ones[static_cast<std::size_t>(pick_int(static_cast<int>(ones.size())))];
+        attrs.times = 1 + pick_int(max_expand(sa));
+        break;
+      }
+      case Op::Diagonal: {
+        if (rank < 2) return unary(a);
+        attrs.dim = choose_dim();
+        const int other = pick_int(rank - 1);
+        attrs.dim1 = other < attrs.dim ? other : other + 1;
+        // Offsets from -(rows - 1) to cols - 1 keep at least one element.
+        const int rows = static_cast<int>(sa[attrs.dim]), cols = static_cast<int>(sa[attrs.dim1]);
+        attrs.times = pick_int(rows + cols - 1) - (rows - 1);
+        break;
+      }
       default: return unary(a); // not a view op: kViewOps holds only the cases above
       }
       push_op(op, {a}, attrs);

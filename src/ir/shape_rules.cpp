@@ -2,6 +2,7 @@
 // compile until its rule is written here.
 #include "burnmark/ir/shape_rules.h"
 
+#include <algorithm>
 #include <string>
 
 namespace burnmark {
@@ -88,6 +89,12 @@ std::array<int, kMaxRank> moved_axes(int rank, int source, int destination) {
     axes[static_cast<std::size_t>(j)] = k++;
   }
   return axes;
+}
+
+std::int64_t diagonal_length(std::int64_t rows, std::int64_t cols, int offset) {
+  const std::int64_t n =
+      offset >= 0 ? std::min(rows, cols - offset) : std::min(rows + offset, cols);
+  return std::max<std::int64_t>(n, 0);
 }
 
 Shape moved_shape(const Shape& s, int source, int destination) {
@@ -262,6 +269,33 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
       return fail("narrow needs 0 <= start, 1 <= length, start + length <= the dim's size");
     Shape out = in[0];
     out[attrs.dim] = attrs.times;
+    return capped(out);
+  }
+  case Op::Select: {
+    if (!valid_axis(attrs.dim, in[0]) || attrs.dim1 < 0 || attrs.dim1 >= in[0][attrs.dim])
+      return fail("select needs a dim and an index within it");
+    Shape out;
+    for (int i = 0; i < in[0].rank(); ++i)
+      if (i != attrs.dim) out.push_back(in[0][i]);
+    return capped(out);
+  }
+  case Op::Expand: {
+    if (!valid_axis(attrs.dim, in[0]) || in[0][attrs.dim] != 1 || attrs.times < 1)
+      return fail("expand needs a dim of size 1 and a size >= 1");
+    Shape out = in[0];
+    out[attrs.dim] = attrs.times;
+    return capped(out);
+  }
+  case Op::Diagonal: {
+    const Shape& s = in[0];
+    if (!valid_axis(attrs.dim, s) || !valid_axis(attrs.dim1, s) || attrs.dim == attrs.dim1)
+      return fail("diagonal needs two distinct dims");
+    const std::int64_t length = diagonal_length(s[attrs.dim], s[attrs.dim1], attrs.times);
+    if (length < 1) return fail("diagonal offset leaves no elements");
+    Shape out;
+    for (int i = 0; i < s.rank(); ++i)
+      if (i != attrs.dim && i != attrs.dim1) out.push_back(s[i]);
+    out.push_back(length);
     return capped(out);
   }
   case Op::Mm:

@@ -72,6 +72,10 @@ std::string attrs_text(Op op, const Attrs& a) {
   case AttrKind::Diagonal: return fmt::format(", diagonal={}", a.times);
   case AttrKind::Narrow:
     return fmt::format(", dim={}, start={}, length={}", a.dim, a.dim1, a.times);
+  case AttrKind::DimIndex: return fmt::format(", dim={}, index={}", a.dim, a.dim1);
+  case AttrKind::DimSize: return fmt::format(", dim={}, size={}", a.dim, a.times);
+  case AttrKind::DiagonalDims:
+    return fmt::format(", offset={}, dim1={}, dim2={}", a.times, a.dim, a.dim1);
   }
   return {};
 }
@@ -282,6 +286,10 @@ struct LineParser {
     case AttrKind::Diagonal: return int_attr("diagonal", a.times);
     case AttrKind::Narrow:
       return int_attr("dim", a.dim) && int_attr("start", a.dim1) && int_attr("length", a.times);
+    case AttrKind::DimIndex: return int_attr("dim", a.dim) && int_attr("index", a.dim1);
+    case AttrKind::DimSize: return int_attr("dim", a.dim) && int_attr("size", a.times);
+    case AttrKind::DiagonalDims:
+      return int_attr("offset", a.times) && int_attr("dim1", a.dim) && int_attr("dim2", a.dim1);
     }
     return false;
   }

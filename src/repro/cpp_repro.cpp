@@ -202,6 +202,14 @@ std::string call(const Program& p, const Instr& in) {
   case Op::Triu: return fmt::format("torch::triu({}, {})", x, a.times);
   case Op::Movedim: return fmt::format("torch::movedim({}, {}, {})", x, a.dim, a.dim1);
   case Op::Narrow: return fmt::format("torch::narrow({}, {}, {}, {})", x, a.dim, a.dim1, a.times);
+  case Op::Select: return fmt::format("torch::select({}, {}, {})", x, a.dim, a.dim1);
+  case Op::Expand: {
+    Shape sizes = p.shape_of(in.operands[0]);
+    sizes[a.dim] = a.times;
+    return fmt::format("{}.expand({})", x, int_list(sizes));
+  }
+  case Op::Diagonal:
+    return fmt::format("torch::diagonal({}, {}, {}, {})", x, a.times, a.dim, a.dim1);
   }
   return "";
 }

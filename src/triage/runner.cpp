@@ -108,8 +108,11 @@ std::string stmt_label(const Program& p, Reg reg) {
   case AttrKind::PDim: return fmt::format("{}[{}]", name, real(a.exponent));
   case AttrKind::BetaAlpha: return fmt::format("{}[{},{}]", name, real(a.beta), real(a.alpha));
   case AttrKind::Diagonal: return fmt::format("{}[{}]", name, a.times);
+  case AttrKind::DiagonalDims: return fmt::format("{}[{}]", name, a.times);
   case AttrKind::Shift:
   case AttrKind::Narrow:
+  case AttrKind::DimIndex:
+  case AttrKind::DimSize:
   case AttrKind::None:
   case AttrKind::DimKeep:
   case AttrKind::TwoDims:

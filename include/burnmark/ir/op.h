@@ -51,6 +51,9 @@ enum class AttrKind : std::uint8_t {
   Shift,             // roll: shifts (in times), dim
   Diagonal,          // tril, triu: diagonal offset (in times)
   Narrow,            // narrow: dim, start (in dim1), length (in times)
+  DimIndex,          // select: dim, index (in dim1)
+  DimSize,           // expand: dim (of size 1), size (in times)
+  DiagonalDims,      // diagonal: offset (in times), dim1 (in dim), dim2 (in dim1)
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.

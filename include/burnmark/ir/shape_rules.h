@@ -27,5 +27,7 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> operan
 // moved_axes(...)[j] of the operand.
 std::array<int, kMaxRank> moved_axes(int rank, int source, int destination);
 Shape moved_shape(const Shape& s, int source, int destination);
+// Elements on the diagonal `offset` of a rows x cols matrix (0 when it misses the matrix).
+std::int64_t diagonal_length(std::int64_t rows, std::int64_t cols, int offset);
 
 } // namespace burnmark

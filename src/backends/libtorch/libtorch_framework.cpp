@@ -201,6 +201,14 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::Triu: out = torch::triu(x, a.times); break;
   case Op::Movedim: out = torch::movedim(x, a.dim, a.dim1); break;
   case Op::Narrow: out = torch::narrow(x, a.dim, a.dim1, a.times); break;
+  case Op::Select: out = torch::select(x, a.dim, a.dim1); break;
+  case Op::Expand: {
+    std::vector<std::int64_t> sizes(x.sizes().begin(), x.sizes().end());
+    sizes[static_cast<std::size_t>(a.dim)] = a.times;
+    out = x.expand(sizes);
+    break;
+  }
+  case Op::Diagonal: out = torch::diagonal(x, a.times, a.dim, a.dim1); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",

@@ -573,6 +573,9 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Tril:
   case Op::Triu:
   case Op::Movedim:
+  case Op::Select:
+  case Op::Expand:
+  case Op::Diagonal:
   case Op::Narrow: return view_backward(out, a, dx, s.index);
   }
 }

@@ -260,6 +260,9 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Tril:
   case Op::Triu:
   case Op::Movedim:
+  case Op::Select:
+  case Op::Expand:
+  case Op::Diagonal:
   case Op::Narrow: return view_forward(a, out, s.index);
   }
 }

@@ -1,4 +1,5 @@
-// The view ops of the reference (flip, roll, unsqueeze, squeeze, tril, triu, movedim, narrow):
+// The view ops of the reference (flip, roll, unsqueeze, squeeze, tril, triu, movedim, narrow,
+// select, expand, diagonal):
 // each is an index map, for every result element the operand element it copies or -1 for a
 // zero (tril and triu), so the forward is a gather and the backward the matching scatter of the
 // gradient (derivatives.yaml: flip, roll with the negated shift, squeeze / unsqueeze, tril / triu
@@ -30,7 +31,17 @@ inline void view_map(Op op, const Attrs& at, const Shape& in, const Shape& out,
       // which is squeeze's removed axis.
       if (op == Op::Unsqueeze) {
         if (d != at.dim) from[static_cast<std::size_t>(k++)] = o;
-      } else if (op == Op::Squeeze) {
+      } else if (op == Op::Diagonal) {
+        // The kept axes in order, then the diagonal's index t as the last result axis.
+        if (d == out.rank() - 1) {
+          from[static_cast<std::size_t>(at.dim)] = o + (at.times < 0 ? -at.times : 0);
+          from[static_cast<std::size_t>(at.dim1)] = o + (at.times > 0 ? at.times : 0);
+        } else {
+          while (k == at.dim || k == at.dim1)
+            ++k;
+          from[static_cast<std::size_t>(k++)] = o;
+        }
+      } else if (op == Op::Squeeze || op == Op::Select) {
         if (k == at.dim) ++k;
         from[static_cast<std::size_t>(k++)] = o;
       } else if (op == Op::Movedim) {
@@ -46,6 +57,8 @@ inline void view_map(Op op, const Attrs& at, const Shape& in, const Shape& out,
       from[dim] = ((from[dim] - at.times) % size + size) % size;
     }
     if (op == Op::Narrow) from[dim] += at.dim1;
+    if (op == Op::Select) from[dim] = at.dim1;
+    if (op == Op::Expand) from[dim] = 0;
     if (op == Op::Tril || op == Op::Triu) {
       const std::int64_t row = from[static_cast<std::size_t>(in.rank() - 2)];
       const std::int64_t col = from[static_cast<std::size_t>(in.rank() - 1)];
@@ -77,8 +90,13 @@ inline void view_backward(const Node& out, const Node& a, std::array<InputGrad, 
   d.resize(a.shape.numel());
   for (std::int64_t i = 0; i < d.size(); ++i)
     d.set(i, {0.0, 0.0});
+  // expand maps many result elements to one operand element: their gradients are summed
+  // (sum_to_size), the others copy back exactly.
   for (std::size_t i = 0; i < src.size(); ++i)
-    if (src[i] >= 0) d.set(src[i], out.grad.at(static_cast<std::int64_t>(i)));
+    if (src[i] >= 0) {
+      const Approx g = out.grad.at(static_cast<std::int64_t>(i));
+      d.set(src[i], out.op == Op::Expand ? add(d.at(src[i]), g) : g);
+    }
 }
 
 } // namespace burnmark::ref
