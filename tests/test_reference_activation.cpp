@@ -342,6 +342,10 @@ TEST(ReferenceActivation, Softsign) {
   EXPECT_EQ(softsign_backward({1, 0}, {0, 0}, {}, {}).v, 1.0);
   EXPECT_EQ(softsign_backward({1, 0}, {1, 0}, {}, {}).v, 0.25);
   EXPECT_EQ(softsign_backward({1, 0}, {kInf, 0}, {}, {}).v, 0.0);
+  // Through the composite's two terms an infinite upstream gradient is inf * 0 at x = 0
+  // (g / b - g * ((x / b) / b) * sgn(x)) and inf - inf elsewhere: NaN in IEEE arithmetic.
+  EXPECT_TRUE(std::isnan(softsign_backward({-kInf, 0}, {0, 0}, {}, {}).v));
+  EXPECT_TRUE(std::isnan(softsign_backward({kInf, 0}, {2, 0}, {}, {}).v));
 }
 
 TEST(ReferenceActivation, Shrinks) {

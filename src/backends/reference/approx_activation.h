@@ -456,6 +456,9 @@ inline Approx softsign_backward(Approx g, Approx x, Approx, const Attrs&) {
     return std::isinf(t) ? 0.0 : 1 / ((1 + std::fabs(t)) * (1 + std::fabs(t)));
   };
   const double dv = d(x.v);
+  // An infinite upstream gradient meets inf - inf (x != 0) or inf * 0 (x = 0, where (x / b) / b
+  // is 0) in the two terms, so the chain rule in IEEE arithmetic gives NaN, as for tanhshrink.
+  if (std::isinf(g.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
   if (indeterminate(x)) return unknown(g.v * dv);
   const double terms = std::isinf(b) ? 0.0 : 2 / b;
   return act::times(g, dv, act::spread(d, x, dv, 0.0), 2 * kExactUlps, terms);
