@@ -367,6 +367,47 @@ TEST(ReferenceGradients, MatmulWithBroadcastBatch) {
       Op::Matmul, {{{2, 3}, values(6, -0.5f, 0.25f)}, {{2, 3, 2}, values(12, 1.0f, -0.125f)}}));
 }
 
+TEST(ReferenceGradients, LinearAlgebra) {
+  const std::vector<float> m = values(6, -1.25f, 0.5f);
+  const std::vector<float> n = values(12, 0.75f, -0.125f);
+  const std::vector<float> u = {0.5f, -1.5f, 2.25f};
+  expect_gradients_match_fd(weighted(Op::Mm, {{{2, 3}, m}, {{3, 4}, n}}));
+  expect_gradients_match_fd(weighted(Op::Mv, {{{2, 3}, m}, {{3}, u}}));
+  expect_gradients_match_fd(weighted(Op::Dot, {{{3}, u}, {{3}, {1.25f, 0.5f, -0.75f}}}));
+  expect_gradients_match_fd(weighted(Op::Outer, {{{2}, {1.25f, -0.75f}}, {{3}, u}}));
+  expect_gradients_match_fd(weighted(Op::Trace, {{{3, 2}, m}}));
+  for (const Attrs& at : kAddmmParams) {
+    SCOPED_TRACE(at.beta);
+    expect_gradients_match_fd(
+        weighted(Op::Addmm, {{{4}, {0.5f, -1.0f, 2.0f, 0.25f}}, {{2, 3}, m}, {{3, 4}, n}}, at));
+  }
+}
+
+TEST(ReferenceGradients, Views) {
+  const std::vector<float> a = values(24, -1.5f, 0.125f);
+  const auto with = [](int dim, int dim1, int times) {
+    Attrs at;
+    at.dim = dim;
+    at.dim1 = dim1;
+    at.times = times;
+    return at;
+  };
+  const std::vector<std::pair<Op, Attrs>> cases = {
+      {Op::Flip, with(1, 0, 1)},     {Op::Roll, with(2, 0, -3)},  {Op::Unsqueeze, with(3, 0, 1)},
+      {Op::Tril, with(0, 0, -1)},    {Op::Triu, with(0, 0, 1)},   {Op::Movedim, with(0, 2, 1)},
+      {Op::Narrow, with(2, 1, 2)},   {Op::Select, with(1, 2, 0)}, {Op::Diagonal, with(1, 2, 0)},
+      {Op::Diagonal, with(2, 0, -1)}};
+  for (const auto& [op, at] : cases) {
+    SCOPED_TRACE(std::string(op_name(op)));
+    expect_gradients_match_fd(weighted(op, {{{2, 3, 4}, a}}, at));
+  }
+  // squeeze and expand take a dim of size 1; expand's gradient sums over the copies.
+  expect_gradients_match_fd(
+      weighted(Op::Squeeze, {{{2, 1, 4}, values(8, -1.0f, 0.25f)}}, with(1, 0, 1)));
+  expect_gradients_match_fd(
+      weighted(Op::Expand, {{{2, 1, 4}, values(8, -1.0f, 0.25f)}}, with(1, 0, 5)));
+}
+
 TEST(ReferenceGradients, BroadcastOperandGetsSummedGradient) {
   Builder b;
   const Reg x = b.leaf({2, 3}, values(6, 0, 1));
