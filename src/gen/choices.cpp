@@ -176,12 +176,24 @@ void shape_partners(std::span<const Stmt> regs, Op op, std::span<const Reg> fixe
 
 void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   out.clear();
-  std::vector<Reg> seconds;
+  const Shape& input = regs[static_cast<std::size_t>(a)].shape;
+  // Direct shape checks: the generator runs this for every addmm step, over every pair of
+  // registers, so no shape-rule call (and its error text) per failing pair.
+  const auto matrix = [&](std::size_t r) {
+    return regs[r].dtype == DType::F32 && regs[r].shape.rank() == 2;
+  };
   for (std::size_t r = 0; r < regs.size(); ++r) {
-    if (regs[r].dtype != DType::F32 || regs[r].shape.rank() != 2) continue;
-    const std::array<Reg, 2> fixed = {a, static_cast<Reg>(r)};
-    shape_partners(regs, Op::Addmm, fixed, seconds);
-    if (!seconds.empty()) out.push_back(static_cast<Reg>(r));
+    if (!matrix(r)) continue;
+    const Shape& m1 = regs[r].shape;
+    for (std::size_t q = 0; q < regs.size(); ++q) {
+      if (!matrix(q) || regs[q].shape[0] != m1[1]) continue;
+      const Shape product{m1[0], regs[q].shape[1]};
+      const auto b = broadcast(input, product);
+      if (b && *b == product && product.within_cap()) {
+        out.push_back(static_cast<Reg>(r));
+        break;
+      }
+    }
   }
 }
 

@@ -86,12 +86,7 @@ inline Approx vector_norm_forward(Row x, double p) {
   for (const Approx& a : x)
     if (std::isnan(a.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
   const double r = norm_of_magnitudes(x, p, [](const Approx& a) { return std::fabs(a.v); });
-  if (std::isinf(r) || (p == -kInf && r == 0 && [&] {
-        for (const Approx& a : x)
-          if (a.v == 0 && a.e == 0) return true;
-        return false;
-      }()))
-    return {r, 0.0};
+  if (std::isinf(r)) return {r, 0.0};
   // Norms are monotone in every |x_i|: the images of the intervals' ends bound the input error.
   const double hi = norm_of_magnitudes(x, p, [](const Approx& a) { return std::fabs(a.v) + a.e; });
   const double lo =

@@ -96,11 +96,9 @@ inline void logcumsumexp_backward(Row x, Row y, Row g, RowOut dx, std::vector<Ap
     for (std::size_t k = j; k < n; ++k) {
       const double arg = x[j].v - y[k].v;
       const double t = std::exp(arg);
-      if (!std::isfinite(arg) || indeterminate(x[j]) || indeterminate(y[k]) ||
-          indeterminate(g[k])) {
-        terms.push_back(indeterminate(x[j]) || indeterminate(y[k]) || indeterminate(g[k])
-                            ? Approx{g[k].v * t, kInf}
-                            : Approx{g[k].v * t, 0.0});
+      const bool indet = indeterminate(x[j]) || indeterminate(y[k]) || indeterminate(g[k]);
+      if (indet || !std::isfinite(arg)) { // IEEE's value of an infinite argument is exact
+        terms.push_back({g[k].v * t, indet ? kInf : 0.0});
         continue;
       }
       const double log_g = g[k].v == 0 ? 0.0 : std::log(std::fabs(g[k].v));
