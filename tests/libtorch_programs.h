@@ -57,6 +57,16 @@ public:
     p_.leaves.push_back(Leaf{shape, std::move(data)});
     return push(std::move(s));
   }
+  // An i64 index leaf (never differentiated).
+  Reg index_leaf(Shape shape, std::vector<std::int64_t> indices) {
+    Stmt s;
+    s.kind = StmtKind::Leaf;
+    s.leaf = static_cast<int>(p_.leaves.size());
+    s.shape = shape;
+    s.dtype = DType::I64;
+    p_.leaves.push_back(Leaf{shape, {}, DType::I64, std::move(indices)});
+    return push(std::move(s));
+  }
   Shape shape(Reg r) const { return p_.shape_of(r); }
   Reg alias(Reg source) {
     Stmt s;

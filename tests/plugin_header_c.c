@@ -6,11 +6,11 @@
 
 _Static_assert(offsetof(BurnmarkPluginV1, abi_version) == 0,
                "abi_version must stay the first field");
-_Static_assert(sizeof(BurnmarkShape) == 40, "BurnmarkShape layout");
-_Static_assert(sizeof(BurnmarkAttrs) == 104, "BurnmarkAttrs layout");
-_Static_assert(sizeof(BurnmarkStmt) == 184, "BurnmarkStmt layout");
+_Static_assert(sizeof(BurnmarkShape) == 48, "BurnmarkShape layout");
+_Static_assert(sizeof(BurnmarkAttrs) == 112, "BurnmarkAttrs layout");
+_Static_assert(sizeof(BurnmarkStmt) == 200, "BurnmarkStmt layout");
 _Static_assert(BURNMARK_MAX_OPERANDS == 3, "where takes three operands");
-_Static_assert(BURNMARK_PLUGIN_ABI_VERSION == 2u, "this test describes ABI version 2");
+_Static_assert(BURNMARK_PLUGIN_ABI_VERSION == 3u, "this test describes ABI version 3");
 
 /* A C plugin's entry function type-checks against the typedef. */
 static const BurnmarkPluginV1* c_entry(uint32_t host_abi_version) {

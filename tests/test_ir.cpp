@@ -139,3 +139,51 @@ TEST(Text, ErrorsNameTheLine) {
   EXPECT_FALSE(parse_program("%0 = leaf f32[1] [1]\n%1 = neg %1 : f32[1]\n").ok())
       << "operands must be earlier";
 }
+
+TEST(ShapeRules, Indexing) {
+  Attrs d1;
+  d1.dim = 1;
+  const auto shape = [&](Op op, std::vector<Shape> in) {
+    const ShapeResult r = infer_shape(op, d1, in);
+    return r.ok() ? r.shape().to_string() : "error";
+  };
+  EXPECT_EQ(shape(Op::Gather, {{3, 4}, {2, 7}}), "[2,7]"); // longer than the input along dim
+  EXPECT_EQ(shape(Op::Gather, {{3, 4}, {4, 2}}), "error"); // larger off dim
+  EXPECT_EQ(shape(Op::IndexSelect, {{3, 4}, {6}}), "[3,6]");
+  EXPECT_EQ(shape(Op::IndexSelect, {{3, 4}, {2, 3}}), "error");
+  EXPECT_EQ(shape(Op::TakeAlongDim, {{3, 1}, {1, 5}}), "[3,5]"); // both broadcast off dim
+  EXPECT_EQ(shape(Op::ScatterAdd, {{3, 4}, {2, 3}, {2, 5}}), "[3,4]");
+  EXPECT_EQ(shape(Op::ScatterAdd, {{3, 4}, {2, 6}, {2, 5}}), "error"); // beyond src
+  EXPECT_EQ(shape(Op::ScatterAdd, {{3, 4}, {4, 3}, {4, 5}}), "error"); // beyond self off dim
+  EXPECT_EQ(shape(Op::MaskedFill, {{3, 1}, {4}}), "[3,4]");
+}
+
+TEST(Text, IndexLeavesRoundTripAndAreCheckedAgainstTheirOp) {
+  const std::string text = "# burnmark program v1\n"
+                           "%0 = leaf f32[2,3] [1, 2, 3, 4, 5, 6]\n"
+                           "%1 = leaf i64[2,2] [2, 0, 2, 2]\n"
+                           "%2 = gather %0, %1, dim=1 : f32[2,2]\n"
+                           "%3 = leaf i64[2,2] [1, 1, 0, 1]\n"
+                           "%4 = scatter_reduce %0, %3, %2, dim=0, reduce=amax, "
+                           "include_self=false : f32[2,3]\n"
+                           "%5 = lt %4, %0 : bool[2,3]\n"
+                           "%6 = masked_fill %4, %5, value=-inf : f32[2,3]\n"
+                           "root %6\n";
+  const ParseResult p = parse_program(text);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_EQ(to_text(p.program()), text);
+  EXPECT_EQ(p.program().leaves[1].indices, (std::vector<std::int64_t>{2, 0, 2, 2}));
+  // An index value past the dim's size, and an f32 register where the index goes.
+  const auto error_of = [](const std::string& t) {
+    const ParseResult r = parse_program(t);
+    return r.ok() ? std::string("ok") : r.error();
+  };
+  EXPECT_NE(error_of("%0 = leaf f32[2,3] [1, 2, 3, 4, 5, 6]\n%1 = leaf i64[2] [0, 3]\n"
+                     "%2 = index_select %0, %1, dim=1 : f32[2,2]\n")
+                .find("index value 3 is outside 0..2"),
+            std::string::npos);
+  EXPECT_NE(error_of("%0 = leaf f32[2,3] [1, 2, 3, 4, 5, 6]\n%1 = leaf f32[2] [0, 1]\n"
+                     "%2 = index_select %0, %1, dim=1 : f32[2,2]\n")
+                .find("is f32 (index_select takes i64 there)"),
+            std::string::npos);
+}

@@ -109,6 +109,8 @@ void later_vocabulary(std::vector<NamedProgram>& out) {
       case OpFamily::Similarity:
       case OpFamily::Linalg:
       case OpFamily::View:
+      case OpFamily::Index:
+      case OpFamily::Masked:
       case OpFamily::Concat:
       case OpFamily::Repeat: break;
       }
@@ -181,6 +183,66 @@ void linalg_vocabulary(std::vector<NamedProgram>& out) {
   }
 }
 
+// The indexing ops with repeated indices, along dim 0 and dim 1 of a [3, 4] input: gather,
+// index_select and take_along_dim (broadcast indices), scatter_add and every scatter_reduce
+// entry into a [3, 4] self from a [2, 3] src through a [2, 3] index (LibTorch 1.13's backward
+// fails for an index smaller than src: bugs.md, libtorch-scatter-src-grad-index-smaller), and
+// masked_fill at every value of its table;
+// each weighted by a leaf so that every element of the gradient differs. Values are distinct
+// and nonzero, but for one zero in src (prod) and a tie between two src elements (amax/amin
+// split it).
+void indexing_vocabulary(std::vector<NamedProgram>& out) {
+  const std::vector<float> x = {0.5f, -1.25f, 2.0f,  0.75f, 1.5f,  -0.5f,
+                                3.0f, -2.0f,  1.25f, 0.25f, -1.5f, 2.5f};
+  const auto weighted = [&](ProgramBuilder& b, Op op, Reg r) {
+    const Reg w = b.leaf(b.shape(r), ramp(b.shape(r).numel(), 1.0f, 0.25f));
+    out.push_back({op, b.finish(b.op(Op::Mul, {r, w}))});
+  };
+  for (int dim : {0, 1}) {
+    {
+      ProgramBuilder b;
+      const Reg a = b.leaf({3, 4}, x);
+      const Reg i = b.index_leaf(
+          dim == 0 ? Shape{2, 4} : Shape{3, 5},
+          dim == 0 ? std::vector<std::int64_t>{2, 0, 2, 1, 0, 0, 1, 2}
+                   : std::vector<std::int64_t>{3, 3, 0, 1, 3, 2, 0, 0, 1, 2, 3, 3, 3, 0, 1});
+      weighted(b, Op::Gather, b.op(Op::Gather, {a, i}, on_dim(dim)));
+    }
+    {
+      ProgramBuilder b;
+      const Reg a = b.leaf({3, 4}, x);
+      const Reg i = b.index_leaf({5}, {2, 0, 2, 1, 0});
+      weighted(b, Op::IndexSelect, b.op(Op::IndexSelect, {a, i}, on_dim(dim)));
+    }
+    {
+      ProgramBuilder b;
+      const Reg a = b.leaf({3, 4}, x);
+      const Reg i = dim == 0 ? b.index_leaf({2, 1}, {2, 2}) : b.index_leaf({1, 3}, {3, 3, 0});
+      weighted(b, Op::TakeAlongDim, b.op(Op::TakeAlongDim, {a, i}, on_dim(dim)));
+    }
+    std::vector<Attrs> scatters(op_info(Op::ScatterReduce).params.begin(),
+                                op_info(Op::ScatterReduce).params.end());
+    scatters.push_back({});
+    for (std::size_t k = 0; k < scatters.size(); ++k) {
+      const Op op = k + 1 == scatters.size() ? Op::ScatterAdd : Op::ScatterReduce;
+      Attrs at = scatters[k];
+      at.dim = dim;
+      ProgramBuilder b;
+      const Reg a = b.leaf({3, 4}, x);
+      const Reg src = b.leaf({2, 3}, {1.25f, -0.75f, 3.5f, 1.25f, 0.0f, -2.5f});
+      const Reg i = b.index_leaf({2, 3}, dim == 0 ? std::vector<std::int64_t>{0, 2, 0, 0, 2, 0}
+                                                  : std::vector<std::int64_t>{0, 0, 3, 2, 2, 2});
+      weighted(b, op, b.op(op, {a, i, src}, at));
+    }
+  }
+  for (const Attrs& at : op_info(Op::MaskedFill).params) {
+    ProgramBuilder b;
+    const Reg a = b.leaf({3, 4}, x);
+    const Reg y = b.leaf({4}, {0.6f, 0.0f, 1.5f, -3.0f});
+    weighted(b, Op::MaskedFill, b.op(Op::MaskedFill, {a, b.op(Op::Gt, {a, y})}, at));
+  }
+}
+
 // The reductions, scans and normalisers past the first vocabulary, each with every entry of its
 // attribute table, along dim 1 of a [2, 3, 4] operand with distinct, nonzero, untied values, and
 // weighted by a leaf so that every element of the gradient differs.
@@ -232,6 +294,8 @@ void along_dim_vocabulary(std::vector<NamedProgram>& out) {
       case OpFamily::Transpose:
       case OpFamily::Linalg:
       case OpFamily::View:
+      case OpFamily::Index:
+      case OpFamily::Masked:
       case OpFamily::Concat:
       case OpFamily::Repeat: break;
       }
@@ -309,6 +373,7 @@ std::vector<NamedProgram> programs_per_op() {
   later_vocabulary(out);
   along_dim_vocabulary(out);
   linalg_vocabulary(out);
+  indexing_vocabulary(out);
   view_vocabulary(out);
   return out;
 }

@@ -1,6 +1,7 @@
 // The reference backend: forward values of every op against math computed here, gradients
 // against central finite differences, PyTorch 1.13.1's conventions at kinks and special values
 // (docs/conventions.md), and the propagated error bounds.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,6 +35,16 @@ struct Builder {
     p.stmts.push_back(st);
     return static_cast<Reg>(p.stmts.size() - 1);
   }
+  Reg index_leaf(Shape s, std::vector<std::int64_t> indices) {
+    Stmt st;
+    st.kind = StmtKind::Leaf;
+    st.leaf = static_cast<int>(p.leaves.size());
+    st.shape = s;
+    st.dtype = DType::I64;
+    p.leaves.push_back(Leaf{s, {}, DType::I64, std::move(indices)});
+    p.stmts.push_back(st);
+    return static_cast<Reg>(p.stmts.size() - 1);
+  }
   Reg op(Op op, std::vector<Reg> in, Attrs a = {}) {
     std::vector<Shape> shapes;
     for (Reg r : in)
@@ -44,6 +55,7 @@ struct Builder {
     st.kind = StmtKind::Op;
     st.instr = Instr{op, std::move(in), a};
     st.shape = res.ok() ? res.shape() : Shape{};
+    st.dtype = result_dtype(op);
     p.stmts.push_back(st);
     return static_cast<Reg>(p.stmts.size() - 1);
   }
@@ -406,6 +418,66 @@ TEST(ReferenceGradients, Views) {
       weighted(Op::Squeeze, {{{2, 1, 4}, values(8, -1.0f, 0.25f)}}, with(1, 0, 1)));
   expect_gradients_match_fd(
       weighted(Op::Expand, {{{2, 1, 4}, values(8, -1.0f, 0.25f)}}, with(1, 0, 5)));
+}
+
+// The indexing ops with repeated indices: a gather's gradient sums over the copies of an
+// element; a scatter's src elements outside the index get none, and self's scattered-to
+// elements none without include_self. Every scatter_reduce entry, through an index smaller than
+// src.
+TEST(ReferenceGradients, Indexing) {
+  const std::vector<float> a = values(12, -1.5f, 0.25f);
+  const auto weigh = [](Builder& b, Reg r) {
+    const Shape s = b.p.shape_of(r);
+    std::vector<float> w(static_cast<std::size_t>(s.numel()));
+    for (std::size_t i = 0; i < w.size(); ++i)
+      w[i] = 0.25f * static_cast<float>((i * 7) % 5) - 0.5f;
+    return b.done(b.op(Op::Mul, {r, b.leaf(s, w)}));
+  };
+  Attrs dim1;
+  dim1.dim = 1;
+  {
+    Builder b;
+    const Reg x = b.leaf({3, 4}, a);
+    weigh(b, b.op(Op::Gather, {x, b.index_leaf({2, 5}, {3, 3, 0, 1, 3, 2, 2, 0, 1, 2})}, dim1));
+    expect_gradients_match_fd(b.p);
+  }
+  {
+    Builder b;
+    const Reg x = b.leaf({3, 4}, a);
+    weigh(b, b.op(Op::IndexSelect, {x, b.index_leaf({5}, {2, 0, 2, 2, 1})}, Attrs{}));
+    expect_gradients_match_fd(b.p);
+  }
+  {
+    Builder b; // indices broadcast over the input's rows, the input over the indices' columns
+    const Reg x = b.leaf({3, 1}, {0.5f, -1.25f, 2.0f});
+    weigh(b, b.op(Op::TakeAlongDim, {x, b.index_leaf({1, 4}, {0, 2, 2, 1})}, Attrs{}));
+    expect_gradients_match_fd(b.p);
+  }
+  std::vector<Attrs> scatters(op_info(Op::ScatterReduce).params.begin(),
+                              op_info(Op::ScatterReduce).params.end());
+  scatters.push_back({});
+  for (std::size_t k = 0; k < scatters.size(); ++k) {
+    const Op op = k + 1 == scatters.size() ? Op::ScatterAdd : Op::ScatterReduce;
+    Attrs at = scatters[k];
+    at.dim = 1;
+    SCOPED_TRACE(
+        fmt::format("{} variant {} include_self {}", op_name(op), at.variant, at.include_self));
+    Builder b;
+    const Reg self = b.leaf({3, 4}, a);
+    const Reg src =
+        b.leaf({2, 5}, {1.25f, -0.75f, 3.5f, 0.0f, 1.75f, -2.5f, 0.625f, 2.25f, -1.0f, 0.375f});
+    weigh(b, b.op(op, {self, b.index_leaf({2, 4}, {0, 0, 3, 0, 2, 2, 2, 1}), src}, at));
+    expect_gradients_match_fd(b.p);
+  }
+  {
+    Builder b;
+    const Reg x = b.leaf({3, 4}, a);
+    const Reg y = b.leaf({4}, {0.3125f, -1.0f, 0.0625f, 0.8125f});
+    Attrs fill;
+    fill.fill = -2.0;
+    weigh(b, b.op(Op::MaskedFill, {x, b.op(Op::Lt, {x, y})}, fill));
+    expect_gradients_match_fd(b.p);
+  }
 }
 
 TEST(ReferenceGradients, BroadcastOperandGetsSummedGradient) {

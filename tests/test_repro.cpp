@@ -389,6 +389,22 @@ Program all_ops_program() {
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {viewed, viewed})});
       break;
     }
+    case OpFamily::Index: {
+      // z is [2, 3]: every index op along dim 1 with repeated indices; scatters into z from z.
+      Reg idx = -1;
+      if (info.op == Op::Gather) idx = b.index_leaf({2, 2}, {2, 0, 1, 1});
+      if (info.op == Op::IndexSelect) idx = b.index_leaf({3}, {1, 0, 1});
+      if (info.op == Op::TakeAlongDim) idx = b.index_leaf({2, 1}, {2, 0});
+      if (info.op == Op::ScatterAdd || info.op == Op::ScatterReduce)
+        idx = b.index_leaf({2, 3}, {2, 2, 0, 1, 1, 0});
+      const bool scatter = op_arity(info.op) == 3;
+      const Reg v = scatter ? b.op(info.op, {z, idx, z}, at) : b.op(info.op, {z, idx}, at);
+      r2 = b.op(Op::SumAll, {b.op(Op::Mul, {v, v})});
+      break;
+    }
+    case OpFamily::Masked:
+      r2 = b.op(Op::SumAll, {b.op(info.op, {z, b.op(Op::Gt, {z, w})}, at)});
+      break;
     case OpFamily::Unary:
     case OpFamily::Activation:
     case OpFamily::Binary:
@@ -509,7 +525,14 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::narrow(",
                                                  "torch::select(",
                                                  ".expand(",
-                                                 "torch::diagonal("};
+                                                 "torch::diagonal(",
+                                                 "torch::gather(",
+                                                 "torch::index_select(",
+                                                 "torch::take_along_dim(",
+                                                 "torch::scatter_add(",
+                                                 "torch::scatter_reduce(",
+                                                 "torch::masked_fill(",
+                                                 "torch::kInt64"};
 const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.cos(",
                                                     "torch.tan(",
@@ -603,7 +626,15 @@ const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.dot(",
                                                     "torch.outer(",
                                                     "torch.addmm(",
-                                                    "torch.trace("};
+                                                    "torch.trace(",
+                                                    "torch.diagonal(",
+                                                    "torch.gather(",
+                                                    "torch.index_select(",
+                                                    "torch.take_along_dim(",
+                                                    "torch.scatter_add(",
+                                                    "torch.scatter_reduce(",
+                                                    "torch.masked_fill(",
+                                                    "dtype=torch.int64"};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it

@@ -10,6 +10,11 @@ namespace {
 struct EigenKernels {
   using Scalar = float;
   void forward(const BurnmarkStmt& s, burnmark::eigen::In in, burnmark::eigen::Dense& out) {
+    if (s.shape.rank > burnmark::eigen::kRank)
+      throw burnmark::plugin::Unsupported{s.op, "rank above 4"};
+    for (const burnmark::eigen::Dense* x : in)
+      if (x != nullptr && x->shape.rank > burnmark::eigen::kRank)
+        throw burnmark::plugin::Unsupported{s.op, "rank above 4"};
     burnmark::eigen::forward(s, in, out);
   }
   void backward(const BurnmarkStmt& s, burnmark::eigen::In in, const burnmark::eigen::Dense& out,

@@ -15,7 +15,9 @@
 
 namespace burnmark::eigen {
 
-inline constexpr int kRank = BURNMARK_MAX_RANK;
+// The kernels work on rank-4 tensors (shapes padded with leading 1s); programs with a rank-5
+// register are reported unsupported (eigen_plugin.cpp).
+inline constexpr int kRank = 4;
 using Index = Eigen::Index;
 using Dims = Eigen::array<Index, kRank>;
 using Dense = plugin::Dense<float>;

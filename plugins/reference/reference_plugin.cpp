@@ -29,13 +29,22 @@ Program from_abi(const BurnmarkProgram& p) {
   Program program;
   for (int i = 0; i < p.num_leaves; ++i) {
     const BurnmarkLeaf& l = p.leaves[i];
-    program.leaves.push_back(Leaf{from_abi(l.shape), std::vector<float>(l.data, l.data + l.numel)});
+    if (l.dtype == BURNMARK_DTYPE_I64)
+      program.leaves.push_back(Leaf{from_abi(l.shape),
+                                    {},
+                                    DType::I64,
+                                    std::vector<std::int64_t>(l.indices, l.indices + l.numel)});
+    else
+      program.leaves.push_back(
+          Leaf{from_abi(l.shape), std::vector<float>(l.data, l.data + l.numel)});
   }
   for (int i = 0; i < p.num_stmts; ++i) {
     const BurnmarkStmt& s = p.stmts[i];
     Stmt stmt;
     stmt.shape = from_abi(s.shape);
-    stmt.dtype = s.dtype == BURNMARK_DTYPE_BOOL ? DType::Bool : DType::F32;
+    stmt.dtype = s.dtype == BURNMARK_DTYPE_BOOL  ? DType::Bool
+                 : s.dtype == BURNMARK_DTYPE_I64 ? DType::I64
+                                                 : DType::F32;
     switch (s.kind) {
     case BURNMARK_STMT_LEAF:
       stmt.kind = StmtKind::Leaf;
@@ -67,6 +76,8 @@ Program from_abi(const BurnmarkProgram& p) {
       stmt.instr.attrs.weight = s.attrs.weight;
       stmt.instr.attrs.eps = s.attrs.eps;
       stmt.instr.attrs.variant = s.attrs.variant;
+      stmt.instr.attrs.include_self = s.attrs.include_self != 0;
+      stmt.instr.attrs.fill = s.attrs.fill;
       break;
     }
     default: throw std::runtime_error("unknown statement kind " + std::to_string(s.kind));

@@ -210,6 +210,19 @@ void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg
   }
 }
 
+std::int64_t max_index_length(const Shape& s, int dim) {
+  const std::int64_t others = s.numel() / s[dim];
+  return std::min({kMaxDim, kMaxElements / others, 2 * s[dim] + 2});
+}
+
+void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+  out.clear();
+  const int rank = regs[static_cast<std::size_t>(a)].shape.rank();
+  for (std::size_t r = 0; r < regs.size(); ++r)
+    if (regs[r].dtype == DType::F32 && regs[r].shape.rank() == rank)
+      out.push_back(static_cast<Reg>(r));
+}
+
 int max_repeat_times(const Shape& s, int dim) {
   Attrs attrs;
   attrs.dim = dim;

@@ -54,13 +54,16 @@ inline constexpr std::uint32_t kLeafModeCount = 5;
 // order). Weighted towards the elementwise families, where most ops are; index 0 is Unary, the
 // one family that applies to every f32 register, so zero bytes always make a legal op. Select
 // makes two statements: a comparison, then a where on its mask; Compare is never drawn alone.
-inline constexpr std::array<OpFamily, 23> kCategoryWheel = {
+// Index makes an i64 index leaf, then the op that takes it; Masked, like Select, a comparison
+// and then the masked_fill on its mask.
+inline constexpr std::array<OpFamily, 26> kCategoryWheel = {
     OpFamily::Unary,      OpFamily::Unary,     OpFamily::Unary,     OpFamily::Activation,
     OpFamily::Activation, OpFamily::Binary,    OpFamily::Binary,    OpFamily::Binary,
     OpFamily::Select,     OpFamily::Matmul,    OpFamily::Transpose, OpFamily::ReduceDim,
     OpFamily::ReduceDim,  OpFamily::ReduceAll, OpFamily::AlongDim,  OpFamily::AlongDim,
     OpFamily::Similarity, OpFamily::Concat,    OpFamily::Repeat,    OpFamily::Linalg,
-    OpFamily::Linalg,     OpFamily::View,      OpFamily::View};
+    OpFamily::Linalg,     OpFamily::View,      OpFamily::View,      OpFamily::Index,
+    OpFamily::Index,      OpFamily::Masked};
 
 constexpr std::size_t family_size(OpFamily f) {
   std::size_t n = 0;
@@ -86,6 +89,8 @@ inline constexpr auto kAlongDimOps = family_ops<OpFamily::AlongDim>();
 inline constexpr auto kSimilarityOps = family_ops<OpFamily::Similarity>();
 inline constexpr auto kLinalgOps = family_ops<OpFamily::Linalg>();
 inline constexpr auto kViewOps = family_ops<OpFamily::View>();
+inline constexpr auto kIndexOps = family_ops<OpFamily::Index>();
+static_assert(family_size(OpFamily::Masked) == 1);
 // tril/triu diagonal offsets -2..2 and roll shifts -n..n are drawn as choice - offset.
 inline constexpr int kMaxDiagonalOffset = 2;
 // The Select step writes its where explicitly; the family holds exactly that one op.
@@ -131,6 +136,19 @@ int max_repeat_times(const Shape& s, int dim);
 // The sizes expand may give a size-1 dim: 1..kMaxExpand, limited by the element cap.
 inline constexpr int kMaxExpand = 8;
 int max_expand(const Shape& s);
+
+// ---- index leaves ----
+
+// The length an index may have along `dim` of `s` (gather, index_select, take_along_dim): up to
+// twice the dim plus two, so that repeated indices are common, within kMaxDim and the cap of a
+// result shaped like s with that dim replaced.
+std::int64_t max_index_length(const Shape& s, int dim);
+// scatter's src candidates: f32 registers of a's rank (a itself included).
+void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+// How large dim d of a scatter index may be: src's size, and self's too off dim.
+inline std::int64_t scatter_index_limit(const Shape& self, const Shape& src, int dim, int d) {
+  return d == dim ? src[d] : std::min(src[d], self[d]);
+}
 
 // ---- leaf values ----
 

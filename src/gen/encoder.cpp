@@ -68,6 +68,19 @@ public:
       if (i > 0) ++steps;
       switch (s.kind) {
       case StmtKind::Leaf:
+        if (s.dtype == DType::I64) {
+          // The decoder makes an index leaf inside the op step of the indexing op that takes it.
+          if (i + 1 >= p_.stmts.size() || p_.stmts[i + 1].kind != StmtKind::Op ||
+              op_info(p_.stmts[i + 1].instr.op).family != OpFamily::Index ||
+              p_.stmts[i + 1].instr.operands[1] != static_cast<Reg>(i))
+            fail("the generator makes an index leaf only for the indexing op right after it");
+          ++i; // index leaves do not count towards max_leaves
+          reg_ = static_cast<Reg>(i);
+          out_.choice(0, kStepAlternatives);
+          index_step(p_.stmts[i].instr);
+          ++ops;
+          break;
+        }
         if (i > 0) {
           if (leaves >= k_.max_leaves)
             fail(fmt::format("a leaf beyond max_leaves={}", k_.max_leaves));
@@ -82,7 +95,7 @@ public:
           out_.choice(kFirstLeafStep, kStepAlternatives);
           out_.choice(static_cast<std::uint32_t>(LeafMode::Fresh), kLeafModeCount);
         }
-        leaf(p_.leaves[static_cast<std::size_t>(s.leaf)]);
+        leaf(p_.leaves[static_cast<std::size_t>(s.leaf)], i == 0);
         ++leaves;
         break;
       case StmtKind::Alias:
@@ -125,12 +138,19 @@ private:
       op(named);
       return i;
     }
-    // One Select step makes the comparison and the where that takes its mask.
-    if (i + 1 >= p_.stmts.size() || p_.stmts[i + 1].kind != StmtKind::Op ||
-        p_.stmts[i + 1].instr.op != Op::Where ||
-        p_.stmts[i + 1].instr.operands[0] != static_cast<Reg>(i))
-      fail("the generator makes a comparison only as the mask of the where right after it");
-    select(named, p_.stmts[i + 1].instr, static_cast<Reg>(i + 1));
+    // One Select step makes the comparison and the where that takes its mask; one Masked step
+    // the comparison and the masked_fill.
+    const Instr* next = i + 1 < p_.stmts.size() && p_.stmts[i + 1].kind == StmtKind::Op
+                            ? &p_.stmts[i + 1].instr
+                            : nullptr;
+    const auto self = static_cast<Reg>(i);
+    if (next && next->op == Op::Where && next->operands[0] == self)
+      select(named, *next, static_cast<Reg>(i + 1));
+    else if (next && next->op == Op::MaskedFill && next->operands[1] == self)
+      masked(named, *next, static_cast<Reg>(i + 1));
+    else
+      fail("the generator makes a comparison only as the mask of the where or masked_fill right "
+           "after it");
     return i + 1;
   }
 
@@ -142,7 +162,9 @@ private:
     const Stmt& next = p_.stmts[i + 1];
     if (next.kind != StmtKind::Op || op_info(next.instr.op).edges.empty()) return std::nullopt;
     const auto leaf = static_cast<Reg>(i);
-    if (next.instr.operands[0] != leaf || !dims_in_range(k_, p_.stmts[i].shape))
+    // The decoder makes edge leaves of rank >= 1 only.
+    if (next.instr.operands[0] != leaf || p_.stmts[i].shape.rank() < 1 ||
+        !dims_in_range(k_, p_.stmts[i].shape))
       return std::nullopt;
     for (std::size_t k = 1; k < next.instr.operands.size(); ++k)
       if (next.instr.operands[k] == leaf) return std::nullopt;
@@ -164,13 +186,18 @@ private:
                 static_cast<std::uint32_t>(hi - k_.min_dim + 1));
   }
 
-  // Every leaf is written in fresh mode: it reaches every in-range shape within the cap.
-  void leaf(const Leaf& leaf) {
+  // Every leaf is written in fresh mode: it reaches every in-range shape within the cap (rank 0
+  // for every leaf but the first).
+  void leaf(const Leaf& leaf, bool first) {
     const Shape& s = leaf.shape;
     const int ranks = max_feasible_rank(k_, 1, 0);
     if (s.rank() > ranks)
       fail(fmt::format("rank {} cannot have every dim >= min_dim={}", s.rank(), k_.min_dim));
-    out_.choice(static_cast<std::uint32_t>(s.rank() - 1), static_cast<std::uint32_t>(ranks));
+    if (first && s.rank() == 0) fail("the generator's first leaf has rank >= 1");
+    if (first)
+      out_.choice(static_cast<std::uint32_t>(s.rank() - 1), static_cast<std::uint32_t>(ranks));
+    else
+      out_.choice(static_cast<std::uint32_t>(s.rank()), static_cast<std::uint32_t>(ranks + 1));
     std::int64_t product = 1;
     for (int i = 0; i < s.rank(); ++i) {
       dim(s[i], dim_upper(k_, product, s.rank() - 1 - i));
@@ -297,6 +324,87 @@ private:
     partner(candidates_, where.operands[2]);
   }
 
+  void masked(const Instr& cmp, const Instr& fill, Reg fill_reg) {
+    const Reg a = cmp.operands[0];
+    head(OpFamily::Masked, a);
+    choose_op(kCompareOps, cmp.op);
+    binary_partners(prefix(), a, candidates_);
+    partner(candidates_, cmp.operands[1]);
+    edge_tag(cmp.op);
+    reg_ = fill_reg;
+    const Shape& mask = p_.stmts[static_cast<std::size_t>(fill.operands[1])].shape;
+    where_partners(prefix(), mask, nullptr, candidates_);
+    partner(candidates_, fill.operands[0]);
+    params(fill);
+  }
+
+  // The index step: op, reduce table entry, dim, src, the index leaf's shape and values.
+  void index_step(const Instr& instr) {
+    const Reg a = instr.operands[0];
+    const Shape& sa = p_.stmts[static_cast<std::size_t>(a)].shape;
+    head(OpFamily::Index, a);
+    choose_op(kIndexOps, instr.op);
+    params(instr);
+    const int dim = instr.attrs.dim;
+    out_.choice(static_cast<std::uint32_t>(dim), static_cast<std::uint32_t>(sa.rank()));
+    const Reg index_reg = instr.operands[1];
+    const Leaf& index =
+        p_.leaves[static_cast<std::size_t>(p_.stmts[static_cast<std::size_t>(index_reg)].leaf)];
+    const Shape& si = index.shape;
+    const auto upto = [&](std::int64_t v, std::int64_t n, int d) {
+      if (v < 1 || v > n) fail(fmt::format("index dim {} must be 1..{} here", d, n));
+      out_.choice(static_cast<std::uint32_t>(v - 1), static_cast<std::uint32_t>(n));
+    };
+    switch (instr.op) {
+    case Op::Gather:
+    case Op::TakeAlongDim:
+      for (int d = 0; d < sa.rank(); ++d) {
+        if (d == dim) {
+          upto(si[d], max_index_length(sa, d), d);
+        } else if (instr.op == Op::Gather) {
+          upto(si[d], sa[d], d);
+        } else {
+          if (si[d] != sa[d] && si[d] != 1)
+            fail("take_along_dim's indices match the input or are 1 off dim");
+          out_.choice(si[d] == sa[d] ? 0 : 1, 2);
+        }
+      }
+      break;
+    case Op::IndexSelect: upto(si[0], max_index_length(sa, dim), 0); break;
+    case Op::ScatterAdd:
+    case Op::ScatterReduce: {
+      // The decoder picked src before pushing the index leaf: the same f32 candidates.
+      scatter_sources(prefix(), a, candidates_);
+      partner(candidates_, instr.operands[2]);
+      const Shape& ssrc = p_.stmts[static_cast<std::size_t>(instr.operands[2])].shape;
+      bool largest = true;
+      for (int d = 0; d < sa.rank(); ++d)
+        largest = largest && si[d] == scatter_index_limit(sa, ssrc, dim, d);
+      out_.choice(largest ? 0 : 1, 2);
+      if (!largest)
+        for (int d = 0; d < sa.rank(); ++d)
+          upto(si[d], scatter_index_limit(sa, ssrc, dim, d), d);
+      break;
+    }
+    default: fail("not an indexing op");
+    }
+    const std::vector<std::int64_t>& v = index.indices;
+    const std::size_t max_len = std::min<std::size_t>(v.size(), kMaxSeedLen);
+    std::size_t period = 1;
+    const auto repeats_every = [&](std::size_t len) {
+      for (std::size_t i = len; i < v.size(); ++i)
+        if (v[i] != v[i % len]) return false;
+      return true;
+    };
+    while (period <= max_len && !repeats_every(period))
+      ++period;
+    if (period > max_len)
+      fail(fmt::format("its index values do not repeat with a period of at most {}", kMaxSeedLen));
+    out_.choice(static_cast<std::uint32_t>(period - 1), static_cast<std::uint32_t>(max_len));
+    for (std::size_t i = 0; i < period; ++i)
+      out_.choice(static_cast<std::uint32_t>(v[i]), static_cast<std::uint32_t>(sa[dim]));
+  }
+
   void op(const Instr& instr) {
     const Reg a = instr.operands[0];
     const Shape& sa = p_.stmts[static_cast<std::size_t>(a)].shape;
@@ -324,7 +432,11 @@ private:
       return edge_tag(instr.op);
     case OpFamily::Compare: // written by select() together with their where
     case OpFamily::Select:
-      fail("the generator makes a where only right after the comparison that makes its mask");
+    case OpFamily::Masked:
+      fail("the generator makes a where or masked_fill only right after the comparison that makes "
+           "its mask");
+    case OpFamily::Index:
+      fail("the generator makes an indexing op only right after its index leaf");
     case OpFamily::Matmul:
       head(family, a);
       matmul_partners(prefix(), a, candidates_);

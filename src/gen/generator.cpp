@@ -28,12 +28,12 @@ public:
   }
 
   Program run() {
-    push_leaf(fresh_shape());
+    push_leaf(fresh_shape(false));
     int ops = 0;
     for (int step = 0; step < k_.max_steps; ++step) {
       if (in_.empty() && ops >= k_.min_ops) break;
       if (in_.choice(kStepAlternatives) >= kFirstLeafStep) {
-        if (static_cast<int>(program_.leaves.size()) < k_.max_leaves)
+        if (float_leaves_ < k_.max_leaves)
           push_leaf(leaf_shape());
         else
           push_alias(alias_source());
@@ -57,9 +57,12 @@ private:
 
   // ---- leaves ----
 
-  Shape fresh_shape() {
-    const int rank =
-        1 + static_cast<int>(in_.choice(static_cast<std::uint32_t>(max_feasible_rank(k_, 1, 0))));
+  // Rank 0 (a scalar, which LibTorch treats as a wrapped number in some kernels) for every leaf
+  // but the first, so that a program is never all scalars.
+  Shape fresh_shape(bool scalar_allowed = true) {
+    const auto ranks = static_cast<std::uint32_t>(max_feasible_rank(k_, 1, 0));
+    const int rank = scalar_allowed ? static_cast<int>(in_.choice(ranks + 1))
+                                    : 1 + static_cast<int>(in_.choice(ranks));
     Shape s;
     std::int64_t product = 1;
     for (int i = 0; i < rank; ++i) {
@@ -151,6 +154,7 @@ private:
     for (int i = 0; i < seed_len; ++i)
       seed[static_cast<std::size_t>(i)] = next_value();
     Leaf& leaf = program_.leaves.emplace_back();
+    ++float_leaves_;
     leaf.shape = shape;
     leaf.data.resize(static_cast<std::size_t>(numel));
     for (std::int64_t i = 0; i < numel; ++i)
@@ -159,6 +163,30 @@ private:
     s.kind = StmtKind::Leaf;
     s.leaf = static_cast<int>(program_.leaves.size() - 1);
     s.shape = shape;
+  }
+
+  // An index leaf of `shape` whose values lie in 0..bound-1: a seed of 1..kMaxSeedLen values
+  // cycled over the elements, as for f32 leaves, so repeated indices are common.
+  Reg push_index_leaf(const Shape& shape, std::int64_t bound) {
+    const std::int64_t numel = shape.numel();
+    const int seed_len =
+        1 + static_cast<int>(
+                in_.choice(static_cast<std::uint32_t>(std::min<std::int64_t>(numel, kMaxSeedLen))));
+    std::array<std::int64_t, kMaxSeedLen> seed{};
+    for (int i = 0; i < seed_len; ++i)
+      seed[static_cast<std::size_t>(i)] = in_.choice(static_cast<std::uint32_t>(bound));
+    Leaf& leaf = program_.leaves.emplace_back();
+    leaf.shape = shape;
+    leaf.dtype = DType::I64;
+    leaf.indices.resize(static_cast<std::size_t>(numel));
+    for (std::int64_t i = 0; i < numel; ++i)
+      leaf.indices[static_cast<std::size_t>(i)] = seed[static_cast<std::size_t>(i % seed_len)];
+    Stmt& s = program_.stmts.emplace_back();
+    s.kind = StmtKind::Leaf;
+    s.leaf = static_cast<int>(program_.leaves.size() - 1);
+    s.shape = shape;
+    s.dtype = DType::I64;
+    return static_cast<Reg>(num_regs() - 1);
   }
 
   // Only f32 registers are aliased: the root (the last register) must never be a mask.
@@ -186,8 +214,7 @@ private:
     if (in_.byte() < 256 - k_.edge_tags) return like;
     const Shape shape = shape_of(like);
     // Leaves keep within FUZZ_MIN_DIM..FUZZ_MAX_DIM, edge leaves included.
-    if (shape.rank() < 1 || !dims_in_range(k_, shape) ||
-        static_cast<int>(program_.leaves.size()) >= k_.max_leaves)
+    if (shape.rank() < 1 || !dims_in_range(k_, shape) || float_leaves_ >= k_.max_leaves)
       return like;
     const auto alternatives = static_cast<std::uint32_t>(edges.size() + 1);
     push_leaf(shape, [&] {
@@ -268,6 +295,17 @@ private:
       push_op(Op::Where, {mask, x, pick(scratch_)}, {});
       return;
     }
+    case OpFamily::Masked: {
+      const Op cmp = kCompareOps[in_.choice(kCompareOps.size())];
+      binary_partners(regs(), a, scratch_);
+      const Reg b = pick(scratch_);
+      const Reg mask = push_op(cmp, {a, b}, {});
+      where_partners(regs(), shape_of(mask), nullptr, scratch_);
+      const Reg x = pick(scratch_);
+      push_op(Op::MaskedFill, {x, mask}, params(Op::MaskedFill));
+      return;
+    }
+    case OpFamily::Index: return index_step(a);
     case OpFamily::Matmul:
       matmul_partners(regs(), a, scratch_);
       if (scratch_.empty()) return unary(a);
@@ -432,9 +470,55 @@ private:
     }
   }
 
+  // An indexing op on `a` (rank >= 1): its dim, for scatter its src, the index leaf's shape
+  // and values, then the op.
+  void index_step(Reg a) {
+    const Shape sa = shape_of(a);
+    if (sa.rank() < 1) return unary(a);
+    const Op op = kIndexOps[in_.choice(kIndexOps.size())];
+    Attrs attrs = params(op);
+    attrs.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank())));
+    const auto upto = [&](std::int64_t n) { return 1 + in_.choice(static_cast<std::uint32_t>(n)); };
+    Shape index;
+    Reg src = -1;
+    switch (op) {
+    case Op::Gather:
+    case Op::TakeAlongDim:
+      for (int d = 0; d < sa.rank(); ++d) {
+        if (d == attrs.dim)
+          index.push_back(upto(max_index_length(sa, d)));
+        else if (op == Op::Gather)
+          index.push_back(upto(sa[d]));
+        else
+          index.push_back(in_.choice(2) == 0 ? sa[d] : 1); // 1: broadcast against the input
+      }
+      break;
+    case Op::IndexSelect: index.push_back(upto(max_index_length(sa, attrs.dim))); break;
+    case Op::ScatterAdd:
+    case Op::ScatterReduce: {
+      scatter_sources(regs(), a, scratch_);
+      src = pick(scratch_);
+      const Shape ssrc = shape_of(src);
+      // Half the time the largest index, which is src's shape when src fits self off dim:
+      // LibTorch 1.13's scatter backward fails for an index smaller than src (bugs.md,
+      // libtorch-scatter-src-grad-index-smaller), which would hide every other fault there.
+      const bool largest = in_.choice(2) == 0;
+      for (int d = 0; d < sa.rank(); ++d) {
+        const std::int64_t limit = scatter_index_limit(sa, ssrc, attrs.dim, d);
+        index.push_back(largest ? limit : upto(limit));
+      }
+      break;
+    }
+    default: return unary(a); // not an indexing op: kIndexOps holds only the cases above
+    }
+    const Reg idx = push_index_leaf(index, sa[attrs.dim]);
+    push_op(op, {a, idx, src}, attrs);
+  }
+
   ByteReader in_;
   Knobs k_;
   Program program_;
+  int float_leaves_ = 0;     // MAX_LEAVES counts the gradient-tracked leaves, not index leaves
   std::vector<Reg> scratch_; // candidate registers, reused across steps
   std::vector<Shape> lanes_; // lane_shapes of the knobs
 };

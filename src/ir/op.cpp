@@ -17,7 +17,8 @@ bool Attrs::operator==(const Attrs& o) const {
          same_bits(exponent, o.exponent) && same_bits(lo, o.lo) && same_bits(hi, o.hi) &&
          same_bits(alpha, o.alpha) && same_bits(slope, o.slope) && same_bits(lambd, o.lambd) &&
          same_bits(beta, o.beta) && same_bits(threshold, o.threshold) &&
-         same_bits(weight, o.weight) && same_bits(eps, o.eps) && variant == o.variant;
+         same_bits(weight, o.weight) && same_bits(eps, o.eps) && same_bits(fill, o.fill) &&
+         variant == o.variant && include_self == o.include_self;
 }
 
 std::optional<Op> op_from_name(std::string_view name) {

@@ -10,7 +10,8 @@ namespace burnmark {
 
 bool Leaf::operator==(const Leaf& other) const {
   // Bitwise, so that NaN payloads and -0 count: the text and byte encodings must keep them.
-  return shape == other.shape && data.size() == other.data.size() &&
+  return shape == other.shape && dtype == other.dtype && indices == other.indices &&
+         data.size() == other.data.size() &&
          (data.empty() ||
           std::memcmp(data.data(), other.data.data(), data.size() * sizeof(float)) == 0);
 }
@@ -34,14 +35,18 @@ std::string validate(const Program& p) {
       if (s.leaf != next_leaf || static_cast<std::size_t>(next_leaf) >= p.leaves.size())
         return where + "leaves must be defined once each, in order";
       const Leaf& leaf = p.leaves[static_cast<std::size_t>(next_leaf++)];
-      if (leaf.shape.rank() < 1 || leaf.shape.rank() > kMaxLeafRank)
-        return where + "leaf rank must be 1..4";
+      if (leaf.shape.rank() > kMaxLeafRank)
+        return where + "leaf rank must be 0.." + std::to_string(kMaxLeafRank);
       if (!leaf.shape.within_cap()) return where + "leaf shape exceeds the allocation cap";
-      if (static_cast<std::int64_t>(leaf.data.size()) != leaf.shape.numel())
-        return where + "leaf has " + std::to_string(leaf.data.size()) + " values for shape " +
+      if (leaf.dtype == DType::Bool) return where + "a leaf is f32 or i64, never a mask";
+      const bool index = leaf.dtype == DType::I64;
+      const std::size_t count = index ? leaf.indices.size() : leaf.data.size();
+      if (static_cast<std::int64_t>(count) != leaf.shape.numel() ||
+          (index ? !leaf.data.empty() : !leaf.indices.empty()))
+        return where + "leaf has " + std::to_string(count) + " values for shape " +
                leaf.shape.to_string();
       if (!(s.shape == leaf.shape)) return where + "register shape differs from its leaf's";
-      if (s.dtype != DType::F32) return where + "leaves are f32";
+      if (s.dtype != leaf.dtype) return where + "register type differs from its leaf's";
       break;
     }
     case StmtKind::Alias:
@@ -58,13 +63,13 @@ std::string validate(const Program& p) {
         const Reg r = s.instr.operands[k];
         if (!earlier(r))
           return where + "operand %" + std::to_string(r) + " is not an earlier register";
-        if (p.dtype_of(r) != operand_dtype(s.instr.op, static_cast<int>(k)))
-          return where + "operand %" + std::to_string(r) +
-                 (p.dtype_of(r) == DType::Bool ? " is a mask" : " is not a mask") + " (" +
-                 std::string(op_name(s.instr.op)) + " takes " +
-                 (operand_dtype(s.instr.op, static_cast<int>(k)) == DType::Bool ? "a mask"
-                                                                                : "f32") +
-                 " there)";
+        const DType wanted = operand_dtype(s.instr.op, static_cast<int>(k));
+        if (p.dtype_of(r) != wanted)
+          return where + "operand %" + std::to_string(r) + " is " +
+                 std::string(dtype_name(p.dtype_of(r))) + " (" + std::string(op_name(s.instr.op)) +
+                 " takes " + std::string(dtype_name(wanted)) + " there)";
+        if (wanted == DType::I64 && p.stmts[static_cast<std::size_t>(r)].kind != StmtKind::Leaf)
+          return where + "an index operand must be an i64 leaf";
         shapes.push_back(p.shape_of(r));
       }
       if (s.dtype != result_dtype(s.instr.op))
@@ -75,6 +80,13 @@ std::string validate(const Program& p) {
       if (!(inferred.shape() == s.shape))
         return where + "shape " + s.shape.to_string() + " should be " +
                inferred.shape().to_string();
+      if (const std::int64_t bound = index_bound(s.instr.op, s.instr.attrs, shapes); bound > 0) {
+        const Stmt& index = p.stmts[static_cast<std::size_t>(s.instr.operands[1])];
+        for (std::int64_t v : p.leaves[static_cast<std::size_t>(index.leaf)].indices)
+          if (v < 0 || v >= bound)
+            return where + "index value " + std::to_string(v) + " is outside 0.." +
+                   std::to_string(bound - 1);
+      }
       break;
     }
     }
@@ -84,7 +96,8 @@ std::string validate(const Program& p) {
   if (p.leaves.empty()) return "a program needs at least one leaf";
   if (p.root < 0 || static_cast<std::size_t>(p.root) >= p.stmts.size())
     return "root is not a defined register";
-  if (p.dtype_of(p.root) != DType::F32) return "the root is a mask; it must be f32";
+  if (p.dtype_of(p.root) != DType::F32)
+    return "the root is " + std::string(dtype_name(p.dtype_of(p.root))) + "; it must be f32";
   return {};
 }
 

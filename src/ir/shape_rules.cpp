@@ -75,7 +75,59 @@ ShapeResult concat(const Attrs& at, const Shape& a, const Shape& b) {
   return capped(out);
 }
 
+// gather's and scatter's index: the rank of `of`, each dim no larger than of's (off dim only,
+// when off_dim_only).
+bool index_fits(const Shape& index, const Shape& of, int dim, bool off_dim_only) {
+  if (index.rank() != of.rank()) return false;
+  for (int d = 0; d < of.rank(); ++d)
+    if ((d != dim || !off_dim_only) && index[d] > of[d]) return false;
+  return true;
+}
+
+ShapeResult indexing(Op op, const Attrs& at, std::span<const Shape> in) {
+  const Shape& x = in[0];
+  const Shape& index = in[1];
+  if (!valid_axis(at.dim, x))
+    return fail(std::string(op_name(op)) + " dim out of range for " + x.to_string());
+  switch (op) {
+  case Op::Gather:
+    if (!index_fits(index, x, at.dim, true))
+      return fail("gather's index must have the input's rank and fit it off dim");
+    return capped(index);
+  case Op::IndexSelect: {
+    if (index.rank() != 1) return fail("index_select takes a 1-D index");
+    Shape out = x;
+    out[at.dim] = index[0];
+    return capped(out);
+  }
+  case Op::TakeAlongDim: {
+    if (index.rank() != x.rank())
+      return fail("take_along_dim's indices must have the input's rank");
+    Shape off = x;
+    off[at.dim] = index[at.dim];
+    return broadcast_pair(off, index);
+  }
+  case Op::ScatterAdd:
+  case Op::ScatterReduce:
+    if (in[2].rank() != x.rank() || !index_fits(index, in[2], at.dim, false) ||
+        !index_fits(index, x, at.dim, true))
+      return fail(std::string(op_name(op)) +
+                  "'s index must have self's rank, fit src, and fit self off dim");
+    if (op == Op::ScatterReduce && (at.variant < 0 || at.variant >= 5))
+      return fail("scatter_reduce's reduce must be one of sum, prod, mean, amax, amin");
+    return capped(x);
+  default: return fail("not an indexing op");
+  }
+}
+
 } // namespace
+
+std::int64_t index_bound(Op op, const Attrs& attrs, std::span<const Shape> operands) {
+  switch (op_info(op).family) {
+  case OpFamily::Index: return operands[0][attrs.dim];
+  default: return 0;
+  }
+}
 
 std::array<int, kMaxRank> moved_axes(int rank, int source, int destination) {
   std::array<int, kMaxRank> axes{};
@@ -348,6 +400,12 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
     return capped(out);
   }
   case Op::Matmul: return matmul(in[0], in[1]);
+  case Op::Gather:
+  case Op::IndexSelect:
+  case Op::TakeAlongDim:
+  case Op::ScatterAdd:
+  case Op::ScatterReduce: return indexing(op, attrs, in);
+  case Op::MaskedFill: return broadcast_pair(in[0], in[1]);
   }
   return fail("unknown op");
 }

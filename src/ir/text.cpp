@@ -24,7 +24,7 @@ std::string float_to_text(float value) {
 namespace {
 
 std::string shape_text(const Shape& s, DType dtype = DType::F32) {
-  return (dtype == DType::Bool ? "bool" : "f32") + s.to_string();
+  return std::string(dtype_name(dtype)) + s.to_string();
 }
 
 std::string real_text(double v) {
@@ -76,6 +76,13 @@ std::string attrs_text(Op op, const Attrs& a) {
   case AttrKind::DimSize: return fmt::format(", dim={}, size={}", a.dim, a.times);
   case AttrKind::DiagonalDims:
     return fmt::format(", offset={}, dim1={}, dim2={}", a.times, a.dim, a.dim1);
+  case AttrKind::ScatterReduce:
+    return fmt::format(", dim={}, reduce={}, include_self={}", a.dim,
+                       a.variant >= 0 && a.variant < 5
+                           ? kScatterReduceNames[static_cast<std::size_t>(a.variant)]
+                           : "?",
+                       a.include_self);
+  case AttrKind::Fill: return fmt::format(", value={}", real_text(a.fill));
   }
   return {};
 }
@@ -85,7 +92,7 @@ std::string attrs_text(Op op, const Attrs& a) {
 std::string stmt_to_text(const Program& p, Reg reg) {
   const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
   switch (s.kind) {
-  case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape));
+  case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape, s.dtype));
   case StmtKind::Alias:
     return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape, s.dtype));
   case StmtKind::Op: {
@@ -107,11 +114,13 @@ std::string to_text(const Program& p) {
     const Stmt& s = p.stmts[r];
     if (s.kind == StmtKind::Leaf) {
       out += " [";
-      const auto& data = p.leaves[static_cast<std::size_t>(s.leaf)].data;
-      for (std::size_t i = 0; i < data.size(); ++i) {
+      const Leaf& leaf = p.leaves[static_cast<std::size_t>(s.leaf)];
+      for (std::size_t i = 0; i < leaf.data.size(); ++i) {
         if (i) out += ", ";
-        out += float_to_text(data[i]);
+        out += float_to_text(leaf.data[i]);
       }
+      for (std::size_t i = 0; i < leaf.indices.size(); ++i)
+        out += fmt::format("{}{}", i ? ", " : "", leaf.indices[i]);
       out += ']';
     }
     out += '\n';
@@ -194,6 +203,9 @@ struct LineParser {
     if (peek("bool[")) {
       dtype = DType::Bool;
       literal("bool");
+    } else if (peek("i64[")) {
+      dtype = DType::I64;
+      literal("i64");
     } else if (!literal("f32")) {
       return false;
     }
@@ -203,7 +215,7 @@ struct LineParser {
     for (;;) {
       long long d = 0;
       if (!integer(d)) return false;
-      if (out.rank() == kMaxRank) return fail("rank above 4");
+      if (out.rank() == kMaxRank) return fail("rank above " + std::to_string(kMaxRank));
       out.push_back(d);
       if (peek("]")) return literal("]");
       if (!literal(",")) return false;
@@ -290,6 +302,10 @@ struct LineParser {
     case AttrKind::DimSize: return int_attr("dim", a.dim) && int_attr("size", a.times);
     case AttrKind::DiagonalDims:
       return int_attr("offset", a.times) && int_attr("dim1", a.dim) && int_attr("dim2", a.dim1);
+    case AttrKind::ScatterReduce:
+      return int_attr("dim", a.dim) && named_attr("reduce", kScatterReduceNames, a.variant) &&
+             bool_attr("include_self", a.include_self);
+    case AttrKind::Fill: return real_attr("value", a.fill);
     }
     return false;
   }
@@ -343,10 +359,17 @@ ParseResult parse_program(std::string_view text) {
     Stmt s;
     if (head == "leaf") {
       Leaf leaf;
-      if (!lp.shape(leaf.shape) || !lp.literal("[")) return error(lp.error);
-      while (!lp.peek("]")) {
+      if (!lp.typed_shape(leaf.shape, leaf.dtype) || !lp.literal("[")) return error(lp.error);
+      if (leaf.dtype == DType::Bool) return error("a leaf is f32 or i64, never a mask");
+      for (bool first = true; !lp.peek("]"); first = false) {
+        if (!first && !lp.literal(",")) return error(lp.error);
+        if (leaf.dtype == DType::I64) {
+          long long v = 0;
+          if (!lp.integer(v)) return error(lp.error);
+          leaf.indices.push_back(v);
+          continue;
+        }
         float v = 0;
-        if (!leaf.data.empty() && !lp.literal(",")) return error(lp.error);
         if (!lp.real(v)) return error(lp.error);
         leaf.data.push_back(v);
       }
@@ -354,6 +377,7 @@ ParseResult parse_program(std::string_view text) {
       s.kind = StmtKind::Leaf;
       s.leaf = static_cast<int>(p.leaves.size());
       s.shape = leaf.shape;
+      s.dtype = leaf.dtype;
       p.leaves.push_back(std::move(leaf));
     } else if (head == "alias") {
       s.kind = StmtKind::Alias;

@@ -18,8 +18,11 @@ const BurnmarkProgram& AbiProgram::build(const Program& program) {
   for (const Leaf& leaf : program.leaves) {
     BurnmarkLeaf l{};
     l.shape = to_abi_shape(leaf.shape);
-    l.numel = static_cast<std::int64_t>(leaf.data.size());
-    l.data = leaf.data.data();
+    l.numel = leaf.shape.numel();
+    const bool index = leaf.dtype == DType::I64;
+    l.dtype = index ? BURNMARK_DTYPE_I64 : BURNMARK_DTYPE_F32;
+    l.data = index ? nullptr : leaf.data.data();
+    l.indices = index ? leaf.indices.data() : nullptr;
     leaves_.push_back(l);
   }
   stmts_.clear();
@@ -29,7 +32,11 @@ const BurnmarkProgram& AbiProgram::build(const Program& program) {
     s.source = -1;
     for (std::int32_t& operand : s.operands)
       operand = -1;
-    s.dtype = stmt.dtype == DType::Bool ? BURNMARK_DTYPE_BOOL : BURNMARK_DTYPE_F32;
+    switch (stmt.dtype) {
+    case DType::F32: s.dtype = BURNMARK_DTYPE_F32; break;
+    case DType::Bool: s.dtype = BURNMARK_DTYPE_BOOL; break;
+    case DType::I64: s.dtype = BURNMARK_DTYPE_I64; break;
+    }
     s.attrs.times = 1;
     s.shape = to_abi_shape(stmt.shape);
     switch (stmt.kind) {
@@ -63,6 +70,8 @@ const BurnmarkProgram& AbiProgram::build(const Program& program) {
       s.attrs.weight = a.weight;
       s.attrs.eps = a.eps;
       s.attrs.variant = a.variant;
+      s.attrs.include_self = a.include_self ? 1 : 0;
+      s.attrs.fill = a.fill;
       break;
     }
     }

@@ -210,6 +210,15 @@ std::string call(const Program& p, const Instr& in) {
   }
   case Op::Diagonal:
     return fmt::format("torch::diagonal({}, {}, {}, {})", x, a.times, a.dim, a.dim1);
+  case Op::Gather: return fmt::format("torch::gather({}, {}, {})", x, a.dim, y);
+  case Op::IndexSelect: return fmt::format("torch::index_select({}, {}, {})", x, a.dim, y);
+  case Op::TakeAlongDim: return fmt::format("torch::take_along_dim({}, {}, {})", x, y, a.dim);
+  case Op::ScatterAdd: return fmt::format("torch::scatter_add({}, {}, {}, {})", x, a.dim, y, z);
+  case Op::ScatterReduce:
+    return fmt::format("torch::scatter_reduce({}, {}, {}, {}, \"{}\", /*include_self=*/{})", x,
+                       a.dim, y, z, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
+                       a.include_self);
+  case Op::MaskedFill: return fmt::format("torch::masked_fill({}, {}, {})", x, y, dbl(a.fill));
   }
   return "";
 }
@@ -322,6 +331,17 @@ std::string emit_cpp_repro(const ReproCase& repro) {
     switch (s.kind) {
     case StmtKind::Leaf: {
       const Leaf& leaf = p.leaves[static_cast<std::size_t>(s.leaf)];
+      if (leaf.dtype == DType::I64) {
+        std::vector<std::string> values;
+        for (std::int64_t v : leaf.indices)
+          values.push_back(std::to_string(v));
+        out += fmt::format("  // %{} = leaf i64{}\n", r, s.shape.to_string());
+        out += fmt::format(
+            "  const torch::Tensor {} = torch::tensor(std::vector<std::int64_t>{{{}}}, "
+            "torch::kInt64).reshape({});\n",
+            reg(r), repro_detail::join_wrapped(values, 16, "      "), int_list(s.shape));
+        break;
+      }
       std::vector<std::string> bits;
       for (float v : leaf.data)
         bits.push_back(repro_detail::float_bits(v));
@@ -349,8 +369,9 @@ std::string emit_cpp_repro(const ReproCase& repro) {
   if (repro.check_gradients) {
     const std::vector<Reg> leaf_regs = p.leaf_registers();
     for (std::size_t i = 0; i < leaf_regs.size(); ++i)
-      out += fmt::format("  bad += check(\"grad %{}\", grad_of({}), {{{}}});\n", leaf_regs[i],
-                         reg(leaf_regs[i]), expected_list(repro.expected_grads[i]));
+      if (p.leaves[i].dtype == DType::F32) // index leaves are never differentiated
+        out += fmt::format("  bad += check(\"grad %{}\", grad_of({}), {{{}}});\n", leaf_regs[i],
+                           reg(leaf_regs[i]), expected_list(repro.expected_grads[i]));
   }
   out += "  std::printf(bad ? \"DIVERGES: %d element(s)\\n\" : \"AGREES (%d diverging "
          "elements)\\n\", bad);\n";

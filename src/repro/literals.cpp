@@ -45,10 +45,10 @@ void check_case(const ReproCase& repro) {
     throw std::invalid_argument(fmt::format("repro: {} expected gradients for {} leaves",
                                             repro.expected_grads.size(), p.leaves.size()));
   for (std::size_t i = 0; i < p.leaves.size(); ++i)
-    if (repro.expected_grads[i].size() != p.leaves[i].data.size())
+    if (static_cast<std::int64_t>(repro.expected_grads[i].size()) != p.leaves[i].shape.numel())
       throw std::invalid_argument(
           fmt::format("repro: gradient of leaf {} has {} values for {} elements", i,
-                      repro.expected_grads[i].size(), p.leaves[i].data.size()));
+                      repro.expected_grads[i].size(), p.leaves[i].shape.numel()));
 }
 
 } // namespace burnmark::repro_detail

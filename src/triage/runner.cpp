@@ -108,6 +108,10 @@ std::string stmt_label(const Program& p, Reg reg) {
   case AttrKind::PDim: return fmt::format("{}[{}]", name, real(a.exponent));
   case AttrKind::BetaAlpha: return fmt::format("{}[{},{}]", name, real(a.beta), real(a.alpha));
   case AttrKind::Diagonal: return fmt::format("{}[{}]", name, a.times);
+  case AttrKind::ScatterReduce:
+    return fmt::format("{}[{},{}]", name, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
+                       a.include_self ? "self" : "noself");
+  case AttrKind::Fill: return fmt::format("{}[{}]", name, real(a.fill));
   case AttrKind::DiagonalDims: return fmt::format("{}[{}]", name, a.times);
   case AttrKind::Shift:
   case AttrKind::Narrow:

@@ -41,10 +41,12 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
     std::vector<const typename F::Tensor*> operands;
     for (const Stmt& s : program.stmts) {
       switch (s.kind) {
-      case StmtKind::Leaf:
-        regs.push_back(
-            framework.leaf(program.leaves[static_cast<std::size_t>(s.leaf)], options.gradients));
+      case StmtKind::Leaf: {
+        // Index leaves are never differentiated; their gradient reads as zeros.
+        const Leaf& leaf = program.leaves[static_cast<std::size_t>(s.leaf)];
+        regs.push_back(framework.leaf(leaf, options.gradients && leaf.dtype == DType::F32));
         break;
+      }
       case StmtKind::Alias:
         regs.push_back(framework.alias(regs[static_cast<std::size_t>(s.source)]));
         break;

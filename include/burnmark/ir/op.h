@@ -54,6 +54,8 @@ enum class AttrKind : std::uint8_t {
   DimIndex,          // select: dim, index (in dim1)
   DimSize,           // expand: dim (of size 1), size (in times)
   DiagonalDims,      // diagonal: offset (in times), dim1 (in dim), dim2 (in dim1)
+  ScatterReduce,     // scatter_reduce: dim, reduce (in variant, kScatterReduceNames), include_self
+  Fill,              // masked_fill: value
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.
@@ -73,10 +75,22 @@ enum class OpFamily : std::uint8_t {
   Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
   Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace
   View,       // one float tensor rearranged: flip, roll, unsqueeze, squeeze, tril, triu, ...
+  Index,      // a float tensor and an i64 index tensor (operand 1): gather ... scatter_reduce
+  Masked,     // masked_fill(x, mask, value): a float tensor and a bool mask (operand 1)
 };
 
-// The element type of a register. Leaves and almost every op are f32; comparisons make masks.
-enum class DType : std::uint8_t { F32, Bool };
+// The element type of a register. Leaves and almost every op are f32; comparisons make masks;
+// the indexing ops take i64 index leaves (made with the op, never differentiated).
+enum class DType : std::uint8_t { F32, Bool, I64 };
+// The dtype's spelling in the text form: "f32", "bool", "i64".
+constexpr std::string_view dtype_name(DType d) {
+  switch (d) {
+  case DType::F32: return "f32";
+  case DType::Bool: return "bool";
+  case DType::I64: return "i64";
+  }
+  return "?";
+}
 
 // Attributes of one instruction. Only the fields named by the op's AttrKind are meaningful;
 // the others stay at their defaults so that equality and text round trips are exact. Scalar
@@ -97,7 +111,10 @@ struct Attrs {
   double threshold = 0.0; // softplus
   double weight = 0.0;    // lerp
   double eps = 0.0;       // logit, when variant is 1
-  int variant = 0; // gelu approximate, div_rounded rounding_mode, logit has eps, var/std correction
+  double fill = 0.0;      // masked_fill's value
+  int variant = 0;        // gelu approximate, div_rounded rounding_mode, logit has eps, var/std
+                   // correction, scatter_reduce's reduce
+  bool include_self = false; // scatter_reduce
   bool operator==(const Attrs& other) const;
 };
 
@@ -139,8 +156,17 @@ constexpr DType result_dtype(Op op) {
 }
 // The dtype operand i of op must have.
 constexpr DType operand_dtype(Op op, int i) {
-  return op_info(op).family == OpFamily::Select && i == 0 ? DType::Bool : DType::F32;
+  switch (op_info(op).family) {
+  case OpFamily::Select: return i == 0 ? DType::Bool : DType::F32;
+  case OpFamily::Masked: return i == 1 ? DType::Bool : DType::F32;
+  case OpFamily::Index: return i == 1 ? DType::I64 : DType::F32;
+  default: return DType::F32;
+  }
 }
+// scatter_reduce's reduce names, in variant order.
+inline constexpr std::array<std::string_view, 5> kScatterReduceNames = {"sum", "prod", "mean",
+                                                                        "amax", "amin"};
+enum class ScatterReduction : std::uint8_t { Sum, Prod, Mean, Amax, Amin };
 // Largest arity of any op (where).
 inline constexpr int kMaxArity = 3;
 

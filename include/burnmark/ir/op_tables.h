@@ -125,6 +125,28 @@ inline constexpr std::array<Attrs, 5> kAddmmParams = {{{.alpha = 1.0, .beta = 1.
                                                        {.alpha = -2.0, .beta = 0.5},
                                                        {.alpha = 0.0, .beta = 1.0},
                                                        {.alpha = 0.5, .beta = -1.0}}};
+// scatter_reduce: every reduction, with and without self's own values.
+inline constexpr std::array<Attrs, 10> kScatterReduceParams = {{
+    {.variant = 0, .include_self = true},
+    {.variant = 0, .include_self = false},
+    {.variant = 1, .include_self = true},
+    {.variant = 1, .include_self = false},
+    {.variant = 2, .include_self = true},
+    {.variant = 2, .include_self = false},
+    {.variant = 3, .include_self = true},
+    {.variant = 3, .include_self = false},
+    {.variant = 4, .include_self = true},
+    {.variant = 4, .include_self = false},
+}};
+// masked_fill's value: the infinities and NaN that attention masks use, zeros of both signs, a
+// large finite and an ordinary value.
+inline constexpr std::array<Attrs, 7> kFillParams = {{{.fill = 0.0},
+                                                      {.fill = -0.0},
+                                                      {.fill = -kEdgeInf},
+                                                      {.fill = kEdgeInf},
+                                                      {.fill = kEdgeNan},
+                                                      {.fill = -1e9},
+                                                      {.fill = 0.5}}};
 
 // ---- edge tables ----
 inline constexpr std::array<float, 0> kNoEdges = {};

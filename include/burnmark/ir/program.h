@@ -15,7 +15,9 @@ using Reg = int;
 
 struct Leaf {
   Shape shape;
-  std::vector<float> data; // row-major, shape.numel() values
+  std::vector<float> data;                // f32: row-major, shape.numel() values; i64: empty
+  DType dtype = DType::F32;               // f32, or i64 for an index tensor (never a mask)
+  std::vector<std::int64_t> indices = {}; // i64: row-major, shape.numel() values; f32: empty
   bool operator==(const Leaf&) const;
 };
 
@@ -27,7 +29,7 @@ struct Instr {
 };
 
 enum class StmtKind : std::uint8_t {
-  Leaf,  // a new gradient-tracked input; `leaf` indexes Program::leaves
+  Leaf,  // a new input (gradient-tracked when f32); `leaf` indexes Program::leaves
   Alias, // the very same tensor as register `source` (same autograd node, not a copy)
   Op,    // the result of `instr`
 };
@@ -38,7 +40,8 @@ struct Stmt {
   Reg source = -1;
   Instr instr;
   Shape shape;              // the register's shape, as the shape rules infer it
-  DType dtype = DType::F32; // f32, or a comparison's mask (also through an alias of one)
+  DType dtype = DType::F32; // f32, a comparison's mask (also through an alias of one), or an
+                            // i64 index leaf
   bool operator==(const Stmt&) const = default;
 };
 
@@ -58,7 +61,8 @@ struct Program {
 // Empty when the program is well formed: operands refer to earlier registers, every leaf is
 // defined exactly once in order, stored shapes equal what the shape rules infer, leaf data
 // lengths match, every shape is within the cap, operands have the types their op takes (a mask
-// only where a mask is taken), and the root exists and is not a mask.
+// or an index only where one is taken; an index operand is an i64 leaf whose values are in
+// range for its op), and the root exists and is f32.
 std::string validate(const Program& program);
 
 } // namespace burnmark

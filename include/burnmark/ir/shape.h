@@ -1,4 +1,4 @@
-// Tensor shapes (rank 0 to 4), NumPy broadcasting and the allocation cap every tensor obeys.
+// Tensor shapes (rank 0 to 5), NumPy broadcasting and the allocation cap every tensor obeys.
 #pragma once
 
 #include <array>
@@ -9,9 +9,9 @@
 
 namespace burnmark {
 
-inline constexpr int kMaxRank = 4;
-// Leaves have rank 1..4; full reductions produce rank 0, which broadcasts against anything.
-inline constexpr int kMaxLeafRank = 4;
+inline constexpr int kMaxRank = 5;
+// Leaves have rank 0..5, like every other register.
+inline constexpr int kMaxLeafRank = 5;
 // The seed's cap: no dimension above 48, and a bounded element count, so that concat and
 // repeat chains cannot grow a tensor without limit.
 inline constexpr std::int64_t kMaxDim = 48;

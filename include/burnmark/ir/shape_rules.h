@@ -23,6 +23,10 @@ struct ShapeResult {
 // The result is also checked against the allocation cap (kMaxDim, kMaxElements).
 ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> operands);
 
+// For an op with an i64 index operand (operand 1), the exclusive upper bound of its values
+// (0 for other ops): index values must lie in 0..bound-1, which validate() checks.
+std::int64_t index_bound(Op op, const Attrs& attrs, std::span<const Shape> operands);
+
 // The axes of movedim(source, destination) in result order: axis j of the result is axis
 // moved_axes(...)[j] of the operand.
 std::array<int, kMaxRank> moved_axes(int rank, int source, int destination);

@@ -31,8 +31,11 @@ extern "C" {
 #endif
 
 /* Version 2: three operands (where), the mask dtype of comparison results, the activation and
- * binary-op parameters in BurnmarkAttrs. The table layout (BurnmarkPluginV1) is unchanged. */
-#define BURNMARK_PLUGIN_ABI_VERSION 2u
+ * binary-op parameters in BurnmarkAttrs.
+ * Version 3: rank 5; int64 index leaves (BurnmarkLeaf.dtype and .indices) for the indexing ops;
+ * BurnmarkAttrs.include_self (scatter_reduce) and .fill (masked_fill). The table layout
+ * (BurnmarkPluginV1) is unchanged. */
+#define BURNMARK_PLUGIN_ABI_VERSION 3u
 
 /* Name of the one symbol a plugin exports (see BurnmarkPluginEntryFn). */
 #define BURNMARK_PLUGIN_ENTRY_SYMBOL "burnmark_plugin_entry"
@@ -45,7 +48,7 @@ extern "C" {
 #endif
 
 /* Largest rank of any tensor in a program (burnmark::kMaxRank). */
-#define BURNMARK_MAX_RANK 4
+#define BURNMARK_MAX_RANK 5
 /* Largest number of operands of any op (where: mask, a, b). */
 #define BURNMARK_MAX_OPERANDS 3
 
@@ -83,15 +86,22 @@ typedef struct BurnmarkAttrs {
   double weight;    /* lerp: a + weight * (b - a) */
   double eps;       /* logit, when variant is 1: the input is clamped to [eps, 1 - eps] */
   int32_t variant;  /* gelu: 0 approximate="none", 1 "tanh"; div_rounded: 0 rounding_mode="trunc",
-                       1 "floor"; logit: 0 no eps, 1 eps given */
-  int32_t reserved; /* 0 */
+                       1 "floor"; logit: 0 no eps, 1 eps given; var/std: correction;
+                       scatter_reduce: reduce 0 "sum", 1 "prod", 2 "mean", 3 "amax", 4 "amin" */
+  int32_t include_self; /* scatter_reduce: 0 or 1 */
+  double fill;          /* masked_fill: the value written where the mask is set */
 } BurnmarkAttrs;
 
-/* A gradient-tracked input tensor (float32 data). */
+/* An input tensor: float32 and gradient-tracked, or int64 indices for the indexing ops (operand
+ * 1 of gather ... scatter_reduce; never differentiated, values in range for the op's dim, no
+ * gradient is expected for it). */
 typedef struct BurnmarkLeaf {
   BurnmarkShape shape;
-  int64_t numel;     /* product of shape.dims[0..rank) (1 for a scalar) */
-  const float* data; /* numel values, row-major; host-owned, read-only */
+  int64_t numel;          /* product of shape.dims[0..rank) (1 for a scalar) */
+  const float* data;      /* F32: numel values, row-major; host-owned, read-only. I64: NULL */
+  int32_t dtype;          /* BURNMARK_DTYPE_F32 or BURNMARK_DTYPE_I64 */
+  int32_t reserved;       /* 0 */
+  const int64_t* indices; /* I64: numel values, row-major; host-owned, read-only. F32: NULL */
 } BurnmarkLeaf;
 
 /* What defines a register. Register i is defined by statement i. */
@@ -109,9 +119,10 @@ typedef struct BurnmarkStmt {
   int32_t source;                          /* ALIAS: an earlier register; -1 otherwise */
   int32_t num_operands;                    /* OP: the op's arity; 0 otherwise */
   int32_t operands[BURNMARK_MAX_OPERANDS]; /* OP: earlier registers; unused entries are -1 */
-  int32_t dtype;       /* BURNMARK_DTYPE_F32, or BURNMARK_DTYPE_BOOL for a comparison's mask (and an
+  int32_t dtype;       /* BURNMARK_DTYPE_F32; BURNMARK_DTYPE_BOOL for a comparison's mask (and an
                           alias of one): values 0 or 1, never differentiated, only ever operand 0 of
-                          where, never the root */
+                          where or operand 1 of masked_fill, never the root; BURNMARK_DTYPE_I64 for
+                          an index leaf */
   int32_t reserved;    /* 0 */
   BurnmarkAttrs attrs; /* OP: the op's attributes; defaults otherwise */
   BurnmarkShape shape; /* the register's shape, as BurnMark's shape rules infer it */
@@ -154,9 +165,10 @@ typedef enum BurnmarkStatus {
 } BurnmarkStatus;
 
 typedef enum BurnmarkDType {
-  BURNMARK_DTYPE_F32 = 0, /* data points to float */
-  BURNMARK_DTYPE_F64 = 1, /* data points to double */
-  BURNMARK_DTYPE_BOOL = 2 /* a mask register (BurnmarkStmt.dtype only; never an output) */
+  BURNMARK_DTYPE_F32 = 0,  /* data points to float */
+  BURNMARK_DTYPE_F64 = 1,  /* data points to double */
+  BURNMARK_DTYPE_BOOL = 2, /* a mask register (BurnmarkStmt.dtype only; never an output) */
+  BURNMARK_DTYPE_I64 = 3   /* an index leaf (BurnmarkLeaf / BurnmarkStmt only; never an output) */
 } BurnmarkDType;
 
 /* A tensor read out of the plugin, contiguous row-major. */

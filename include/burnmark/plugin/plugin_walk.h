@@ -292,7 +292,12 @@ void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& 
     case BURNMARK_STMT_LEAF: {
       const BurnmarkLeaf& leaf = program.leaves[s.leaf];
       regs[r].shape = leaf.shape;
-      regs[r].data.assign(leaf.data, leaf.data + leaf.numel);
+      // Index leaves arrive as their values (small integers, exact in any Scalar); only the
+      // indexing ops read them.
+      if (leaf.dtype == BURNMARK_DTYPE_I64)
+        regs[r].data.assign(leaf.indices, leaf.indices + leaf.numel);
+      else
+        regs[r].data.assign(leaf.data, leaf.data + leaf.numel);
       break;
     }
     case BURNMARK_STMT_ALIAS: node[r] = node[static_cast<std::size_t>(s.source)]; break;

@@ -36,6 +36,13 @@ Shape shape_of(const torch::Tensor& t) {
 torch::Tensor LibTorchFramework::leaf(const Leaf& leaf, bool track_gradient) {
   // A fresh buffer rather than from_blob: the program's data must not be aliased by a tensor
   // that outlives it, and memcpy keeps every bit (NaN payloads, -0, subnormals).
+  if (leaf.dtype == DType::I64) {
+    torch::Tensor t =
+        torch::empty(sizes_of(leaf.shape), torch::TensorOptions().dtype(torch::kInt64));
+    std::memcpy(t.data_ptr<std::int64_t>(), leaf.indices.data(),
+                leaf.indices.size() * sizeof(std::int64_t));
+    return t;
+  }
   torch::Tensor t =
       torch::empty(sizes_of(leaf.shape), torch::TensorOptions().dtype(torch::kFloat32));
   std::memcpy(t.data_ptr<float>(), leaf.data.data(), leaf.data.size() * sizeof(float));
@@ -209,6 +216,16 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
     break;
   }
   case Op::Diagonal: out = torch::diagonal(x, a.times, a.dim, a.dim1); break;
+  case Op::Gather: out = torch::gather(x, a.dim, y()); break;
+  case Op::IndexSelect: out = torch::index_select(x, a.dim, y()); break;
+  case Op::TakeAlongDim: out = torch::take_along_dim(x, y(), a.dim); break;
+  case Op::ScatterAdd: out = torch::scatter_add(x, a.dim, y(), z()); break;
+  case Op::ScatterReduce:
+    out = torch::scatter_reduce(
+        x, a.dim, y(), z(), std::string(kScatterReduceNames[static_cast<std::size_t>(a.variant)]),
+        a.include_self);
+    break;
+  case Op::MaskedFill: out = torch::masked_fill(x, y(), a.fill); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",

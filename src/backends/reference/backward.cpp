@@ -10,6 +10,7 @@
 #include "approx_normalize.h"
 #include "approx_scan.h"
 #include "approx_transcendental.h"
+#include "indexing.h"
 #include "linalg.h"
 #include "rows.h"
 #include "tape.h"
@@ -577,6 +578,15 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Expand:
   case Op::Diagonal:
   case Op::Narrow: return view_backward(out, a, dx, s.index);
+  case Op::Gather:
+  case Op::IndexSelect:
+  case Op::TakeAlongDim: return take_backward(out, a, *b, dx, s.index);
+  case Op::ScatterAdd:
+  case Op::ScatterReduce: return scatter_backward(out, a, *b, *c, dx, s);
+  case Op::MaskedFill:
+    return binary(out, a, *b, dx, [](Approx g, Approx, Approx m, Approx) {
+      return std::array<Approx, 2>{masked_fill_backward(g, m), Approx{0.0, 0.0}};
+    });
   }
 }
 

@@ -6,6 +6,7 @@
 #include "approx_normalize.h"
 #include "approx_scan.h"
 #include "approx_transcendental.h"
+#include "indexing.h"
 #include "linalg.h"
 #include "rows.h"
 #include "tape.h"
@@ -264,6 +265,15 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Expand:
   case Op::Diagonal:
   case Op::Narrow: return view_forward(a, out, s.index);
+  case Op::Gather:
+  case Op::IndexSelect:
+  case Op::TakeAlongDim: return take_forward(a, *b, out, s.index);
+  case Op::ScatterAdd:
+  case Op::ScatterReduce: return scatter_forward(a, *b, *c, out, s);
+  case Op::MaskedFill:
+    return elementwise(a, *b, out, [v = static_cast<float>(at.fill)](Approx x, Approx m) {
+      return masked_fill_forward(x, m, v);
+    });
   }
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "approx.h"
@@ -177,7 +178,8 @@ struct ReduceScratch {
   // Rows of the ops along a dim (rows.h) and their formulas' temporaries.
   std::vector<Approx> x, y, g, dx, terms, partial, via_norm;
   Buf wide_a, wide_b;              // broadcast operands of cosine_similarity, addmm
-  std::vector<std::int64_t> index; // the view ops' index maps
+  std::vector<std::int64_t> index; // the view ops' and takes' index maps
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs; // scatter (target, source) pairs
 };
 
 // dst[j] = sum of the src elements whose walk offset `a` is j, accumulated in double and rounded

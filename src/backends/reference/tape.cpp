@@ -23,9 +23,12 @@ ReferenceFramework::Tensor ReferenceFramework::leaf(const Leaf& leaf, bool requi
   n.shape = leaf.shape;
   n.is_leaf = true;
   n.requires_grad = requires_grad;
-  const auto size = static_cast<std::int64_t>(leaf.data.size());
+  const std::int64_t size = leaf.shape.numel();
   n.value.resize(size);
-  std::copy_n(leaf.data.begin(), size, n.value.v());
+  if (leaf.dtype == DType::I64)
+    std::copy_n(leaf.indices.begin(), size, n.value.v()); // small integers, exact in double
+  else
+    std::copy_n(leaf.data.begin(), size, n.value.v());
   std::fill_n(n.value.e(), size, 0.0); // leaves are exact inputs
   return {static_cast<int>(used_ - 1)};
 }

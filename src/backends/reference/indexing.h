@@ -1,0 +1,226 @@
+// The indexing ops of the reference: gather, index_select and take_along_dim (each a map from
+// result elements to the input elements they copy), scatter_add and scatter_reduce (for every
+// self element, the group of src elements the index sends to it), and masked_fill.
+//
+// Copies are exact. Where several elements meet (the gradient of a gather with repeated indices,
+// a scatter group) the order LibTorch combines them in is its own, so sums and products carry
+// the bounds of an accumulation in any order (approx_reduce.h). The backward follows the
+// mathematics; at ties of amax / amin it splits the gradient evenly among the elements equal to
+// the result, the subgradient LibTorch's formula picks (docs/conventions_indexing.md).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "approx_reduce.h"
+#include "tape.h"
+
+namespace burnmark::ref {
+
+inline std::int64_t index_value(const Node& index, std::int64_t k) {
+  return static_cast<std::int64_t>(index.value.at(k).v);
+}
+
+inline void next_index(std::array<std::int64_t, kMaxRank>& idx, const Shape& s) {
+  for (int d = s.rank() - 1; d >= 0; --d) {
+    if (++idx[static_cast<std::size_t>(d)] < s[d]) return;
+    idx[static_cast<std::size_t>(d)] = 0;
+  }
+}
+
+// gather, index_select, take_along_dim: src[p] = the input's flat index that result element p
+// copies. The index element of p is p itself (gather), p's coordinate along dim (index_select)
+// or p broadcast to the index's shape (take_along_dim); the input is broadcast off dim.
+inline void take_map(Op op, int dim, const Shape& in, const Node& index, const Shape& out,
+                     std::vector<std::int64_t>& src) {
+  const Shape& is = index.shape;
+  const auto in_strides = in.strides();
+  const auto ix_strides = is.strides();
+  src.resize(static_cast<std::size_t>(out.numel()));
+  std::array<std::int64_t, kMaxRank> o{};
+  for (std::int64_t p = 0; p < out.numel(); ++p) {
+    std::int64_t k = 0;
+    if (op == Op::IndexSelect)
+      k = o[static_cast<std::size_t>(dim)];
+    else
+      for (int d = 0; d < is.rank(); ++d)
+        k += (is[d] == 1 ? 0 : o[static_cast<std::size_t>(d)]) *
+             ix_strides[static_cast<std::size_t>(d)];
+    std::int64_t q = 0;
+    for (int d = 0; d < in.rank(); ++d) {
+      const std::int64_t c =
+          d == dim ? index_value(index, k) : (in[d] == 1 ? 0 : o[static_cast<std::size_t>(d)]);
+      q += c * in_strides[static_cast<std::size_t>(d)];
+    }
+    src[static_cast<std::size_t>(p)] = q;
+    next_index(o, out);
+  }
+}
+
+inline void take_forward(const Node& a, const Node& index, Node& out,
+                         std::vector<std::int64_t>& src) {
+  take_map(out.op, out.attrs.dim, a.shape, index, out.shape, src);
+  out.value.resize(out.shape.numel());
+  for (std::size_t p = 0; p < src.size(); ++p)
+    out.value.set(static_cast<std::int64_t>(p), a.value.at(src[p]));
+}
+
+// The gradient of a take: each input element receives the sum of the gradients of the result
+// elements that copied it (index_add / scatter_add of the gradient), in any order.
+inline void take_backward(const Node& out, const Node& a, const Node& index,
+                          std::array<InputGrad, 3>& dx, std::vector<std::int64_t>& src) {
+  take_map(out.op, out.attrs.dim, a.shape, index, out.shape, src);
+  std::vector<SumAccumulator> acc(static_cast<std::size_t>(a.shape.numel()));
+  std::vector<double> count(acc.size(), 0.0);
+  for (std::size_t p = 0; p < src.size(); ++p) {
+    acc[static_cast<std::size_t>(src[p])].add(out.grad.at(static_cast<std::int64_t>(p)));
+    count[static_cast<std::size_t>(src[p])] += 1;
+  }
+  dx[0].shape = a.shape;
+  dx[0].buf.resize(a.shape.numel());
+  for (std::size_t q = 0; q < acc.size(); ++q)
+    dx[0].buf.set(static_cast<std::int64_t>(q),
+                  count[q] == 0 ? Approx{0.0, 0.0} : acc[q].value(count[q]));
+}
+
+// scatter_add, scatter_reduce: for every element p of the index, the self element it targets
+// (p with its coordinate along dim replaced by the index value) and the src element it sends
+// (p's own coordinates in src), as (target, source) pairs sorted by target, index order kept.
+inline void scatter_pairs(int dim, const Shape& self, const Node& index, const Shape& src,
+                          std::vector<std::pair<std::int64_t, std::int64_t>>& pairs) {
+  const Shape& is = index.shape;
+  const auto self_strides = self.strides();
+  const auto src_strides = src.strides();
+  pairs.clear();
+  std::array<std::int64_t, kMaxRank> o{};
+  for (std::int64_t p = 0; p < is.numel(); ++p) {
+    std::int64_t target = 0, from = 0;
+    for (int d = 0; d < is.rank(); ++d) {
+      const auto k = static_cast<std::size_t>(d);
+      target += (d == dim ? index_value(index, p) : o[k]) * self_strides[k];
+      from += o[k] * src_strides[k];
+    }
+    pairs.emplace_back(target, from);
+    next_index(o, is);
+  }
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+}
+
+inline ScatterReduction scatter_reduction(const Node& out) {
+  return out.op == Op::ScatterAdd ? ScatterReduction::Sum
+                                  : static_cast<ScatterReduction>(out.attrs.variant);
+}
+inline bool scatter_includes_self(const Node& out) {
+  return out.op == Op::ScatterAdd || out.attrs.include_self;
+}
+
+// Walks the groups: f(target, first, last) over pairs[first, last) for every self element that
+// receives at least one src element.
+template <class F>
+void for_each_group(const std::vector<std::pair<std::int64_t, std::int64_t>>& pairs, F f) {
+  for (std::size_t first = 0; first < pairs.size();) {
+    std::size_t last = first + 1;
+    while (last < pairs.size() && pairs[last].first == pairs[first].first)
+      ++last;
+    f(pairs[first].first, first, last);
+    first = last;
+  }
+}
+
+// The reduction of one group: self's value first (when included), then the src elements.
+inline Approx scatter_group_value(ScatterReduction r, Row terms) {
+  switch (r) {
+  case ScatterReduction::Sum: return sum_of(terms);
+  case ScatterReduction::Prod: return product_of(terms, -1, static_cast<double>(terms.size()) - 1);
+  case ScatterReduction::Mean:
+    return div(sum_of(terms), Approx{static_cast<double>(terms.size()), 0.0});
+  case ScatterReduction::Amax: return extreme_of(terms, true).value;
+  case ScatterReduction::Amin: return extreme_of(terms, false).value;
+  }
+  return {};
+}
+
+// Gathers one group's terms: self's value first when included.
+inline void group_terms(const Node& self, const Node& src, bool include_self, std::int64_t target,
+                        const ReduceScratch& s, std::size_t first, std::size_t last,
+                        std::vector<Approx>& terms) {
+  terms.clear();
+  if (include_self) terms.push_back(self.value.at(target));
+  for (std::size_t k = first; k < last; ++k)
+    terms.push_back(src.value.at(s.pairs[k].second));
+}
+
+inline void scatter_forward(const Node& self, const Node& index, const Node& src, Node& out,
+                            ReduceScratch& g) {
+  scatter_pairs(out.attrs.dim, self.shape, index, src.shape, g.pairs);
+  out.value.assign(self.value); // elements no index reaches keep self's value, include_self or not
+  const ScatterReduction r = scatter_reduction(out);
+  const bool with_self = scatter_includes_self(out);
+  for_each_group(g.pairs, [&](std::int64_t target, std::size_t first, std::size_t last) {
+    group_terms(self, src, with_self, target, g, first, last, g.terms);
+    out.value.set(target, scatter_group_value(r, g.terms));
+  });
+}
+
+// d result / d term for every term of one group, given the result's gradient.
+inline void scatter_group_grads(ScatterReduction r, Row terms, Approx grad,
+                                std::vector<Approx>& d) {
+  const std::size_t n = terms.size();
+  d.resize(n);
+  switch (r) {
+  case ScatterReduction::Sum: std::fill(d.begin(), d.end(), grad); return;
+  case ScatterReduction::Mean:
+    std::fill(d.begin(), d.end(), div(grad, Approx{static_cast<double>(n), 0.0}));
+    return;
+  case ScatterReduction::Prod: {
+    // The product of the other terms, as for prod; the bound allows a formula that divides the
+    // group's product by the term (LibTorch's away from zeros).
+    const double roundings = static_cast<double>(n) + 1;
+    for (std::size_t j = 0; j < n; ++j)
+      d[j] = mul(grad, product_of(terms, static_cast<std::int64_t>(j), roundings));
+    return;
+  }
+  case ScatterReduction::Amax:
+  case ScatterReduction::Amin:
+    amax_backward(terms, grad, r == ScatterReduction::Amax, RowOut(d));
+    return;
+  }
+}
+
+// self's gradient: the result's where no index reaches (the identity there), the term's share
+// where self is included, 0 where it is not (its value does not enter the result). src's: its
+// term's share, 0 for src elements outside the index's extent.
+inline void scatter_backward(const Node& out, const Node& self, const Node& index, const Node& src,
+                             std::array<InputGrad, 3>& dx, ReduceScratch& g) {
+  scatter_pairs(out.attrs.dim, self.shape, index, src.shape, g.pairs);
+  const ScatterReduction r = scatter_reduction(out);
+  const bool with_self = scatter_includes_self(out);
+  dx[0].shape = self.shape;
+  dx[0].buf.assign(out.grad);
+  dx[2].shape = src.shape;
+  dx[2].buf.resize(src.shape.numel());
+  for (std::int64_t q = 0; q < src.shape.numel(); ++q)
+    dx[2].buf.set(q, {0.0, 0.0});
+  for_each_group(g.pairs, [&](std::int64_t target, std::size_t first, std::size_t last) {
+    group_terms(self, src, with_self, target, g, first, last, g.terms);
+    scatter_group_grads(r, g.terms, out.grad.at(target), g.dx);
+    dx[0].buf.set(target, with_self ? g.dx[0] : Approx{0.0, 0.0});
+    const std::size_t skip = with_self ? 1 : 0;
+    for (std::size_t k = first; k < last; ++k)
+      dx[2].buf.set(g.pairs[k].second, g.dx[k - first + skip]);
+  });
+}
+
+// masked_fill: the value where the mask is set, x elsewhere (both broadcast to the result); the
+// gradient passes to x where the mask is clear.
+inline Approx masked_fill_forward(Approx x, Approx mask, float value) {
+  return mask.v != 0 ? Approx{value, 0.0} : x;
+}
+inline Approx masked_fill_backward(Approx g, Approx mask) {
+  return mask.v != 0 ? Approx{0.0, 0.0} : g;
+}
+
+} // namespace burnmark::ref
