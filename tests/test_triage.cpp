@@ -329,6 +329,30 @@ TEST(Minimize, IsAPureFunctionOfProgramAndPredicate) {
             "# burnmark program v1\n%0 = leaf f32[1] [nan]\n%1 = relu %0 : f32[1]\nroot %1\n");
 }
 
+TEST(Minimize, ShrinksIndexLeavesWithTheirOperandsAndKeepsThemInRange) {
+  // The predicate: a gather is still there. Shrinking the input alone would leave index values
+  // out of range (validate() rejects those candidates); index leaves are sliced like any other.
+  const ParseResult parsed =
+      parse_program("%0 = leaf f32[4,6] [" +
+                    std::string("1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, "
+                                "13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]\n") +
+                    "%1 = leaf i64[3,6] [3, 0, 1, 3, 2, 0, 1, 1, 0, 3, 2, "
+                    "2, 0, 0, 0, 1, 3, 3]\n"
+                    "%2 = gather %0, %1, dim=0 : f32[3,6]\n"
+                    "%3 = exp %2 : f32[3,6]\nroot %3\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const Predicate pred = [](const Program& q) {
+    for (const Stmt& st : q.stmts)
+      if (st.kind == StmtKind::Op && st.instr.op == Op::Gather) return true;
+    return false;
+  };
+  const MinimizeResult m = minimize(parsed.program(), pred);
+  EXPECT_EQ(validate(m.program), "");
+  ASSERT_TRUE(pred(m.program));
+  for (const Leaf& leaf : m.program.leaves)
+    EXPECT_EQ(leaf.shape.numel(), 1) << to_text(m.program);
+}
+
 TEST(Signature, StableAcrossRunsAndIrrelevantReordering) {
   Bench bench;
   const Program p1 = big_sigmoid_program(false);

@@ -144,13 +144,13 @@ private:
         std::vector<Leaf> variants;
         for (int a = 0; a < leaf.shape.rank() && leaf.shape.rank() > 1; ++a) {
           if (leaf.shape[a] != 1) continue;
-          Leaf sq;
+          Shape squeezed;
           for (int b = 0; b < leaf.shape.rank(); ++b)
-            if (b != a) sq.shape.push_back(leaf.shape[b]);
-          sq.data = leaf.data;
-          variants.push_back(std::move(sq));
+            if (b != a) squeezed.push_back(leaf.shape[b]);
+          variants.push_back(reshape_leaf(leaf, squeezed));
         }
-        if (leaf.shape.rank() > 1) variants.push_back(Leaf{Shape{leaf.shape.numel()}, leaf.data});
+        if (leaf.shape.rank() > 1)
+          variants.push_back(reshape_leaf(leaf, Shape{leaf.shape.numel()}));
         // Both the leading and the trailing rows, so that the one element that matters can
         // end up alone whichever end it sits at.
         for (int a = 0; a < leaf.shape.rank(); ++a)
@@ -218,6 +218,23 @@ private:
           }
           if (chunk == 1) break;
         }
+      }
+    }
+    // Index values towards 0, so that the operand they index can shrink in the next shape pass.
+    for (std::size_t i = 0; i < best_.leaves.size() && !exhausted_; ++i) {
+      const std::size_t n = best_.leaves[i].indices.size();
+      for (std::size_t chunk = n; chunk >= 1 && !exhausted_; chunk /= 2) {
+        for (std::size_t start = 0; start < n && !exhausted_; start += chunk) {
+          Program q = best_;
+          bool any = false;
+          for (std::size_t j = start; j < std::min(n, start + chunk); ++j) {
+            std::int64_t& v = q.leaves[i].indices[j];
+            any = any || v != 0;
+            v = 0;
+          }
+          if (any && attempt(std::move(q))) changed = true;
+        }
+        if (chunk == 1) break;
       }
     }
     return changed;

@@ -120,46 +120,64 @@ Program reroot(const Program& p, Reg root) {
   return compact(q);
 }
 
-Leaf slice_axis(const Leaf& leaf, int axis, std::int64_t start, std::int64_t size) {
+namespace {
+
+// A leaf of `shape` whose element at each flat index is the old leaf's element at source(flat),
+// for f32 data or index values alike (index values stay in range only where validate() says so).
+template <class Source> Leaf remap(const Leaf& leaf, const Shape& shape, Source source) {
   Leaf out;
-  out.shape = leaf.shape;
-  out.shape[axis] = size;
-  const auto old_strides = leaf.shape.strides();
-  const std::int64_t n = out.shape.numel();
-  out.data.resize(static_cast<std::size_t>(n));
+  out.shape = shape;
+  out.dtype = leaf.dtype;
+  const std::int64_t n = shape.numel();
+  if (leaf.dtype == DType::I64)
+    out.indices.resize(static_cast<std::size_t>(n));
+  else
+    out.data.resize(static_cast<std::size_t>(n));
   for (std::int64_t flat = 0; flat < n; ++flat) {
-    std::int64_t rest = flat, src = 0;
-    for (int a = out.shape.rank() - 1; a >= 0; --a) {
-      std::int64_t i = rest % out.shape[a];
-      rest /= out.shape[a];
-      if (a == axis) i += start;
-      src += i * old_strides[static_cast<std::size_t>(a)];
-    }
-    out.data[static_cast<std::size_t>(flat)] = leaf.data[static_cast<std::size_t>(src)];
+    const auto src = static_cast<std::size_t>(source(flat));
+    if (leaf.dtype == DType::I64)
+      out.indices[static_cast<std::size_t>(flat)] = leaf.indices[src];
+    else
+      out.data[static_cast<std::size_t>(flat)] = leaf.data[src];
   }
   return out;
 }
 
-Leaf resize_axis(const Leaf& leaf, int axis, std::int64_t size) {
-  Leaf out;
-  out.shape = leaf.shape;
-  out.shape[axis] = size;
+// The old leaf's flat index of new multi-index `flat` (new shape `to`), with `axis` mapped by f.
+template <class AxisMap>
+std::int64_t old_offset(const Leaf& leaf, const Shape& to, int axis, std::int64_t flat, AxisMap f) {
   const auto old_strides = leaf.shape.strides();
-  const std::int64_t n = out.shape.numel();
-  out.data.resize(static_cast<std::size_t>(n));
-  const int rank = out.shape.rank();
-  for (std::int64_t flat = 0; flat < n; ++flat) {
-    // Walk the new multi-index from the innermost axis, mapping it into the old leaf.
-    std::int64_t rest = flat, src = 0;
-    for (int a = rank - 1; a >= 0; --a) {
-      std::int64_t i = rest % out.shape[a];
-      rest /= out.shape[a];
-      if (a == axis) i %= leaf.shape[a];
-      src += i * old_strides[static_cast<std::size_t>(a)];
-    }
-    out.data[static_cast<std::size_t>(flat)] = leaf.data[static_cast<std::size_t>(src)];
+  std::int64_t rest = flat, src = 0;
+  for (int a = to.rank() - 1; a >= 0; --a) {
+    std::int64_t i = rest % to[a];
+    rest /= to[a];
+    if (a == axis) i = f(i);
+    src += i * old_strides[static_cast<std::size_t>(a)];
   }
-  return out;
+  return src;
+}
+
+} // namespace
+
+Leaf slice_axis(const Leaf& leaf, int axis, std::int64_t start, std::int64_t size) {
+  Shape to = leaf.shape;
+  to[axis] = size;
+  return remap(leaf, to, [&](std::int64_t flat) {
+    return old_offset(leaf, to, axis, flat, [&](std::int64_t i) { return i + start; });
+  });
+}
+
+Leaf resize_axis(const Leaf& leaf, int axis, std::int64_t size) {
+  Shape to = leaf.shape;
+  to[axis] = size;
+  // Growing tiles the axis, shrinking keeps its first elements.
+  return remap(leaf, to, [&](std::int64_t flat) {
+    return old_offset(leaf, to, axis, flat, [&](std::int64_t i) { return i % leaf.shape[axis]; });
+  });
+}
+
+Leaf reshape_leaf(const Leaf& leaf, const Shape& shape) {
+  return remap(leaf, shape, [](std::int64_t flat) { return flat; });
 }
 
 } // namespace burnmark

@@ -36,6 +36,8 @@ Program reroot(const Program& program, Reg root);
 // first `size`), new ones repeat the old ones cyclically, so every value stays one the
 // original leaf held.
 Leaf resize_axis(const Leaf& leaf, int axis, std::int64_t size);
+// The same elements (f32 or index) in another shape of the same element count.
+Leaf reshape_leaf(const Leaf& leaf, const Shape& shape);
 
 // A copy of `leaf` keeping only rows start..start+size-1 of `axis`.
 Leaf slice_axis(const Leaf& leaf, int axis, std::int64_t start, std::int64_t size);
