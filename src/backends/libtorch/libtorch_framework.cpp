@@ -81,9 +81,9 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::Transpose: out = torch::transpose(x, a.dim, a.dim1); break;
   case Op::Concat: out = torch::cat({x, y()}, a.dim); break;
   case Op::Repeat: {
-    std::int64_t reps[kMaxRank] = {1, 1, 1, 1};
-    reps[a.dim] = a.times;
-    out = x.repeat(c10::IntArrayRef(reps, static_cast<std::size_t>(x.dim())));
+    std::vector<std::int64_t> reps(static_cast<std::size_t>(x.dim()), 1);
+    reps[static_cast<std::size_t>(a.dim)] = a.times;
+    out = x.repeat(reps);
     break;
   }
   case Op::Matmul: out = torch::matmul(x, y()); break;
