@@ -373,6 +373,8 @@ Program all_ops_program() {
       if (info.op == Op::Outer) v = b.op(info.op, {w, w});
       if (info.op == Op::Addmm) v = b.op(info.op, {w, zt, z}, at);
       if (info.op == Op::Trace) v = b.op(info.op, {b.op(Op::Mm, {z, zt})});
+      if (info.op == Op::Det || info.op == Op::Slogdet || info.op == Op::Inv)
+        v = b.op(info.op, {b.op(Op::Mm, {z, zt})}); // z z^T is regular
       r2 = b.op(Op::SumAll, {v});
       break;
     }
@@ -509,7 +511,10 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::narrow(",
                                                  "torch::select(",
                                                  ".expand(",
-                                                 "torch::diagonal("};
+                                                 "torch::diagonal(",
+                                                 "torch::linalg::det(",
+                                                 "torch::linalg::slogdet(",
+                                                 "torch::linalg::inv("};
 const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.cos(",
                                                     "torch.tan(",
@@ -603,7 +608,10 @@ const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.dot(",
                                                     "torch.outer(",
                                                     "torch.addmm(",
-                                                    "torch.trace("};
+                                                    "torch.trace(",
+                                                    "torch.linalg.det(",
+                                                    "torch.linalg.slogdet(",
+                                                    "torch.linalg.inv("};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it

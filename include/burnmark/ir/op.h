@@ -71,7 +71,7 @@ enum class OpFamily : std::uint8_t {
   Repeat,
   AlongDim,   // one float tensor, a dim (and parameters): scans and normalisers, same shape
   Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
-  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace
+  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace; det, slogdet, inv
   View,       // one float tensor rearranged: flip, roll, unsqueeze, squeeze, tril, triu, ...
 };
 
