@@ -236,10 +236,11 @@ constexpr const char* kIncludes = R"(
 // ATen/core/ivalue.h first: clang 14 with libstdc++ 12 in C++20 mode otherwise fails on an
 // incomplete IValue inside LibTorch's own headers.
 #include <ATen/core/ivalue.h>
-#include <torch/linalg.h>
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/normalization.h>
 #include <torch/types.h>
+// After types.h: linalg.h uses torch::Tensor without including it.
+#include <torch/linalg.h>
 #include <torch/utils.h>
 
 #include <algorithm>
