@@ -131,7 +131,7 @@ inline SquareFacts square_facts(const Buf& x, std::int64_t offset, int n) {
   double big = 0;
   for (int i = 0; i < nn; ++i)
     big = std::max(big, std::fabs(f.a[static_cast<std::size_t>(i)]));
-  f.growth_overflow = big * std::ldexp(1.0, n - 1) >= 0x1p126;
+  f.growth_overflow = n > 1 && big * std::ldexp(1.0, n - 1) >= 0x1p126; // 1x1: no elimination
 
   // The factorisation in double: LU of P A with partial pivoting (first maximum, as isamax).
   Square u = f.a;
@@ -194,9 +194,12 @@ inline SquareFacts square_facts(const Buf& x, std::int64_t offset, int n) {
 
 // The determinant an f32 LU computes: the product of its pivots.
 inline Approx det_value(const SquareFacts& f) {
+  if (f.unknown) return unknown(f.det);
   if (f.nan) return {f.det, 0.0}; // NaN reaches a pivot whatever the order (0 * NaN is NaN)
-  if (f.unknown || f.inf || f.growth_overflow) return unknown(f.det);
-  if (f.zero_line) return {0.0, 0.0};
+  if (f.inf || f.growth_overflow) return unknown(f.det);
+  // Exactly 0, but its sign is the product of the other pivots' and the permutation's: the
+  // half-step bound makes it uncertain, as for a product that underflows in matmul.
+  if (f.zero_line) return {0.0, kUnderflowStep};
   double e = f.det_e;
   if (f.product_underflow) e = std::max(e, std::fabs(f.det));
   const Approx r = finish(f.det, e, 0.0);
@@ -208,8 +211,9 @@ inline Approx det_value(const SquareFacts& f) {
 // A zero determinant gives -inf (documented: "(0, -inf)"); a determinant within its bound of 0
 // may come out as -inf or finite.
 inline Approx logabsdet_value(const SquareFacts& f) {
+  if (f.unknown) return unknown(std::log(std::fabs(f.det)));
   if (f.nan) return {f.det, 0.0};
-  if (f.unknown || f.inf || f.growth_overflow) return unknown(std::log(std::fabs(f.det)));
+  if (f.inf || f.growth_overflow) return unknown(std::log(std::fabs(f.det)));
   if (f.zero_line) return {-kInf, 0.0};
   const double d = std::fabs(f.det);
   if (d <= f.perturbation) return unknown(std::log(d));
@@ -307,8 +311,9 @@ inline void inv_forward(const Node& a, Buf& out, bool& error_possible) {
       error_possible = true; // a zero pivot is possible: LibTorch may raise
     for (int i = 0; i < n * n; ++i) {
       const auto k = static_cast<std::size_t>(i);
-      out.set(m * n * n + i, inv.ok ? finish(inv.x[k], inv.bound[k], 0.0)
-                                    : Approx{std::numeric_limits<double>::quiet_NaN(), kInf});
+      // Indeterminate entries show adj(A) / det(A) where that is a number.
+      out.set(m * n * n + i, inv.ok ? finish(inv.x[k], inv.bound[k], kExactUlps)
+                                    : Approx{to_f32(cofactor(f, i % n, i / n) / f.det), kInf});
     }
   }
 }
