@@ -12,3 +12,8 @@ endforeach()
 # Registered conventions (include/burnmark/backends/conventions.def) and their judge.
 burnmark_test(test_conventions test_conventions.cpp)
 target_link_libraries(test_conventions PRIVATE burnmark_ref burnmark_triage)
+
+# det, slogdet, inv through the whole reference (programs), and the oracle's error outcomes.
+burnmark_test(test_reference_linalg test_reference_linalg.cpp)
+target_link_libraries(test_reference_linalg PRIVATE burnmark_ref burnmark_oracle burnmark_ir)
+target_include_directories(test_reference_linalg PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

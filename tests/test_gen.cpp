@@ -70,6 +70,20 @@ int count_ops(const Program& p) {
   return n;
 }
 
+// Leaf l is the matrix leaf a det, slogdet or inv step built (zero and doubled rows on purpose):
+// its statement is followed by that op on it.
+bool matrix_leaf(const Program& p, std::size_t l) {
+  for (std::size_t r = 0; r + 1 < p.stmts.size(); ++r)
+    if (p.stmts[r].kind == StmtKind::Leaf && p.stmts[r].leaf == static_cast<int>(l)) {
+      const Stmt& next = p.stmts[r + 1];
+      return next.kind == StmtKind::Op &&
+             (next.instr.op == Op::Det || next.instr.op == Op::Slogdet ||
+              next.instr.op == Op::Inv) &&
+             next.instr.operands[0] == static_cast<Reg>(r);
+    }
+  return false;
+}
+
 std::string source_dir() {
   const char* dir = std::getenv("BURNMARK_SOURCE_DIR");
   return dir ? dir : BURNMARK_FALLBACK_SOURCE_DIR;
@@ -174,8 +188,8 @@ TEST(Generate, SpecialRateZeroGivesOnlyRegularValues) {
   for (int n = 0; n < 2000; ++n) {
     // Edge leaves off: their values are the ops' edges, not the special pool.
     const Program p = generate(random_bytes(rng, 600), options(8, 0.0, 0, 1, 16, 48, 0.0));
-    for (const Leaf& leaf : p.leaves)
-      for (float v : leaf.data) {
+    for (std::size_t l = 0; l < p.leaves.size(); ++l)
+      for (float v : matrix_leaf(p, l) ? std::vector<float>{} : p.leaves[l].data) {
         ASSERT_TRUE(std::isfinite(v));
         ASSERT_GE(v, -1.0f);
         ASSERT_LE(v, 1.0f);
@@ -214,8 +228,8 @@ TEST(Generate, SpecialRateMixesInEverySpecialClass) {
     for (int n = 0; n < 3000; ++n) {
       // Long inputs so that leaf data rarely runs into the zero padding past the end.
       const Program p = generate(random_bytes(rng, 4000), options(8, rate, 0, 1, 4, 48, 0.0));
-      for (const Leaf& leaf : p.leaves)
-        for (float v : leaf.data) {
+      for (std::size_t l = 0; l < p.leaves.size(); ++l)
+        for (float v : matrix_leaf(p, l) ? std::vector<float>{} : p.leaves[l].data) {
           seen.insert(bits(v));
           ++elements;
           irregular += !is_regular(v);
@@ -394,4 +408,54 @@ TEST(Encode, AcceptsArbitraryFloatsWhenSpecialValuesAreOn) {
     ASSERT_TRUE(e.ok()) << e.error();
     EXPECT_EQ(generate(e.bytes(), options(4, rate)), parsed.program());
   }
+}
+
+// det, slogdet and inv meet exactly singular matrices (a zero row, [[0]], a repeated row, a row
+// twice or minus another) as well as matrices with all rows distinct, in batches and up to 4x4.
+TEST(Generate, SquareOpsMeetExactlySingularMatrices) {
+  std::mt19937 rng(41);
+  int zero_row = 0, zero_1x1 = 0, repeated = 0, scaled = 0, distinct = 0, batched = 0, four = 0;
+  std::set<Op> ops;
+  for (int n = 0; n < 6000; ++n) {
+    const Program p = generate(random_bytes(rng, 400), GeneratorOptions{});
+    for (const Stmt& s : p.stmts) {
+      if (s.kind != StmtKind::Op) continue;
+      const Op op = s.instr.op;
+      if (op != Op::Det && op != Op::Slogdet && op != Op::Inv) continue;
+      ops.insert(op);
+      const Stmt& a = p.stmts[static_cast<std::size_t>(s.instr.operands[0])];
+      if (a.kind != StmtKind::Leaf) continue;
+      const std::vector<float>& d = p.leaves[static_cast<std::size_t>(a.leaf)].data;
+      const auto m = static_cast<std::size_t>(a.shape[a.shape.rank() - 1]);
+      batched += a.shape.rank() > 2;
+      four += m == 4;
+      // The first matrix of the batch, row by row.
+      const auto row = [&](std::size_t i, std::size_t j) { return d[i * m + j]; };
+      const auto rows_related = [&](std::size_t i, std::size_t k, float f) {
+        for (std::size_t j = 0; j < m; ++j)
+          if (bits(row(i, j)) != bits(f * row(k, j))) return false;
+        return true;
+      };
+      bool any_zero = false, any_equal = false, any_scaled = false;
+      for (std::size_t i = 0; i < m; ++i) {
+        bool z = true;
+        for (std::size_t j = 0; j < m; ++j)
+          z = z && row(i, j) == 0.0f;
+        any_zero = any_zero || z;
+        for (std::size_t k = 0; k < i; ++k) {
+          any_equal = any_equal || rows_related(i, k, 1.0f);
+          any_scaled = any_scaled || rows_related(i, k, 2.0f) || rows_related(i, k, -1.0f);
+        }
+      }
+      zero_row += any_zero;
+      zero_1x1 += m == 1 && d[0] == 0.0f;
+      repeated += any_equal && !any_zero;
+      scaled += any_scaled && !any_zero && !any_equal;
+      distinct += m > 1 && !any_zero && !any_equal && !any_scaled;
+    }
+  }
+  EXPECT_EQ(ops.size(), 3u);
+  for (int count : {zero_row, zero_1x1, repeated, scaled, distinct, batched, four})
+    EXPECT_GT(count, 0);
+  EXPECT_GT(zero_row + repeated + scaled, distinct / 10) << "singular matrices are not rare";
 }

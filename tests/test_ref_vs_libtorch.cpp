@@ -174,6 +174,21 @@ void linalg_vocabulary(std::vector<NamedProgram>& out) {
       case Op::Trace:
         r = b.op(info.op, {b.op(Op::Mm, {b.op(Op::Transpose, {m}, two_dims(0, 1)), m})});
         break;
+      case Op::Det:
+      case Op::Slogdet:
+      case Op::Inv: {
+        // Two regular 3x3 matrices and a 4x4 one, far from singular (the singular ones are
+        // where LibTorch 1.13.1's det gradient is wrong: bugs.md).
+        const Reg batch =
+            b.leaf({2, 3, 3}, {1.5f, -0.5f, 0.25f, 0.75f, 2.0f, -1.0f, -0.25f, 0.5f, 1.25f, 1.0f,
+                               0.5f, 0.0f, -0.5f, 1.0f, 0.25f, 0.0f, 0.25f, 2.0f});
+        const Reg four = b.leaf({4, 4}, {2.0f, 0.5f, -0.25f, 0.0f, 0.25f, 1.5f, 0.5f, -0.5f, -1.0f,
+                                         0.0f, 1.75f, 0.25f, 0.5f, -0.75f, 0.25f, 1.25f});
+        const Reg x = b.op(info.op, {batch});
+        const Reg y = b.op(Op::SumAll, {b.op(info.op, {four})});
+        r = b.op(Op::Add, {x, y});
+        break;
+      }
       default: continue; // the other families have their own programs
       }
       const Shape rs = b.shape(r).rank() == 0 ? Shape{1} : b.shape(r);

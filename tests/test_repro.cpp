@@ -373,6 +373,8 @@ Program all_ops_program() {
       if (info.op == Op::Outer) v = b.op(info.op, {w, w});
       if (info.op == Op::Addmm) v = b.op(info.op, {w, zt, z}, at);
       if (info.op == Op::Trace) v = b.op(info.op, {b.op(Op::Mm, {z, zt})});
+      if (info.op == Op::Det || info.op == Op::Slogdet || info.op == Op::Inv)
+        v = b.op(info.op, {b.op(Op::Mm, {z, zt})}); // z z^T is regular
       r2 = b.op(Op::SumAll, {v});
       break;
     }
@@ -532,7 +534,10 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::scatter_add(",
                                                  "torch::scatter_reduce(",
                                                  "torch::masked_fill(",
-                                                 "torch::kInt64"};
+                                                 "torch::kInt64",
+                                                 "torch::linalg::det(",
+                                                 "torch::linalg::slogdet(",
+                                                 "torch::linalg::inv("};
 const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.cos(",
                                                     "torch.tan(",
@@ -634,7 +639,10 @@ const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.scatter_add(",
                                                     "torch.scatter_reduce(",
                                                     "torch.masked_fill(",
-                                                    "dtype=torch.int64"};
+                                                    "dtype=torch.int64",
+                                                    "torch.linalg.det(",
+                                                    "torch.linalg.slogdet(",
+                                                    "torch.linalg.inv("};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it

@@ -234,4 +234,29 @@ int max_repeat_times(const Shape& s, int dim) {
   return 1;
 }
 
+bool matrix_leaf_feasible(const Knobs& k) {
+  return k.min_dim <= kMaxSquareOrder;
+}
+std::int64_t matrix_order_max(const Knobs& k) {
+  return std::min<std::int64_t>(k.max_dim, kMaxSquareOrder);
+}
+std::int64_t matrix_batch_max(const Knobs& k) {
+  return std::min<std::int64_t>(k.max_dim, kMaxMatrixBatch);
+}
+
+bool matrix_leaf_shape(const Knobs& k, const Shape& s) {
+  if (!matrix_leaf_feasible(k) || !small_square(s) || s.rank() > 4) return false;
+  if (s[s.rank() - 1] < k.min_dim || s[s.rank() - 1] > matrix_order_max(k)) return false;
+  for (int i = 0; i + 2 < s.rank(); ++i)
+    if (s[i] < k.min_dim || s[i] > matrix_batch_max(k)) return false;
+  return true;
+}
+
+void square_registers(std::span<const Stmt> regs, std::vector<Reg>& out) {
+  out.clear();
+  for (std::size_t r = 0; r < regs.size(); ++r)
+    if (regs[r].dtype == DType::F32 && small_square(regs[r].shape))
+      out.push_back(static_cast<Reg>(r));
+}
+
 } // namespace burnmark::gen_detail

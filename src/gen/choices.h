@@ -12,6 +12,7 @@
 
 #include "burnmark/gen/generator.h"
 #include "burnmark/ir/program.h"
+#include "burnmark/ir/shape_rules.h"
 
 namespace burnmark::gen_detail {
 
@@ -148,6 +149,33 @@ void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 // How large dim d of a scatter index may be: src's size, and self's too off dim.
 inline std::int64_t scatter_index_limit(const Shape& self, const Shape& src, int dim, int d) {
   return d == dim ? src[d] : std::min(src[d], self[d]);
+}
+
+// ---- det, slogdet, inv: small square operands ----
+
+// A det-family step either takes a [..., n, n] register (n <= kMaxSquareOrder) or builds a
+// matrix leaf for its operand: 0..2 batch dims of min_dim..kMaxMatrixBatch, n of
+// min_dim..kMaxSquareOrder, and rows cycling over R seed rows (1 <= R <= rows), each seed row
+// fresh values, zeros, twice or minus the previous seed row. R < n repeats rows and the other
+// kinds give zero rows and scaled rows, so exactly singular matrices are common; R >= n reaches
+// every matrix.
+inline constexpr std::int64_t kMaxMatrixBatch = 3;
+enum class SeedRow : std::uint8_t { Fresh, Zero, Twice, Negated };
+// The first seed row has no previous one: only Fresh and Zero.
+constexpr std::uint32_t seed_row_kinds(std::size_t row) {
+  return row == 0 ? 2 : 4;
+}
+// Knobs allow some matrix leaf (n = min_dim <= kMaxSquareOrder).
+bool matrix_leaf_feasible(const Knobs& k);
+// The largest n and batch dim a matrix leaf may take (callers check feasibility first).
+std::int64_t matrix_order_max(const Knobs& k);
+std::int64_t matrix_batch_max(const Knobs& k);
+// A shape a matrix leaf can take under the knobs.
+bool matrix_leaf_shape(const Knobs& k, const Shape& s);
+// f32 registers of shape [..., n, n] with n <= kMaxSquareOrder.
+void square_registers(std::span<const Stmt> regs, std::vector<Reg>& out);
+constexpr bool square_op(Op op) {
+  return op == Op::Det || op == Op::Slogdet || op == Op::Inv;
 }
 
 // ---- leaf values ----

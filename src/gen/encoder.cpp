@@ -84,6 +84,14 @@ public:
         if (i > 0) {
           if (leaves >= k_.max_leaves)
             fail(fmt::format("a leaf beyond max_leaves={}", k_.max_leaves));
+          // A matrix leaf feeding the det, slogdet or inv right after it is made inside that
+          // op step.
+          if (matrix_leaf_before(i)) {
+            ++leaves;
+            i = matrix_op_step(i + 1);
+            ++ops;
+            break;
+          }
           // A leaf that only feeds the op right after it may be that op's edge leaf, which the
           // decoder makes inside the op step; encoding it so keeps the step count.
           if (const std::optional<Reg> like = edge_leaf_stand_in(i)) {
@@ -152,6 +160,87 @@ private:
       fail("the generator makes a comparison only as the mask of the where or masked_fill right "
            "after it");
     return i + 1;
+  }
+
+  // Statement i is a leaf the decoder can build as the matrix operand of the square op after it.
+  bool matrix_leaf_before(std::size_t i) const {
+    if (i + 1 >= p_.stmts.size()) return false;
+    const Stmt& next = p_.stmts[i + 1];
+    return next.kind == StmtKind::Op && square_op(next.instr.op) &&
+           next.instr.operands[0] == static_cast<Reg>(i) &&
+           matrix_leaf_shape(k_, p_.stmts[i].shape);
+  }
+
+  int leaves_in_prefix() const {
+    int n = 0;
+    for (const Stmt& s : prefix())
+      n += s.kind == StmtKind::Leaf && s.dtype == DType::F32 ? 1 : 0; // index leaves do not count
+    return n;
+  }
+
+  // The op step of the square op at statement i whose operand is the matrix leaf at i - 1. The
+  // step's first operand is a stand-in (register 0, a leaf); the decoder builds the leaf instead.
+  std::size_t matrix_op_step(std::size_t i) {
+    const Op op = p_.stmts[i].instr.op;
+    reg_ = static_cast<Reg>(i - 1);
+    out_.choice(0, kStepAlternatives);
+    head(OpFamily::Linalg, 0);
+    choose_op(kLinalgOps, op);
+    if (small_square(p_.stmts[0].shape)) out_.choice(1, 2);
+    matrix_leaf(p_.leaves[static_cast<std::size_t>(p_.stmts[i - 1].leaf)]);
+    reg_ = static_cast<Reg>(i);
+    return i;
+  }
+
+  void matrix_leaf(const Leaf& leaf) {
+    const Shape& s = leaf.shape;
+    const std::int64_t bmax = matrix_batch_max(k_);
+    out_.choice(static_cast<std::uint32_t>(s.rank() - 2), bmax >= k_.min_dim ? 3 : 1);
+    for (int i = 0; i + 2 < s.rank(); ++i)
+      dim(s[i], bmax);
+    const std::int64_t n = s[s.rank() - 1];
+    dim(n, matrix_order_max(k_));
+    const std::int64_t rows = s.numel() / n;
+    const auto& d = leaf.data;
+    const auto row_equals = [&](std::int64_t a, std::int64_t b) {
+      for (std::int64_t j = 0; j < n; ++j)
+        if (!same_bits(d[static_cast<std::size_t>(a * n + j)],
+                       d[static_cast<std::size_t>(b * n + j)]))
+          return false;
+      return true;
+    };
+    std::int64_t period = 1;
+    const auto cycles = [&](std::int64_t r) {
+      for (std::int64_t t = r; t < rows; ++t)
+        if (!row_equals(t, t % r)) return false;
+      return true;
+    };
+    while (!cycles(period))
+      ++period;
+    out_.choice(static_cast<std::uint32_t>(period - 1), static_cast<std::uint32_t>(rows));
+    const auto at = [&](std::int64_t k, std::int64_t j) {
+      return d[static_cast<std::size_t>(k * n + j)];
+    };
+    for (std::int64_t k = 0; k < period; ++k) {
+      const auto all = [&](auto same) {
+        for (std::int64_t j = 0; j < n; ++j)
+          if (!same(j)) return false;
+        return true;
+      };
+      const std::uint32_t kinds = seed_row_kinds(static_cast<std::size_t>(k));
+      if (all([&](std::int64_t j) { return same_bits(at(k, j), 0.0f); })) {
+        out_.choice(static_cast<std::uint32_t>(SeedRow::Zero), kinds);
+      } else if (k > 0 &&
+                 all([&](std::int64_t j) { return same_bits(at(k, j), 2.0f * at(k - 1, j)); })) {
+        out_.choice(static_cast<std::uint32_t>(SeedRow::Twice), kinds);
+      } else if (k > 0 && all([&](std::int64_t j) { return same_bits(at(k, j), -at(k - 1, j)); })) {
+        out_.choice(static_cast<std::uint32_t>(SeedRow::Negated), kinds);
+      } else {
+        out_.choice(static_cast<std::uint32_t>(SeedRow::Fresh), kinds);
+        for (std::int64_t j = 0; j < n; ++j)
+          value(at(k, j), static_cast<std::size_t>(k * n + j));
+      }
+    }
   }
 
   // For a leaf at statement i that may be the edge leaf of the op at i + 1: an earlier f32
@@ -529,6 +618,11 @@ private:
     case OpFamily::Linalg: {
       head(family, a);
       choose_op(kLinalgOps, instr.op);
+      if (square_op(instr.op)) {
+        // The operand itself, not a built matrix leaf (matrix_op_step writes those).
+        if (leaves_in_prefix() < k_.max_leaves && matrix_leaf_feasible(k_)) out_.choice(0, 2);
+        return;
+      }
       if (instr.op == Op::Trace) return edge_tag(instr.op);
       if (instr.op == Op::Addmm) {
         addmm_first(prefix(), a, candidates_);

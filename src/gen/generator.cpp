@@ -189,6 +189,74 @@ private:
     return static_cast<Reg>(num_regs() - 1);
   }
 
+  // [0..2 batch dims, n, n] within the knobs (matrix_leaf_feasible checked by the caller).
+  Shape matrix_shape() {
+    const std::int64_t bmax = matrix_batch_max(k_);
+    const std::uint32_t batch_ranks = bmax >= k_.min_dim ? 3 : 1;
+    const auto batch = static_cast<int>(in_.choice(batch_ranks));
+    Shape s;
+    for (int i = 0; i < batch; ++i)
+      s.push_back(dim_up_to(bmax));
+    const std::int64_t n = dim_up_to(matrix_order_max(k_));
+    s.push_back(n);
+    s.push_back(n);
+    return s;
+  }
+
+  // Rows cycle over R seed rows; a seed row is fresh values, zeros, or twice or minus the seed
+  // row before it, exactly (scaling by -1 and 2 is exact in f32), so that the matrix is singular.
+  void push_matrix_leaf(const Shape& shape) {
+    const std::int64_t n = shape[shape.rank() - 1];
+    const std::int64_t rows = shape.numel() / n;
+    const auto seed_rows =
+        static_cast<std::int64_t>(1 + in_.choice(static_cast<std::uint32_t>(rows)));
+    std::vector<float> seed(static_cast<std::size_t>(seed_rows * n));
+    for (std::int64_t k = 0; k < seed_rows; ++k) {
+      const auto kind =
+          static_cast<SeedRow>(in_.choice(seed_row_kinds(static_cast<std::size_t>(k))));
+      for (std::int64_t j = 0; j < n; ++j) {
+        const auto at = static_cast<std::size_t>(k * n + j);
+        switch (kind) {
+        case SeedRow::Fresh: seed[at] = seed_value(); break;
+        case SeedRow::Zero: seed[at] = 0.0f; break;
+        case SeedRow::Twice: seed[at] = 2.0f * seed[at - static_cast<std::size_t>(n)]; break;
+        case SeedRow::Negated: seed[at] = -seed[at - static_cast<std::size_t>(n)]; break;
+        }
+      }
+    }
+    Leaf& leaf = program_.leaves.emplace_back();
+    ++float_leaves_;
+    leaf.shape = shape;
+    leaf.data.resize(static_cast<std::size_t>(shape.numel()));
+    for (std::int64_t t = 0; t < rows; ++t)
+      for (std::int64_t j = 0; j < n; ++j)
+        leaf.data[static_cast<std::size_t>(t * n + j)] =
+            seed[static_cast<std::size_t>((t % seed_rows) * n + j)];
+    Stmt& s = program_.stmts.emplace_back();
+    s.kind = StmtKind::Leaf;
+    s.leaf = static_cast<int>(program_.leaves.size() - 1);
+    s.shape = shape;
+  }
+
+  // det, slogdet, inv: operand a when it is a small square matrix (unless the step builds a
+  // matrix leaf instead), a fresh matrix leaf when a leaf fits, else another square register.
+  void square_step(Op op, Reg a) {
+    const bool can_build =
+        float_leaves_ < k_.max_leaves && matrix_leaf_feasible(k_);
+    if (small_square(shape_of(a)) && (!can_build || in_.choice(2) == 0)) {
+      push_op(op, {a}, {});
+      return;
+    }
+    if (can_build) {
+      push_matrix_leaf(matrix_shape());
+      push_op(op, {static_cast<Reg>(num_regs() - 1)}, {});
+      return;
+    }
+    square_registers(regs(), scratch_);
+    if (scratch_.empty()) return unary(a);
+    push_op(op, {pick(scratch_)}, {});
+  }
+
   // Only f32 registers are aliased: the root (the last register) must never be a mask.
   Reg alias_source() {
     float_registers(regs(), scratch_);
@@ -419,6 +487,7 @@ private:
     }
     case OpFamily::Linalg: {
       const Op op = kLinalgOps[in_.choice(kLinalgOps.size())];
+      if (square_op(op)) return square_step(op, a);
       if (op == Op::Trace) {
         if (sa.rank() != 2) return unary(a);
         push_op(op, {a}, attrs);

@@ -375,6 +375,18 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   case Op::Trace:
     if (in[0].rank() != 2) return fail("trace needs a matrix");
     return ShapeResult{Shape::scalar()};
+  case Op::Det:
+  case Op::Slogdet:
+  case Op::Inv: {
+    if (!small_square(in[0]))
+      return fail(std::string(op_name(op)) +
+                  " needs [..., n, n] with n <= " + std::to_string(kMaxSquareOrder));
+    if (op == Op::Inv) return capped(in[0]);
+    Shape out;
+    for (int i = 0; i + 2 < in[0].rank(); ++i)
+      out.push_back(in[0][i]);
+    return ShapeResult{out};
+  }
   case Op::CosineSimilarity: {
     const ShapeResult both = broadcast_pair(in[0], in[1]);
     if (!both.ok()) return both;
@@ -408,6 +420,11 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   case Op::MaskedFill: return broadcast_pair(in[0], in[1]);
   }
   return fail("unknown op");
+}
+
+bool small_square(const Shape& s) {
+  const int r = s.rank();
+  return r >= 2 && s[r - 1] == s[r - 2] && s[r - 1] >= 1 && s[r - 1] <= kMaxSquareOrder;
 }
 
 } // namespace burnmark

@@ -119,6 +119,13 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
     Judge judge{options, got.backend, verdict};
     if (ref.status == Status::Error || got.status == Status::Error) {
       if (ref.status == got.status) continue; // both raised: agreement
+      // One raised where the other knows a correct implementation may: indeterminate.
+      if ((ref.status == Status::Error && got.error_possible) ||
+          (got.status == Status::Error && ref.error_possible)) {
+        verdict.indeterminate_by_backend.push_back({got.backend, 1});
+        verdict.indeterminate += 1;
+        continue;
+      }
       Divergence d = judge.make(DivergenceKind::Error, -1);
       d.detail = ref.status == Status::Error
                      ? "reference raised: " + ref.message + "; backend returned values"

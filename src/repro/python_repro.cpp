@@ -192,6 +192,9 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("torch.addmm({}, {}, {}, beta={}, alpha={})", x, y, z, dbl(a.beta),
                        dbl(a.alpha));
   case Op::Trace: return fmt::format("torch.trace({})", x);
+  case Op::Det: return fmt::format("torch.linalg.det({})", x);
+  case Op::Slogdet: return fmt::format("torch.linalg.slogdet({}).logabsdet", x);
+  case Op::Inv: return fmt::format("torch.linalg.inv({})", x);
   case Op::Flip: return fmt::format("torch.flip({}, dims=[{}])", x, a.dim);
   case Op::Roll: return fmt::format("torch.roll({}, shifts={}, dims={})", x, a.times, a.dim);
   case Op::Unsqueeze: return fmt::format("torch.unsqueeze({}, {})", x, a.dim);

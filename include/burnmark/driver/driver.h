@@ -59,6 +59,8 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
       }
     }
     const auto& root = regs[static_cast<std::size_t>(program.root)];
+    if constexpr (requires { framework.error_possible(); })
+      out.error_possible = framework.error_possible();
     out.root = framework.read(root);
     if (options.gradients) {
       framework.backward(root);

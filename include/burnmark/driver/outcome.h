@@ -32,6 +32,10 @@ struct Outcome {
   HostTensor root;
   // One per leaf, in leaf order; only filled when gradients were requested and status is Ok.
   std::vector<HostTensor> grads;
+  // Set by a backend that knows rounding decides whether a correct implementation raises here
+  // (the reference, for inv of a matrix whose determinant is 0 within its bound): another
+  // backend's error is then indeterminate, not a divergence.
+  bool error_possible = false;
 };
 
 struct RunOptions {

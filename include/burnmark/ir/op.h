@@ -73,7 +73,7 @@ enum class OpFamily : std::uint8_t {
   Repeat,
   AlongDim,   // one float tensor, a dim (and parameters): scans and normalisers, same shape
   Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
-  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace
+  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace; det, slogdet, inv
   View,       // one float tensor rearranged: flip, roll, unsqueeze, squeeze, tril, triu, ...
   Index,      // a float tensor and an i64 index tensor (operand 1): gather ... scatter_reduce
   Masked,     // masked_fill(x, mask, value): a float tensor and a bool mask (operand 1)

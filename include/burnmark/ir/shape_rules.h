@@ -34,4 +34,10 @@ Shape moved_shape(const Shape& s, int source, int destination);
 // Elements on the diagonal `offset` of a rows x cols matrix (0 when it misses the matrix).
 std::int64_t diagonal_length(std::int64_t rows, std::int64_t cols, int offset);
 
+// det, slogdet and inv take [..., n, n] with n up to this (the reference expands the determinant
+// over the n! permutations).
+inline constexpr std::int64_t kMaxSquareOrder = 4;
+// s is [..., n, n] with 1 <= n <= kMaxSquareOrder.
+bool small_square(const Shape& s);
+
 } // namespace burnmark

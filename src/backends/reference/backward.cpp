@@ -12,6 +12,7 @@
 #include "approx_transcendental.h"
 #include "indexing.h"
 #include "linalg.h"
+#include "linalg_det.h"
 #include "rows.h"
 #include "tape.h"
 #include "views.h"
@@ -567,6 +568,9 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Outer: return linalg_product_backward(out, a, *b, dx, 0, 1);
   case Op::Addmm: return addmm_backward(out, *b, *c, dx);
   case Op::Trace: return trace_backward(out, a, dx);
+  case Op::Det: return det_backward(out, a, dx);
+  case Op::Slogdet: return slogdet_backward(out, a, dx);
+  case Op::Inv: return inv_backward(out, dx, s);
   case Op::Flip:
   case Op::Roll:
   case Op::Unsqueeze:

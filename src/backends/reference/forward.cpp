@@ -8,6 +8,7 @@
 #include "approx_transcendental.h"
 #include "indexing.h"
 #include "linalg.h"
+#include "linalg_det.h"
 #include "rows.h"
 #include "tape.h"
 #include "views.h"
@@ -254,6 +255,9 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Outer: return linalg_product(out.op, a, *b, o);
   case Op::Addmm: return addmm_forward(a, *b, *c, out, s);
   case Op::Trace: o.resize(1); return o.set(0, trace_forward(a, s));
+  case Op::Det: return det_forward(a, o, false);
+  case Op::Slogdet: return det_forward(a, o, true);
+  case Op::Inv: return inv_forward(a, o, s.error_possible);
   case Op::Flip:
   case Op::Roll:
   case Op::Unsqueeze:

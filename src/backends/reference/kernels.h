@@ -180,6 +180,9 @@ struct ReduceScratch {
   Buf wide_a, wide_b;              // broadcast operands of cosine_similarity, addmm
   std::vector<std::int64_t> index; // the view ops' and takes' index maps
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs; // scatter (target, source) pairs
+  // Set by an op whose outcome may be an error in a correct f32 implementation (inv of a
+  // matrix whose determinant's bound reaches 0); cleared per program.
+  bool error_possible = false;
 };
 
 // dst[j] = sum of the src elements whose walk offset `a` is j, accumulated in double and rounded

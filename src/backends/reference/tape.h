@@ -70,7 +70,12 @@ public:
     int node = -1;
   };
 
-  void reset() { used_ = 0; }
+  void reset() {
+    used_ = 0;
+    scratch_.error_possible = false;
+  }
+  // A correct f32 implementation may raise on this program (see Outcome::error_possible).
+  bool error_possible() const { return scratch_.error_possible; }
   Tensor leaf(const Leaf& leaf, bool requires_grad);
   Tensor alias(const Tensor& t) { return t; } // the very same node, so the leaf keeps its gradient
   Tensor apply(const Instr& instr, std::span<const Tensor* const> operands, const Shape& shape);
