@@ -108,7 +108,13 @@ std::string stmt_label(const Program& p, Reg reg) {
   case AttrKind::PDim: return fmt::format("{}[{}]", name, real(a.exponent));
   case AttrKind::BetaAlpha: return fmt::format("{}[{},{}]", name, real(a.beta), real(a.alpha));
   case AttrKind::Diagonal: return fmt::format("{}[{}]", name, a.times);
-  case AttrKind::DiagonalDims: return fmt::format("{}[{}]", name, a.times);
+  case AttrKind::DiagonalDims:
+  case AttrKind::Offset: return fmt::format("{}[{}]", name, a.times);
+  // A strided slice (step > 1) takes other paths than a contiguous one.
+  case AttrKind::Slice: return fmt::format("{}[{}]", name, a.variant);
+  case AttrKind::Reshape:
+  case AttrKind::Permutation:
+  case AttrKind::Chunk:
   case AttrKind::Shift:
   case AttrKind::Narrow:
   case AttrKind::DimIndex:

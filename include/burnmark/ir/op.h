@@ -54,6 +54,11 @@ enum class AttrKind : std::uint8_t {
   DimIndex,          // select: dim, index (in dim1)
   DimSize,           // expand: dim (of size 1), size (in times)
   DiagonalDims,      // diagonal: offset (in times), dim1 (in dim), dim2 (in dim1)
+  Reshape,           // reshape: variant 0 merges dims dim..dim1, 1 splits dim into times x rest
+  Permutation,       // permute: the dims as permutation_code digits (in times)
+  Slice,             // slice: dim, start (in dim1), end (in times), step (in variant)
+  Chunk,             // chunk: chunks (in times), dim, the chunk taken (in dim1)
+  Offset,            // diag_embed: offset (in times)
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.
@@ -71,8 +76,8 @@ enum class OpFamily : std::uint8_t {
   Repeat,
   AlongDim,   // one float tensor, a dim (and parameters): scans and normalisers, same shape
   Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
-  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace
-  View,       // one float tensor rearranged: flip, roll, unsqueeze, squeeze, tril, triu, ...
+  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace, bmm
+  View,       // float tensors rearranged: flip, roll, unsqueeze, ..., stack (of two operands)
 };
 
 // The element type of a register. Leaves and almost every op are f32; comparisons make masks.
