@@ -199,7 +199,8 @@ root %12
 }
 
 TEST(Text, RoundTripOfTheShapeViews) {
-  const std::string full = R"(%0 = leaf f32[2,3,4] [0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25]
+  const std::string full =
+      R"(%0 = leaf f32[2,3,4] [0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25]
 %1 = permute %0, dims=[2,0,1] : f32[4,2,3]
 %2 = reshape %1, start_dim=1, end_dim=2 : f32[4,6]
 %3 = reshape %2, split_dim=1, factor=3 : f32[4,3,2]

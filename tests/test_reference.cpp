@@ -418,9 +418,15 @@ TEST(ReferenceGradients, Views) {
   slice3.variant = 3;
   const std::array<int, 3> perm = {2, 0, 1};
   const std::vector<std::pair<Op, Attrs>> shape_views = {
-      {Op::Reshape, with(0, 1, 1)}, {Op::Reshape, split},       {Op::Permute, with(0, 0, permutation_code(perm))},
-      {Op::Slice, slice2},          {Op::Slice, slice3},        {Op::Chunk, with(1, 2, 4)},
-      {Op::Chunk, with(2, 1, 3)},   {Op::DiagEmbed, with(0, 0, 0)}, {Op::DiagEmbed, with(0, 0, 1)},
+      {Op::Reshape, with(0, 1, 1)},
+      {Op::Reshape, split},
+      {Op::Permute, with(0, 0, permutation_code(perm))},
+      {Op::Slice, slice2},
+      {Op::Slice, slice3},
+      {Op::Chunk, with(1, 2, 4)},
+      {Op::Chunk, with(2, 1, 3)},
+      {Op::DiagEmbed, with(0, 0, 0)},
+      {Op::DiagEmbed, with(0, 0, 1)},
       {Op::DiagEmbed, with(0, 0, -1)}};
   for (const auto& [op, at] : shape_views) {
     SCOPED_TRACE(std::string(op_name(op)) + " " + std::to_string(at.times));
@@ -429,8 +435,8 @@ TEST(ReferenceGradients, Views) {
   // stack's gradient is each operand's slice of the upstream gradient (unbind).
   for (int d = 0; d <= 3; ++d) {
     SCOPED_TRACE("stack dim " + std::to_string(d));
-    expect_gradients_match_fd(
-        weighted(Op::Stack, {{{2, 3, 4}, a}, {{2, 3, 4}, values(24, 0.5f, -0.0625f)}}, with(d, 0, 1)));
+    expect_gradients_match_fd(weighted(
+        Op::Stack, {{{2, 3, 4}, a}, {{2, 3, 4}, values(24, 0.5f, -0.0625f)}}, with(d, 0, 1)));
   }
 }
 

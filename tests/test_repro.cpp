@@ -374,7 +374,8 @@ Program all_ops_program() {
       if (info.op == Op::Addmm) v = b.op(info.op, {w, zt, z}, at);
       if (info.op == Op::Trace) v = b.op(info.op, {b.op(Op::Mm, {z, zt})});
       if (info.op == Op::Bmm)
-        v = b.op(info.op, {b.op(Op::Unsqueeze, {z}, on_dim(0)), b.op(Op::Unsqueeze, {zt}, on_dim(0))});
+        v = b.op(info.op,
+                 {b.op(Op::Unsqueeze, {z}, on_dim(0)), b.op(Op::Unsqueeze, {zt}, on_dim(0))});
       r2 = b.op(Op::SumAll, {v});
       break;
     }
@@ -402,8 +403,8 @@ Program all_ops_program() {
         v.times = 2;
       }
       if (info.op == Op::DiagEmbed) v = dim_times(0, 1);
-      const Reg viewed = info.op == Op::Stack ? b.op(info.op, {src, src}, on_dim(1))
-                                              : b.op(info.op, {src}, v);
+      const Reg viewed =
+          info.op == Op::Stack ? b.op(info.op, {src, src}, on_dim(1)) : b.op(info.op, {src}, v);
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {viewed, viewed})});
       break;
     }

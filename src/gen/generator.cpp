@@ -474,10 +474,10 @@ private:
   ByteReader in_;
   Knobs k_;
   Program program_;
-  std::vector<Reg> scratch_; // candidate registers, reused across steps
+  std::vector<Reg> scratch_;        // candidate registers, reused across steps
   std::vector<Attrs> attr_choices_; // reshape's alternatives, reused across steps
   std::vector<int> ints_;           // diag_embed's offsets, reused across steps
-  std::vector<Shape> lanes_; // lane_shapes of the knobs
+  std::vector<Shape> lanes_;        // lane_shapes of the knobs
 };
 
 } // namespace

@@ -89,8 +89,7 @@ std::string attrs_text(Op op, const Attrs& a) {
   }
   case AttrKind::Slice:
     return fmt::format(", dim={}, start={}, end={}, step={}", a.dim, a.dim1, a.times, a.variant);
-  case AttrKind::Chunk:
-    return fmt::format(", chunks={}, dim={}, index={}", a.times, a.dim, a.dim1);
+  case AttrKind::Chunk: return fmt::format(", chunks={}, dim={}, index={}", a.times, a.dim, a.dim1);
   case AttrKind::Offset: return fmt::format(", offset={}", a.times);
   }
   return {};

@@ -238,8 +238,7 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("{}[{}{}:{}:{}]", x, lead, a.dim1, a.times, a.variant);
   }
   case Op::Stack: return fmt::format("torch.stack([{}, {}], dim={})", x, y, a.dim);
-  case Op::Chunk:
-    return fmt::format("torch.chunk({}, {}, dim={})[{}]", x, a.times, a.dim, a.dim1);
+  case Op::Chunk: return fmt::format("torch.chunk({}, {}, dim={})[{}]", x, a.times, a.dim, a.dim1);
   case Op::DiagEmbed:
     return fmt::format("torch.diag_embed({}, offset={}, dim1=-2, dim2=-1)", x, a.times);
   case Op::Bmm: return fmt::format("torch.bmm({}, {})", x, y);

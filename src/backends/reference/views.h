@@ -28,8 +28,8 @@ inline void view_map(Op op, const Attrs& at, const Shape& in, const Shape& out,
     return;
   }
   const auto moved = moved_axes(in.rank(), at.dim, at.dim1);
-  const auto permuted = op == Op::Permute ? *permutation_dims(at.times, in.rank())
-                                          : std::array<int, kMaxRank>{};
+  const auto permuted =
+      op == Op::Permute ? *permutation_dims(at.times, in.rank()) : std::array<int, kMaxRank>{};
   const std::int64_t chunk = op == Op::Chunk ? chunk_size(in[at.dim], at.times) : 0;
   std::array<std::int64_t, kMaxRank> idx{};
   for (std::int64_t i = 0; i < n; ++i) {
