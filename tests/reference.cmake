@@ -2,6 +2,10 @@
 # each op family's scalar formulas (src/backends/reference/approx_<family>.h) on their own.
 burnmark_test(test_reference test_reference.cpp)
 target_link_libraries(test_reference PRIVATE burnmark_ref)
+# The shape views and bmm against values derived from their definitions.
+burnmark_test(test_reference_views test_reference_views.cpp)
+target_link_libraries(test_reference_views PRIVATE burnmark_ref burnmark_ir)
+target_include_directories(test_reference_views PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 foreach(family transcendental elementary activation binary reductions)
   burnmark_test(test_reference_${family} test_reference_${family}.cpp)
   target_link_libraries(test_reference_${family} PRIVATE burnmark_ir)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "burnmark/gen/generator.h"
+#include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 
 using namespace burnmark;
@@ -181,6 +182,52 @@ TEST(Generate, TotalAndWithinCapsOnRandomBytes) {
   EXPECT_GT(keepdim_true, 0);
   EXPECT_GT(keepdim_false, 0);
   EXPECT_GT(broadcast_binaries, 0);
+}
+
+// The shape views reach each of their forms: reshape's merges (flatten included) and splits,
+// slice steps above 1, chunk indices where LibTorch makes fewer chunks than asked, diag_embed
+// off the main diagonal, stack of two different registers, permutations other than the
+// identity, and bmm.
+TEST(Generate, ShapeViewsReachEachForm) {
+  std::mt19937 rng(8);
+  int merges = 0, flattens = 0, splits = 0, strided_slices = 0, short_chunks = 0, off_diagonal = 0,
+      two_stacks = 0, permutes = 0, bmms = 0;
+  for (int n = 0; n < 6000; ++n) {
+    const Program p = generate(random_bytes(rng, 400), GeneratorOptions{});
+    for (const Stmt& s : p.stmts) {
+      if (s.kind != StmtKind::Op) continue;
+      const Attrs& a = s.instr.attrs;
+      const Shape& in = p.shape_of(s.instr.operands[0]);
+      switch (s.instr.op) {
+      case Op::Reshape:
+        ++(a.variant == 0 ? merges : splits);
+        if (a.variant == 0 && s.shape.rank() == 1 && in.rank() >= 2) ++flattens;
+        break;
+      case Op::Slice: strided_slices += a.variant > 1; break;
+      case Op::Chunk: short_chunks += chunk_count(in[a.dim], a.times) < a.times; break;
+      case Op::DiagEmbed: off_diagonal += a.times != 0; break;
+      case Op::Stack: two_stacks += s.instr.operands[0] != s.instr.operands[1]; break;
+      case Op::Permute: {
+        std::array<int, kMaxRank> identity{};
+        for (int d = 0; d < in.rank(); ++d)
+          identity[static_cast<std::size_t>(d)] = d;
+        permutes += *permutation_dims(a.times, in.rank()) != identity;
+        break;
+      }
+      case Op::Bmm: ++bmms; break;
+      default: break;
+      }
+    }
+  }
+  EXPECT_GT(merges, 0);
+  EXPECT_GT(flattens, 0);
+  EXPECT_GT(splits, 0);
+  EXPECT_GT(strided_slices, 0);
+  EXPECT_GT(short_chunks, 0);
+  EXPECT_GT(off_diagonal, 0);
+  EXPECT_GT(two_stacks, 0);
+  EXPECT_GT(permutes, 0);
+  EXPECT_GT(bmms, 0);
 }
 
 TEST(Generate, SpecialRateZeroGivesOnlyRegularValues) {

@@ -1,9 +1,11 @@
 // Shape rules of every op and the text form's round trip on hand-written programs.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "burnmark/ir/shape_rules.h"
@@ -81,6 +83,74 @@ TEST(ShapeRules, MatmulBroadcastsBatch) {
   EXPECT_FALSE(rule(Op::Matmul, {{2, 2, 3}, {3, 3, 4}}).ok());
 }
 
+TEST(ShapeRules, ReshapePermuteSliceStackChunkDiagEmbedBmm) {
+  Attrs merge;
+  merge.dim = 1;
+  merge.dim1 = 2;
+  expect_shape(rule(Op::Reshape, {{2, 3, 4}}, merge), {2, 12});
+  merge.dim = 0;
+  expect_shape(rule(Op::Reshape, {{2, 3, 4}}, merge), {24}); // flatten
+  EXPECT_FALSE(rule(Op::Reshape, {{8, 8}}, merge).ok()) << "a merged dim of 64 exceeds the cap";
+  merge.dim1 = 0;
+  EXPECT_FALSE(rule(Op::Reshape, {{2, 3}}, merge).ok()) << "start_dim < end_dim";
+  Attrs split;
+  split.variant = 1;
+  split.dim = 1;
+  split.times = 3;
+  expect_shape(rule(Op::Reshape, {{2, 6}}, split), {2, 3, 2});
+  split.times = 4;
+  EXPECT_FALSE(rule(Op::Reshape, {{2, 6}}, split).ok()) << "4 does not divide 6";
+  split.times = 1;
+  EXPECT_FALSE(rule(Op::Reshape, {{2, 3, 4, 5, 2}}, split).ok()) << "no room for another dim";
+
+  const std::array<int, 3> dims = {2, 0, 1};
+  Attrs perm;
+  perm.times = permutation_code(dims);
+  EXPECT_EQ(perm.times, 312);
+  expect_shape(rule(Op::Permute, {{2, 3, 4}}, perm), {4, 2, 3});
+  EXPECT_FALSE(rule(Op::Permute, {{2, 3}}, perm).ok()) << "a rank-3 permutation";
+  perm.times = 113;
+  EXPECT_FALSE(rule(Op::Permute, {{2, 3, 4}}, perm).ok()) << "dim 0 twice";
+
+  Attrs slice;
+  slice.dim = 1;
+  slice.dim1 = 1;
+  slice.times = 6;
+  slice.variant = 2;
+  expect_shape(rule(Op::Slice, {{2, 7}}, slice), {2, 3}); // elements 1, 3, 5
+  slice.variant = 3;
+  expect_shape(rule(Op::Slice, {{2, 7}}, slice), {2, 2}); // elements 1, 4
+  slice.times = 8;
+  EXPECT_FALSE(rule(Op::Slice, {{2, 7}}, slice).ok());
+
+  Attrs stack;
+  stack.dim = 2;
+  expect_shape(rule(Op::Stack, {{2, 3}, {2, 3}}, stack), {2, 3, 2});
+  EXPECT_FALSE(rule(Op::Stack, {{2, 3}, {3, 2}}, stack).ok());
+  stack.dim = 3;
+  EXPECT_FALSE(rule(Op::Stack, {{2, 3}, {2, 3}}, stack).ok());
+
+  // torch.chunk: chunks of ceil(n / chunks), so 5 in 4 chunks is 2, 2, 1 and there is no 4th.
+  Attrs chunk;
+  chunk.dim = 0;
+  chunk.times = 4;
+  chunk.dim1 = 2;
+  expect_shape(rule(Op::Chunk, {{5, 3}}, chunk), {1, 3});
+  chunk.dim1 = 3;
+  EXPECT_FALSE(rule(Op::Chunk, {{5, 3}}, chunk).ok());
+  chunk.dim1 = 2;
+  expect_shape(rule(Op::Chunk, {{6, 3}}, chunk), {2, 3}); // 6 in 4 chunks: 2, 2, 2
+
+  Attrs offset;
+  offset.times = -1;
+  expect_shape(rule(Op::DiagEmbed, {{2, 3}}, offset), {2, 4, 4});
+  EXPECT_FALSE(rule(Op::DiagEmbed, {{2, 2, 2, 2, 2}}, offset).ok()) << "rank 6 is above the cap";
+
+  expect_shape(rule(Op::Bmm, {{2, 3, 4}, {2, 4, 5}}), {2, 3, 5});
+  EXPECT_FALSE(rule(Op::Bmm, {{2, 3, 4}, {1, 4, 5}}).ok()) << "bmm does not broadcast";
+  EXPECT_FALSE(rule(Op::Bmm, {{3, 4}, {4, 5}}).ok());
+}
+
 TEST(ShapeRules, CapOnElements) {
   EXPECT_FALSE(rule(Op::Add, {{48, 48, 4}, {1}}).ok()) << "9216 elements exceed kMaxElements";
 }
@@ -126,6 +196,35 @@ root %12
   ASSERT_TRUE(second.ok()) << second.error();
   EXPECT_EQ(second.program(), p);
   EXPECT_EQ(to_text(second.program()), to_text(p));
+}
+
+TEST(Text, RoundTripOfTheShapeViews) {
+  const std::string full =
+      R"(%0 = leaf f32[2,3,4] [0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25, 0.5, -1, 2, 0.25]
+%1 = permute %0, dims=[2,0,1] : f32[4,2,3]
+%2 = reshape %1, start_dim=1, end_dim=2 : f32[4,6]
+%3 = reshape %2, split_dim=1, factor=3 : f32[4,3,2]
+%4 = slice %3, dim=1, start=0, end=3, step=2 : f32[4,2,2]
+%5 = stack %4, %4, dim=3 : f32[4,2,2,2]
+%6 = chunk %2, chunks=4, dim=1, index=2 : f32[4,2]
+%7 = diag_embed %6, offset=1 : f32[4,3,3]
+%8 = bmm %7, %7 : f32[4,3,3]
+root %8
+)";
+  const ParseResult first = parse_program(full);
+  ASSERT_TRUE(first.ok()) << first.error();
+  const Program& p = first.program();
+  EXPECT_EQ(p.stmts[1].instr.attrs.times, 312);
+  EXPECT_EQ(p.stmts[3].instr.attrs.variant, 1);
+  EXPECT_EQ(p.stmts[4].instr.attrs.variant, 2) << "slice's step";
+  EXPECT_EQ(to_text(p), "# burnmark program v1\n" + full);
+  const ParseResult second = parse_program(to_text(p));
+  ASSERT_TRUE(second.ok()) << second.error();
+  EXPECT_EQ(second.program(), p);
+  EXPECT_FALSE(parse_program("%0 = leaf f32[2,3] [1, 2, 3, 4, 5, 6]\n"
+                             "%1 = permute %0, dims=[0,1,2] : f32[2,3]\n")
+                   .ok())
+      << "a permutation of the wrong rank is an error, not another permutation";
 }
 
 TEST(Text, ErrorsNameTheLine) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 #include <string>
@@ -150,6 +151,60 @@ void view_vocabulary(std::vector<NamedProgram>& out) {
   }
 }
 
+// The shape views on a [2, 3, 4] operand (stack of two), each after a permute or a transpose
+// too, so that LibTorch meets a non-contiguous operand (reshape then copies where a merge is no
+// view), and each followed by an elementwise op on its result, weighted by a leaf.
+void shape_view_vocabulary(std::vector<NamedProgram>& out) {
+  const auto with = [](int dim, int dim1, int times, int variant = 0) {
+    Attrs a;
+    a.dim = dim;
+    a.dim1 = dim1;
+    a.times = times;
+    a.variant = variant;
+    return a;
+  };
+  const std::array<int, 3> p201 = {2, 0, 1}, p102 = {1, 0, 2}, p012 = {0, 1, 2};
+  const std::vector<std::pair<Op, Attrs>> cases = {
+      {Op::Reshape, with(0, 1, 1)},
+      {Op::Reshape, with(1, 2, 1)},
+      {Op::Reshape, with(0, 2, 1)},
+      {Op::Reshape, with(2, 0, 2, 1)},
+      {Op::Reshape, with(1, 0, 3, 1)},
+      {Op::Reshape, with(0, 0, 1, 1)},
+      {Op::Permute, with(0, 0, permutation_code(p201))},
+      {Op::Permute, with(0, 0, permutation_code(p102))},
+      {Op::Permute, with(0, 0, permutation_code(p012))},
+      {Op::Slice, with(2, 1, 4, 2)},
+      {Op::Slice, with(1, 0, 3, 3)},
+      {Op::Slice, with(0, 1, 2, 1)},
+      {Op::Slice, with(2, 0, 4, 3)},
+      {Op::Stack, with(0, 0, 1)},
+      {Op::Stack, with(2, 0, 1)},
+      {Op::Stack, with(3, 0, 1)},
+      {Op::Chunk, with(1, 2, 4)},
+      {Op::Chunk, with(2, 1, 3)},
+      {Op::Chunk, with(0, 0, 2)},
+      {Op::Chunk, with(2, 3, 4)},
+      {Op::DiagEmbed, with(0, 0, 0)},
+      {Op::DiagEmbed, with(0, 0, 1)},
+      {Op::DiagEmbed, with(0, 0, -1)}};
+  for (bool strided : {false, true})
+    for (const auto& [op, attrs] : cases) {
+      ProgramBuilder b;
+      Reg x = b.leaf({2, 3, 4}, ramp(24, -1.5f, 0.125f));
+      if (strided) {
+        // A [2, 3, 4] view of a [4, 3, 2] leaf: every stride differs from the contiguous one.
+        const Reg t = b.leaf({4, 3, 2}, ramp(24, 1.25f, -0.125f));
+        x = b.op(Op::Transpose, {t}, two_dims(0, 2));
+      }
+      const Reg r =
+          op == Op::Stack ? b.op(op, {x, b.op(Op::Exp, {x})}, attrs) : b.op(op, {x}, attrs);
+      const Shape rs = b.shape(r);
+      const Reg w = b.leaf(rs, ramp(rs.numel(), 1.0f, 0.25f));
+      out.push_back({op, b.finish(b.op(Op::Mul, {b.op(Op::Sin, {r}), w}))});
+    }
+}
+
 // The matrix and vector ops, each with every entry of its attribute table, weighted by a leaf.
 void linalg_vocabulary(std::vector<NamedProgram>& out) {
   for (const OpInfo& info : kOpTable) {
@@ -187,6 +242,15 @@ void linalg_vocabulary(std::vector<NamedProgram>& out) {
         const Reg x = b.op(info.op, {batch});
         const Reg y = b.op(Op::SumAll, {b.op(info.op, {four})});
         r = b.op(Op::Add, {x, y});
+        break;
+      }
+      case Op::Bmm: {
+        // Contiguous batches, then a transposed (strided) first operand.
+        const Reg x = b.leaf({2, 3, 2}, ramp(12, -1.25f, 0.25f));
+        const Reg y = b.leaf({2, 2, 4}, ramp(16, 0.75f, -0.125f));
+        const Reg xt =
+            b.op(Op::Transpose, {b.leaf({2, 2, 3}, ramp(12, 1.0f, -0.1875f))}, two_dims(1, 2));
+        r = b.op(Op::Add, {b.op(info.op, {x, y}), b.op(info.op, {xt, y})});
         break;
       }
       default: continue; // the other families have their own programs
@@ -390,6 +454,7 @@ std::vector<NamedProgram> programs_per_op() {
   linalg_vocabulary(out);
   indexing_vocabulary(out);
   view_vocabulary(out);
+  shape_view_vocabulary(out);
   return out;
 }
 

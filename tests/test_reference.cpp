@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -388,6 +389,8 @@ TEST(ReferenceGradients, LinearAlgebra) {
   expect_gradients_match_fd(weighted(Op::Dot, {{{3}, u}, {{3}, {1.25f, 0.5f, -0.75f}}}));
   expect_gradients_match_fd(weighted(Op::Outer, {{{2}, {1.25f, -0.75f}}, {{3}, u}}));
   expect_gradients_match_fd(weighted(Op::Trace, {{{3, 2}, m}}));
+  expect_gradients_match_fd(weighted(
+      Op::Bmm, {{{2, 3, 2}, values(12, -1.5f, 0.25f)}, {{2, 2, 4}, values(16, 1.0f, -0.125f)}}));
   for (const Attrs& at : kAddmmParams) {
     SCOPED_TRACE(at.beta);
     expect_gradients_match_fd(
@@ -418,6 +421,35 @@ TEST(ReferenceGradients, Views) {
       weighted(Op::Squeeze, {{{2, 1, 4}, values(8, -1.0f, 0.25f)}}, with(1, 0, 1)));
   expect_gradients_match_fd(
       weighted(Op::Expand, {{{2, 1, 4}, values(8, -1.0f, 0.25f)}}, with(1, 0, 5)));
+  // The shape views: reshape merging dims 0..1 and splitting dim 2 into 2 x 2, permute [2,0,1],
+  // a slice with step 2 and one with step 3, the last chunk of fewer than asked (3 of 4 for a
+  // dim of 3, 2 of 3 for a dim of 4), diag_embed on, above and below the diagonal.
+  Attrs split = with(2, 0, 2), slice2 = with(2, 1, 4), slice3 = with(1, 0, 3);
+  split.variant = 1;
+  slice2.variant = 2;
+  slice3.variant = 3;
+  const std::array<int, 3> perm = {2, 0, 1};
+  const std::vector<std::pair<Op, Attrs>> shape_views = {
+      {Op::Reshape, with(0, 1, 1)},
+      {Op::Reshape, split},
+      {Op::Permute, with(0, 0, permutation_code(perm))},
+      {Op::Slice, slice2},
+      {Op::Slice, slice3},
+      {Op::Chunk, with(1, 2, 4)},
+      {Op::Chunk, with(2, 1, 3)},
+      {Op::DiagEmbed, with(0, 0, 0)},
+      {Op::DiagEmbed, with(0, 0, 1)},
+      {Op::DiagEmbed, with(0, 0, -1)}};
+  for (const auto& [op, at] : shape_views) {
+    SCOPED_TRACE(std::string(op_name(op)) + " " + std::to_string(at.times));
+    expect_gradients_match_fd(weighted(op, {{{2, 3, 4}, a}}, at));
+  }
+  // stack's gradient is each operand's slice of the upstream gradient (unbind).
+  for (int d = 0; d <= 3; ++d) {
+    SCOPED_TRACE("stack dim " + std::to_string(d));
+    expect_gradients_match_fd(weighted(
+        Op::Stack, {{{2, 3, 4}, a}, {{2, 3, 4}, values(24, 0.5f, -0.0625f)}}, with(d, 0, 1)));
+  }
 }
 
 // The indexing ops with repeated indices: a gather's gradient sums over the copies of an

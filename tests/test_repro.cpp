@@ -375,6 +375,9 @@ Program all_ops_program() {
       if (info.op == Op::Trace) v = b.op(info.op, {b.op(Op::Mm, {z, zt})});
       if (info.op == Op::Det || info.op == Op::Slogdet || info.op == Op::Inv)
         v = b.op(info.op, {b.op(Op::Mm, {z, zt})}); // z z^T is regular
+      if (info.op == Op::Bmm)
+        v = b.op(info.op,
+                 {b.op(Op::Unsqueeze, {z}, on_dim(0)), b.op(Op::Unsqueeze, {zt}, on_dim(0))});
       r2 = b.op(Op::SumAll, {v});
       break;
     }
@@ -387,7 +390,23 @@ Program all_ops_program() {
       if (info.op == Op::Expand) v.times = 3;
       const bool needs_one = info.op == Op::Squeeze || info.op == Op::Expand;
       const Reg src = needs_one ? b.op(Op::Unsqueeze, {z}, v) : z;
-      const Reg viewed = b.op(info.op, {src}, v);
+      // The shape views: flatten [2, 3], permute [1, 0], z[:, 0:3:2], stack at dim 1, the second
+      // of two chunks of dim 1, diag_embed above the diagonal.
+      const std::array<int, 2> swap = {1, 0};
+      if (info.op == Op::Reshape) v = two_dims(0, 1);
+      if (info.op == Op::Permute) v = dim_times(0, permutation_code(swap));
+      if (info.op == Op::Slice) {
+        v = two_dims(1, 0);
+        v.times = 3;
+        v.variant = 2;
+      }
+      if (info.op == Op::Chunk) {
+        v = two_dims(1, 1);
+        v.times = 2;
+      }
+      if (info.op == Op::DiagEmbed) v = dim_times(0, 1);
+      const Reg viewed =
+          info.op == Op::Stack ? b.op(info.op, {src, src}, on_dim(1)) : b.op(info.op, {src}, v);
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {viewed, viewed})});
       break;
     }
@@ -537,7 +556,14 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::kInt64",
                                                  "torch::linalg::det(",
                                                  "torch::linalg::slogdet(",
-                                                 "torch::linalg::inv("};
+                                                 "torch::linalg::inv(",
+                                                 "torch::reshape(r",
+                                                 "torch::permute(r",
+                                                 ".slice(1, 0, 3, 2)",
+                                                 "torch::stack({",
+                                                 "torch::chunk(",
+                                                 "torch::diag_embed(",
+                                                 "torch::bmm("};
 const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.cos(",
                                                     "torch.tan(",
@@ -642,7 +668,25 @@ const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "dtype=torch.int64",
                                                     "torch.linalg.det(",
                                                     "torch.linalg.slogdet(",
-                                                    "torch.linalg.inv("};
+                                                    "torch.linalg.inv(",
+                                                    "torch.flip(",
+                                                    "torch.roll(",
+                                                    "torch.unsqueeze(",
+                                                    "torch.squeeze(",
+                                                    "torch.tril(",
+                                                    "torch.triu(",
+                                                    "torch.movedim(",
+                                                    "torch.narrow(",
+                                                    "torch.select(",
+                                                    ".expand(",
+                                                    "torch.diagonal(",
+                                                    "torch.reshape(r",
+                                                    "torch.permute(r",
+                                                    "[:, 0:3:2]",
+                                                    "torch.stack([",
+                                                    "torch.chunk(",
+                                                    "torch.diag_embed(",
+                                                    "torch.bmm("};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it

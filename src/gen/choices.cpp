@@ -110,6 +110,86 @@ int max_expand(const Shape& s) {
   return n;
 }
 
+void reshape_choices(const Shape& s, std::vector<Attrs>& out) {
+  out.clear();
+  for (int d = 0; d < s.rank(); ++d) {
+    std::int64_t merged = s[d];
+    for (int e = d + 1; e < s.rank(); ++e) {
+      merged *= s[e];
+      if (merged > kMaxDim) break;
+      Attrs a;
+      a.dim = d;
+      a.dim1 = e;
+      out.push_back(a);
+    }
+  }
+  if (s.rank() >= kMaxRank) return;
+  for (int d = 0; d < s.rank(); ++d)
+    for (int f = 1; f <= s[d]; ++f)
+      if (s[d] % f == 0) {
+        Attrs a;
+        a.variant = 1;
+        a.dim = d;
+        a.times = f;
+        out.push_back(a);
+      }
+}
+
+int permutation_count(int rank) {
+  int n = 1;
+  for (int i = 2; i <= rank; ++i)
+    n *= i;
+  return n;
+}
+
+// Lehmer code: the index's factorial-base digits pick each dim among those not yet taken.
+int nth_permutation_code(int rank, int index) {
+  std::array<int, kMaxRank> left{};
+  for (int i = 0; i < rank; ++i)
+    left[static_cast<std::size_t>(i)] = i;
+  std::array<int, kMaxRank> dims{};
+  for (int i = 0; i < rank; ++i) {
+    const int block = permutation_count(rank - 1 - i);
+    const int k = index / block;
+    index %= block;
+    dims[static_cast<std::size_t>(i)] = left[static_cast<std::size_t>(k)];
+    for (int j = k; j + 1 < rank - i; ++j)
+      left[static_cast<std::size_t>(j)] = left[static_cast<std::size_t>(j + 1)];
+  }
+  return permutation_code(std::span<const int>(dims.data(), static_cast<std::size_t>(rank)));
+}
+
+int permutation_index(int code, int rank) {
+  const auto dims = permutation_dims(code, rank);
+  if (!dims) return -1;
+  int index = 0;
+  for (int i = 0; i < rank; ++i) {
+    int smaller_later = 0;
+    for (int j = i + 1; j < rank; ++j)
+      smaller_later += (*dims)[static_cast<std::size_t>(j)] < (*dims)[static_cast<std::size_t>(i)];
+    index += smaller_later * permutation_count(rank - 1 - i);
+  }
+  return index;
+}
+
+void diag_embed_offsets(const Shape& s, std::vector<int>& out) {
+  out.clear();
+  Attrs a;
+  const std::array<Shape, 1> in = {s};
+  for (int offset = -kMaxDiagEmbedOffset; offset <= kMaxDiagEmbedOffset; ++offset) {
+    a.times = offset;
+    if (infer_shape(Op::DiagEmbed, a, in).ok()) out.push_back(offset);
+  }
+}
+
+void stack_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+  out.clear();
+  const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
+  if (sa.rank() >= kMaxRank || 2 * sa.numel() > kMaxElements) return;
+  for (std::size_t r = 0; r < regs.size(); ++r)
+    if (regs[r].dtype == DType::F32 && regs[r].shape == sa) out.push_back(static_cast<Reg>(r));
+}
+
 Attrs table_key(const Attrs& a) {
   Attrs key = a;
   key.dim = 0;

@@ -137,6 +137,26 @@ int max_repeat_times(const Shape& s, int dim);
 // The sizes expand may give a size-1 dim: 1..kMaxExpand, limited by the element cap.
 inline constexpr int kMaxExpand = 8;
 int max_expand(const Shape& s);
+// reshape's alternatives for an operand of shape s, in order: every merge of dims dim..dim1
+// (dim < dim1) whose merged size fits a dim, then every split of a dim by a divisor of its size
+// (1 and the size included: they add a dim of size 1), while the rank allows one more dim.
+void reshape_choices(const Shape& s, std::vector<Attrs>& out);
+// permute's alternatives: the rank! permutations, by their index in lexicographic order.
+int permutation_count(int rank);
+int nth_permutation_code(int rank, int index);
+// The index of a permutation code's dims, or -1 when it is not a permutation of rank dims.
+int permutation_index(int code, int rank);
+// slice steps 1..kMaxSliceStep (step 1 is narrow's view, larger steps a strided one).
+inline constexpr int kMaxSliceStep = 3;
+// chunk counts kMinChunks..kMaxChunks.
+inline constexpr int kMinChunks = 2;
+inline constexpr int kMaxChunks = 4;
+// diag_embed's offsets in -kMaxDiagEmbedOffset..kMaxDiagEmbedOffset whose result fits the cap.
+inline constexpr int kMaxDiagEmbedOffset = 1;
+void diag_embed_offsets(const Shape& s, std::vector<int>& out);
+// stack's partners: f32 registers of a's shape, when a's rank leaves room for the new dim and
+// the stacked result fits the cap.
+void stack_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 
 // ---- index leaves ----
 

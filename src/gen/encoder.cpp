@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "burnmark/gen/generator.h"
+#include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 #include "byte_stream.h"
 #include "choices.h"
@@ -612,6 +613,39 @@ private:
         write(at.dim1 < at.dim ? at.dim1 : at.dim1 - 1, rank - 1);
         const int rows = static_cast<int>(sa[at.dim]), cols = static_cast<int>(sa[at.dim1]);
         write(at.times + rows - 1, rows + cols - 1);
+      } else if (instr.op == Op::Reshape) {
+        reshape_choices(sa, attr_choices_);
+        const auto index = index_in(attr_choices_, at);
+        if (!index) fail("this reshape is not among the merges and splits the generator offers");
+        write(static_cast<int>(*index), static_cast<int>(attr_choices_.size()));
+      } else if (instr.op == Op::Permute) {
+        if (rank < 2) fail("the generator permutes only tensors of rank >= 2");
+        write(permutation_index(at.times, rank), permutation_count(rank));
+      } else if (instr.op == Op::Slice) {
+        write_dim(at.dim);
+        const int n = static_cast<int>(sa[at.dim]);
+        if (at.variant > kMaxSliceStep)
+          fail(fmt::format("slice step must be 1..{} to be encodable", kMaxSliceStep));
+        write(at.dim1, n);
+        write(at.times - at.dim1 - 1, n - at.dim1);
+        write(at.variant - 1, kMaxSliceStep);
+      } else if (instr.op == Op::Stack) {
+        stack_partners(prefix(), a, candidates_);
+        partner(candidates_, instr.operands[1]);
+        write(at.dim, rank + 1);
+      } else if (instr.op == Op::Chunk) {
+        write_dim(at.dim);
+        if (at.times < kMinChunks || at.times > kMaxChunks)
+          fail(fmt::format("chunks must be {}..{} to be encodable", kMinChunks, kMaxChunks));
+        write(at.times - kMinChunks, kMaxChunks - kMinChunks + 1);
+        write(at.dim1, static_cast<int>(chunk_count(sa[at.dim], at.times)));
+      } else if (instr.op == Op::DiagEmbed) {
+        diag_embed_offsets(sa, ints_);
+        const auto it = std::find(ints_.begin(), ints_.end(), at.times);
+        if (it == ints_.end())
+          fail(fmt::format("diag_embed offset must be -{0}..{0} to be encodable",
+                           kMaxDiagEmbedOffset));
+        write(static_cast<int>(it - ints_.begin()), static_cast<int>(ints_.size()));
       }
       return edge_tag(instr.op);
     }
@@ -672,6 +706,8 @@ private:
   int edge_leaf_ = -1; // the register of the edge leaf the current op step carries, if any
   ByteWriter out_;
   std::vector<Reg> candidates_;
+  std::vector<Attrs> attr_choices_;
+  std::vector<int> ints_;
 };
 
 } // namespace

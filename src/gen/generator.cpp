@@ -480,6 +480,45 @@ private:
         attrs.times = pick_int(rows + cols - 1) - (rows - 1);
         break;
       }
+      case Op::Reshape:
+        reshape_choices(sa, attr_choices_);
+        if (attr_choices_.empty()) return unary(a);
+        attrs = attr_choices_[in_.choice(static_cast<std::uint32_t>(attr_choices_.size()))];
+        break;
+      case Op::Permute:
+        if (rank < 2) return unary(a);
+        attrs.times = nth_permutation_code(rank, pick_int(permutation_count(rank)));
+        break;
+      case Op::Slice: {
+        if (rank < 1) return unary(a);
+        attrs.dim = choose_dim();
+        const int n = static_cast<int>(sa[attrs.dim]);
+        attrs.dim1 = pick_int(n);
+        attrs.times = attrs.dim1 + 1 + pick_int(n - attrs.dim1);
+        attrs.variant = 1 + pick_int(kMaxSliceStep);
+        break;
+      }
+      case Op::Stack: {
+        stack_partners(regs(), a, scratch_);
+        if (scratch_.empty()) return unary(a);
+        const Reg b = pick(scratch_);
+        attrs.dim = pick_int(rank + 1);
+        push_op(op, {a, b}, attrs);
+        return;
+      }
+      case Op::Chunk: {
+        if (rank < 1) return unary(a);
+        attrs.dim = choose_dim();
+        attrs.times = kMinChunks + pick_int(kMaxChunks - kMinChunks + 1);
+        // Only the chunks LibTorch makes: fewer than asked when the dim is short.
+        attrs.dim1 = pick_int(static_cast<int>(chunk_count(sa[attrs.dim], attrs.times)));
+        break;
+      }
+      case Op::DiagEmbed:
+        diag_embed_offsets(sa, ints_);
+        if (ints_.empty()) return unary(a);
+        attrs.times = ints_[in_.choice(static_cast<std::uint32_t>(ints_.size()))];
+        break;
       default: return unary(a); // not a view op: kViewOps holds only the cases above
       }
       push_op(op, {a}, attrs);
@@ -587,9 +626,11 @@ private:
   ByteReader in_;
   Knobs k_;
   Program program_;
-  int float_leaves_ = 0;     // MAX_LEAVES counts the gradient-tracked leaves, not index leaves
-  std::vector<Reg> scratch_; // candidate registers, reused across steps
-  std::vector<Shape> lanes_; // lane_shapes of the knobs
+  int float_leaves_ = 0;            // MAX_LEAVES counts the gradient-tracked leaves only
+  std::vector<Reg> scratch_;        // candidate registers, reused across steps
+  std::vector<Attrs> attr_choices_; // reshape's alternatives, reused across steps
+  std::vector<int> ints_;           // diag_embed's offsets, reused across steps
+  std::vector<Shape> lanes_;        // lane_shapes of the knobs
 };
 
 } // namespace

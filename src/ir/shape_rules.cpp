@@ -149,6 +149,37 @@ std::int64_t diagonal_length(std::int64_t rows, std::int64_t cols, int offset) {
   return std::max<std::int64_t>(n, 0);
 }
 
+int permutation_code(std::span<const int> dims) {
+  int code = 0;
+  for (int d : dims)
+    code = code * 10 + d + 1;
+  return code;
+}
+
+std::optional<std::array<int, kMaxRank>> permutation_dims(int code, int rank) {
+  std::array<int, kMaxRank> dims{};
+  std::array<bool, kMaxRank> seen{};
+  if (code < 0) return std::nullopt;
+  for (int i = rank - 1; i >= 0; --i) {
+    const int d = code % 10 - 1;
+    code /= 10;
+    if (d < 0 || d >= rank || seen[static_cast<std::size_t>(d)]) return std::nullopt;
+    seen[static_cast<std::size_t>(d)] = true;
+    dims[static_cast<std::size_t>(i)] = d;
+  }
+  if (code != 0) return std::nullopt; // more digits than the rank
+  return dims;
+}
+
+std::int64_t chunk_size(std::int64_t n, int chunks) {
+  return (n + chunks - 1) / chunks;
+}
+
+std::int64_t chunk_count(std::int64_t n, int chunks) {
+  const std::int64_t size = chunk_size(n, chunks);
+  return (n + size - 1) / size;
+}
+
 Shape moved_shape(const Shape& s, int source, int destination) {
   const auto axes = moved_axes(s.rank(), source, destination);
   Shape out;
@@ -350,6 +381,90 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
     out.push_back(length);
     return capped(out);
   }
+  case Op::Reshape: {
+    const Shape& s = in[0];
+    Shape out;
+    if (attrs.variant == 0) {
+      if (!valid_axis(attrs.dim, s) || !valid_axis(attrs.dim1, s) || attrs.dim >= attrs.dim1)
+        return fail("reshape merges dims start_dim < end_dim within the rank");
+      std::int64_t merged = 1;
+      for (int i = 0; i < s.rank(); ++i) {
+        if (i < attrs.dim || i > attrs.dim1) out.push_back(s[i]);
+        if (i >= attrs.dim && i <= attrs.dim1) merged *= s[i];
+        if (i == attrs.dim1) out.push_back(merged);
+      }
+    } else if (attrs.variant == 1) {
+      if (!valid_axis(attrs.dim, s) || s.rank() >= kMaxRank || attrs.times < 1 ||
+          s[attrs.dim] % attrs.times != 0)
+        return fail("reshape splits a dim by a factor of its size, below rank " +
+                    std::to_string(kMaxRank));
+      for (int i = 0; i < s.rank(); ++i) {
+        if (i != attrs.dim) {
+          out.push_back(s[i]);
+          continue;
+        }
+        out.push_back(attrs.times);
+        out.push_back(s[i] / attrs.times);
+      }
+    } else {
+      return fail("reshape merges (variant 0) or splits (variant 1)");
+    }
+    return capped(out);
+  }
+  case Op::Permute: {
+    const auto dims = permutation_dims(attrs.times, in[0].rank());
+    if (!dims) return fail("permute needs a permutation of the dims of " + in[0].to_string());
+    Shape out;
+    for (int i = 0; i < in[0].rank(); ++i)
+      out.push_back(in[0][(*dims)[static_cast<std::size_t>(i)]]);
+    return capped(out);
+  }
+  case Op::Slice: {
+    if (!valid_axis(attrs.dim, in[0]) || attrs.dim1 < 0 || attrs.dim1 >= attrs.times ||
+        attrs.times > in[0][attrs.dim] || attrs.variant < 1)
+      return fail("slice needs 0 <= start < end <= the dim's size and step >= 1");
+    Shape out = in[0];
+    out[attrs.dim] = (attrs.times - attrs.dim1 + attrs.variant - 1) / attrs.variant;
+    return capped(out);
+  }
+  case Op::Stack: {
+    if (!(in[0] == in[1])) return fail("stack needs operands of one shape");
+    if (attrs.dim < 0 || attrs.dim > in[0].rank() || in[0].rank() >= kMaxRank)
+      return fail("stack dim must be 0..rank and the rank below " + std::to_string(kMaxRank));
+    Shape out;
+    for (int i = 0; i <= in[0].rank(); ++i) {
+      if (i == attrs.dim) out.push_back(2);
+      if (i < in[0].rank()) out.push_back(in[0][i]);
+    }
+    return capped(out);
+  }
+  case Op::Chunk: {
+    if (!valid_axis(attrs.dim, in[0]) || attrs.times < 1)
+      return fail("chunk needs a dim and chunks >= 1");
+    const std::int64_t n = in[0][attrs.dim];
+    if (attrs.dim1 < 0 || attrs.dim1 >= chunk_count(n, attrs.times))
+      return fail("chunk index beyond the chunks LibTorch makes");
+    const std::int64_t size = chunk_size(n, attrs.times);
+    Shape out = in[0];
+    out[attrs.dim] = std::min(size, n - attrs.dim1 * size);
+    return capped(out);
+  }
+  case Op::DiagEmbed: {
+    const Shape& s = in[0];
+    if (s.rank() < 1 || s.rank() >= kMaxRank)
+      return fail("diag_embed needs rank 1.." + std::to_string(kMaxRank - 1));
+    const std::int64_t n = s[s.rank() - 1] + (attrs.times < 0 ? -attrs.times : attrs.times);
+    Shape out;
+    for (int i = 0; i + 1 < s.rank(); ++i)
+      out.push_back(s[i]);
+    out.push_back(n);
+    out.push_back(n);
+    return capped(out);
+  }
+  case Op::Bmm:
+    if (in[0].rank() != 3 || in[1].rank() != 3 || in[0][0] != in[1][0] || in[0][2] != in[1][1])
+      return fail("bmm needs [b, n, k] @ [b, k, m]");
+    return capped(Shape{in[0][0], in[0][1], in[1][2]});
   case Op::Mm:
     if (in[0].rank() != 2 || in[1].rank() != 2 || in[0][1] != in[1][0])
       return fail("mm needs [n, k] @ [k, m]");

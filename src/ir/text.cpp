@@ -83,6 +83,21 @@ std::string attrs_text(Op op, const Attrs& a) {
                            : "?",
                        a.include_self);
   case AttrKind::Fill: return fmt::format(", value={}", real_text(a.fill));
+  case AttrKind::Reshape:
+    return a.variant == 0 ? fmt::format(", start_dim={}, end_dim={}", a.dim, a.dim1)
+                          : fmt::format(", split_dim={}, factor={}", a.dim, a.times);
+  case AttrKind::Permutation: {
+    // The code's digits, most significant first, each one more than its dim.
+    std::string digits = a.times > 0 ? std::to_string(a.times) : "";
+    std::string dims;
+    for (char c : digits)
+      dims += fmt::format("{}{}", dims.empty() ? "" : ",", c - '1');
+    return fmt::format(", dims=[{}]", dims);
+  }
+  case AttrKind::Slice:
+    return fmt::format(", dim={}, start={}, end={}, step={}", a.dim, a.dim1, a.times, a.variant);
+  case AttrKind::Chunk: return fmt::format(", chunks={}, dim={}, index={}", a.times, a.dim, a.dim1);
+  case AttrKind::Offset: return fmt::format(", offset={}", a.times);
   }
   return {};
 }
@@ -264,6 +279,33 @@ struct LineParser {
     a.variant = 1;
     return true;
   }
+  // reshape: a merge (start_dim, end_dim) or a split (split_dim, factor), told by the first key.
+  bool reshape_attrs(Attrs& a) {
+    const std::string_view saved = rest;
+    if (int_attr("start_dim", a.dim)) {
+      a.variant = 0;
+      return int_attr("end_dim", a.dim1);
+    }
+    rest = saved;
+    error.clear();
+    a.variant = 1;
+    return int_attr("split_dim", a.dim) && int_attr("factor", a.times);
+  }
+  // permute's dims list, stored as permutation_code digits (so each dim is 0..8).
+  bool permutation_attr(Attrs& a) {
+    if (!key("dims") || !literal("[")) return false;
+    std::vector<int> dims;
+    while (!peek("]")) {
+      long long d = 0;
+      if (!dims.empty() && !literal(",")) return false;
+      if (!integer(d)) return false;
+      if (d < 0 || d > 8 || dims.size() >= static_cast<std::size_t>(kMaxRank))
+        return fail("permute dims are 0..8, at most " + std::to_string(kMaxRank) + " of them");
+      dims.push_back(static_cast<int>(d));
+    }
+    a.times = permutation_code(dims);
+    return literal("]");
+  }
   bool attrs(Op op, Attrs& a) {
     switch (op_info(op).attr_kind) {
     case AttrKind::None: return true;
@@ -306,6 +348,14 @@ struct LineParser {
       return int_attr("dim", a.dim) && named_attr("reduce", kScatterReduceNames, a.variant) &&
              bool_attr("include_self", a.include_self);
     case AttrKind::Fill: return real_attr("value", a.fill);
+    case AttrKind::Reshape: return reshape_attrs(a);
+    case AttrKind::Permutation: return permutation_attr(a);
+    case AttrKind::Slice:
+      return int_attr("dim", a.dim) && int_attr("start", a.dim1) && int_attr("end", a.times) &&
+             int_attr("step", a.variant);
+    case AttrKind::Chunk:
+      return int_attr("chunks", a.times) && int_attr("dim", a.dim) && int_attr("index", a.dim1);
+    case AttrKind::Offset: return int_attr("offset", a.times);
     }
     return false;
   }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 #include "literals.h"
 
@@ -26,6 +27,24 @@ std::string int_list(const Shape& s) {
   std::string out = "{";
   for (int i = 0; i < s.rank(); ++i)
     out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "}";
+}
+
+// The inferred result shape of an instruction (reshape's call names it).
+Shape result_shape(const Program& p, const Instr& in) {
+  std::vector<Shape> shapes;
+  for (Reg r : in.operands)
+    shapes.push_back(p.shape_of(r));
+  return infer_shape(in.op, in.attrs, shapes).shape();
+}
+
+// permute's dims, as a list literal.
+std::string permutation_list(const Program& p, const Instr& in) {
+  const int rank = p.shape_of(in.operands[0]).rank();
+  const auto dims = *permutation_dims(in.attrs.times, rank);
+  std::string out = "{";
+  for (int i = 0; i < rank; ++i)
+    out += (i ? ", " : "") + std::to_string(dims[static_cast<std::size_t>(i)]);
   return out + "}";
 }
 
@@ -222,6 +241,14 @@ std::string call(const Program& p, const Instr& in) {
                        a.dim, y, z, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
                        a.include_self);
   case Op::MaskedFill: return fmt::format("torch::masked_fill({}, {}, {})", x, y, dbl(a.fill));
+  case Op::Reshape: return fmt::format("torch::reshape({}, {})", x, int_list(result_shape(p, in)));
+  case Op::Permute: return fmt::format("torch::permute({}, {})", x, permutation_list(p, in));
+  case Op::Slice:
+    return fmt::format("{}.slice({}, {}, {}, {})", x, a.dim, a.dim1, a.times, a.variant);
+  case Op::Stack: return fmt::format("torch::stack({{{}, {}}}, {})", x, y, a.dim);
+  case Op::Chunk: return fmt::format("torch::chunk({}, {}, {})[{}]", x, a.times, a.dim, a.dim1);
+  case Op::DiagEmbed: return fmt::format("torch::diag_embed({}, {}, -2, -1)", x, a.times);
+  case Op::Bmm: return fmt::format("torch::bmm({}, {})", x, y);
   }
   return "";
 }

@@ -112,7 +112,13 @@ std::string stmt_label(const Program& p, Reg reg) {
     return fmt::format("{}[{},{}]", name, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
                        a.include_self ? "self" : "noself");
   case AttrKind::Fill: return fmt::format("{}[{}]", name, real(a.fill));
-  case AttrKind::DiagonalDims: return fmt::format("{}[{}]", name, a.times);
+  case AttrKind::DiagonalDims:
+  case AttrKind::Offset: return fmt::format("{}[{}]", name, a.times);
+  // A strided slice (step > 1) takes other paths than a contiguous one.
+  case AttrKind::Slice: return fmt::format("{}[{}]", name, a.variant);
+  case AttrKind::Reshape:
+  case AttrKind::Permutation:
+  case AttrKind::Chunk:
   case AttrKind::Shift:
   case AttrKind::Narrow:
   case AttrKind::DimIndex:

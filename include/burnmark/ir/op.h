@@ -56,6 +56,11 @@ enum class AttrKind : std::uint8_t {
   DiagonalDims,      // diagonal: offset (in times), dim1 (in dim), dim2 (in dim1)
   ScatterReduce,     // scatter_reduce: dim, reduce (in variant, kScatterReduceNames), include_self
   Fill,              // masked_fill: value
+  Reshape,           // reshape: variant 0 merges dims dim..dim1, 1 splits dim into times x rest
+  Permutation,       // permute: the dims as permutation_code digits (in times)
+  Slice,             // slice: dim, start (in dim1), end (in times), step (in variant)
+  Chunk,             // chunk: chunks (in times), dim, the chunk taken (in dim1)
+  Offset,            // diag_embed: offset (in times)
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.
@@ -73,8 +78,8 @@ enum class OpFamily : std::uint8_t {
   Repeat,
   AlongDim,   // one float tensor, a dim (and parameters): scans and normalisers, same shape
   Similarity, // two broadcasting float tensors reduced along a dim of their broadcast shape
-  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace; det, slogdet, inv
-  View,       // one float tensor rearranged: flip, roll, unsqueeze, squeeze, tril, triu, ...
+  Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace, bmm; det, slogdet, inv
+  View,       // float tensors rearranged: flip, roll, unsqueeze, ..., stack (of two operands)
   Index,      // a float tensor and an i64 index tensor (operand 1): gather ... scatter_reduce
   Masked,     // masked_fill(x, mask, value): a float tensor and a bool mask (operand 1)
 };

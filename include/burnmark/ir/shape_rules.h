@@ -5,9 +5,10 @@
 #include <string>
 #include <variant>
 
-#include "burnmark/ir/op.h"
 #include <array>
+#include <optional>
 
+#include "burnmark/ir/op.h"
 #include "burnmark/ir/shape.h"
 
 namespace burnmark {
@@ -39,5 +40,15 @@ std::int64_t diagonal_length(std::int64_t rows, std::int64_t cols, int offset);
 inline constexpr std::int64_t kMaxSquareOrder = 4;
 // s is [..., n, n] with 1 <= n <= kMaxSquareOrder.
 bool small_square(const Shape& s);
+// permute's dims in one int: a decimal digit dim + 1 per result axis, the first axis leading
+// ([2, 0, 1] is 312, rank 0's empty permutation 0). Digits rather than a permutation index, so
+// that the code names its own rank and a wrong-rank code is an error, not another permutation.
+int permutation_code(std::span<const int> dims);
+// The dims a code names for an operand of `rank`; nullopt unless a permutation of 0..rank-1.
+std::optional<std::array<int, kMaxRank>> permutation_dims(int code, int rank);
+// chunk(chunks) of a dim of size n, as LibTorch splits it: every chunk but the last has
+// ceil(n / chunks) elements, so there may be fewer chunks than asked for (5 in 4 chunks: 2, 2, 1).
+std::int64_t chunk_size(std::int64_t n, int chunks);
+std::int64_t chunk_count(std::int64_t n, int chunks);
 
 } // namespace burnmark

@@ -7,6 +7,8 @@
 #include "libtorch_framework.h"
 
 #include <torch/linalg.h>
+#include "burnmark/ir/shape_rules.h"
+
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/normalization.h>
 
@@ -230,6 +232,17 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
         a.include_self);
     break;
   case Op::MaskedFill: out = torch::masked_fill(x, y(), a.fill); break;
+  case Op::Reshape: out = torch::reshape(x, sizes_of(shape)); break;
+  case Op::Permute: {
+    const auto dims = *permutation_dims(a.times, static_cast<int>(x.dim()));
+    out = x.permute(std::vector<std::int64_t>(dims.begin(), dims.begin() + x.dim()));
+    break;
+  }
+  case Op::Slice: out = x.slice(a.dim, a.dim1, a.times, a.variant); break;
+  case Op::Stack: out = torch::stack({x, y()}, a.dim); break;
+  case Op::Chunk: out = torch::chunk(x, a.times, a.dim).at(static_cast<std::size_t>(a.dim1)); break;
+  case Op::DiagEmbed: out = torch::diag_embed(x, a.times, -2, -1); break;
+  case Op::Bmm: out = torch::bmm(x, y()); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",

@@ -255,8 +255,10 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Repeat:
     dx[0].shape = a.shape;
     return reduce(out.grad, repeat_walk(a.shape, at.dim, at.times), a.shape.numel(), dx[0].buf, s);
-  // mm: grad.mm(other.t()), self.t().mm(grad), batched over the broadcast batch dims
+  // mm: grad.mm(other.t()), self.t().mm(grad), batched over the broadcast batch dims; bmm's
+  // grad.bmm(mat2.transpose(1, 2)), self.transpose(1, 2).bmm(grad) are the same with equal batches
   case Op::Matmul:
+  case Op::Bmm:
     dx[0].shape =
         batch_broadcast(out.shape, a.shape[a.shape.rank() - 2], a.shape[a.shape.rank() - 1]);
     dx[1].shape =
@@ -581,6 +583,11 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Select:
   case Op::Expand:
   case Op::Diagonal:
+  case Op::Reshape:
+  case Op::Permute:
+  case Op::Slice:
+  case Op::Chunk:
+  case Op::DiagEmbed:
   case Op::Narrow: return view_backward(out, a, dx, s.index);
   case Op::Gather:
   case Op::IndexSelect:
@@ -591,6 +598,7 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     return binary(out, a, *b, dx, [](Approx g, Approx, Approx m, Approx) {
       return std::array<Approx, 2>{masked_fill_backward(g, m), Approx{0.0, 0.0}};
     });
+  case Op::Stack: return stack_backward(out, a, *b, dx);
   }
 }
 

@@ -87,7 +87,9 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
     scatter(b->value, concat_part_walk(a.shape, b->shape, at.dim, 1), o);
     return;
   case Op::Repeat: return gather(a.value, repeat_walk(a.shape, at.dim, at.times), o);
-  case Op::Matmul: return matmul(a.shape, a.value, b->shape, b->value, out.shape, o);
+  // bmm is matmul with equal batch sizes: the same per-batch products and bounds.
+  case Op::Matmul:
+  case Op::Bmm: return matmul(a.shape, a.value, b->shape, b->value, out.shape, o);
   case Op::Sin: return map_unary(a.value, o, [&at](Approx x) { return sin_forward(x, at); });
   case Op::Cos: return map_unary(a.value, o, [&at](Approx x) { return cos_forward(x, at); });
   case Op::Tan: return map_unary(a.value, o, [&at](Approx x) { return tan_forward(x, at); });
@@ -268,6 +270,11 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Select:
   case Op::Expand:
   case Op::Diagonal:
+  case Op::Reshape:
+  case Op::Permute:
+  case Op::Slice:
+  case Op::Chunk:
+  case Op::DiagEmbed:
   case Op::Narrow: return view_forward(a, out, s.index);
   case Op::Gather:
   case Op::IndexSelect:
@@ -278,6 +285,7 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
     return elementwise(a, *b, out, [v = static_cast<float>(at.fill)](Approx x, Approx m) {
       return masked_fill_forward(x, m, v);
     });
+  case Op::Stack: return stack_forward(a, *b, out);
   }
 }
 

@@ -1,9 +1,11 @@
 // The view ops of the reference (flip, roll, unsqueeze, squeeze, tril, triu, movedim, narrow,
-// select, expand, diagonal):
+// select, expand, diagonal, reshape, permute, slice, chunk, diag_embed, and stack of two):
 // each is an index map, for every result element the operand element it copies or -1 for a
-// zero (tril and triu), so the forward is a gather and the backward the matching scatter of the
-// gradient (derivatives.yaml: flip, roll with the negated shift, squeeze / unsqueeze, tril / triu
-// of the gradient, movedim back, narrow's slice_backward). Copies are exact: no bound grows.
+// zero (tril, triu and diag_embed off its diagonal), so the forward is a gather and the backward
+// the matching scatter of the gradient (derivatives.yaml: flip, roll with the negated shift,
+// squeeze / unsqueeze, tril / triu of the gradient, movedim and permute back, narrow's, slice's
+// and chunk's slice_backward, reshape's reshape back, diag_embed's grad.diagonal(offset, -2, -1),
+// stack's unbind). Copies are exact: no bound grows.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,15 @@ inline void view_map(Op op, const Attrs& at, const Shape& in, const Shape& out,
   const std::int64_t n = out.numel();
   src.resize(static_cast<std::size_t>(n));
   const auto in_strides = in.strides();
+  if (op == Op::Reshape) { // row-major order is kept: element i is element i
+    for (std::int64_t i = 0; i < n; ++i)
+      src[static_cast<std::size_t>(i)] = i;
+    return;
+  }
   const auto moved = moved_axes(in.rank(), at.dim, at.dim1);
+  const auto permuted =
+      op == Op::Permute ? *permutation_dims(at.times, in.rank()) : std::array<int, kMaxRank>{};
+  const std::int64_t chunk = op == Op::Chunk ? chunk_size(in[at.dim], at.times) : 0;
   std::array<std::int64_t, kMaxRank> idx{};
   for (std::int64_t i = 0; i < n; ++i) {
     std::array<std::int64_t, kMaxRank> from{};
@@ -46,6 +56,11 @@ inline void view_map(Op op, const Attrs& at, const Shape& in, const Shape& out,
         from[static_cast<std::size_t>(k++)] = o;
       } else if (op == Op::Movedim) {
         from[static_cast<std::size_t>(moved[static_cast<std::size_t>(d)])] = o;
+      } else if (op == Op::Permute) {
+        from[static_cast<std::size_t>(permuted[static_cast<std::size_t>(d)])] = o;
+      } else if (op == Op::DiagEmbed) {
+        // The batch axes copy; the last two (row, col) are read below.
+        if (d + 2 < out.rank()) from[static_cast<std::size_t>(d)] = o;
       } else {
         from[static_cast<std::size_t>(d)] = o;
       }
@@ -59,6 +74,16 @@ inline void view_map(Op op, const Attrs& at, const Shape& in, const Shape& out,
     if (op == Op::Narrow) from[dim] += at.dim1;
     if (op == Op::Select) from[dim] = at.dim1;
     if (op == Op::Expand) from[dim] = 0;
+    if (op == Op::Slice) from[dim] = at.dim1 + from[dim] * at.variant;
+    if (op == Op::Chunk) from[dim] += at.dim1 * chunk;
+    if (op == Op::DiagEmbed) {
+      // Element t of the operand's last dim sits at (t, t + offset) for offset >= 0 and at
+      // (t - offset, t) below the main diagonal.
+      const std::int64_t row = idx[static_cast<std::size_t>(out.rank() - 2)];
+      const std::int64_t col = idx[static_cast<std::size_t>(out.rank() - 1)];
+      zero = col - row != at.times;
+      from[static_cast<std::size_t>(in.rank() - 1)] = at.times >= 0 ? row : col;
+    }
     if (op == Op::Tril || op == Op::Triu) {
       const std::int64_t row = from[static_cast<std::size_t>(in.rank() - 2)];
       const std::int64_t col = from[static_cast<std::size_t>(in.rank() - 1)];
@@ -97,6 +122,42 @@ inline void view_backward(const Node& out, const Node& a, std::array<InputGrad, 
       const Approx g = out.grad.at(static_cast<std::int64_t>(i));
       d.set(src[i], out.op == Op::Expand ? add(d.at(src[i]), g) : g);
     }
+}
+
+// stack(a, b) along dim: the result viewed as [outer, 2, inner], operand j at index j of the
+// middle axis.
+struct StackGeometry {
+  std::int64_t outer = 1, inner = 1;
+};
+inline StackGeometry stack_geometry(const Shape& operand, int dim) {
+  StackGeometry g;
+  for (int d = 0; d < operand.rank(); ++d)
+    (d < dim ? g.outer : g.inner) *= operand[d];
+  return g;
+}
+
+inline void stack_forward(const Node& a, const Node& b, Node& out) {
+  const StackGeometry g = stack_geometry(a.shape, out.attrs.dim);
+  out.value.resize(out.shape.numel());
+  for (std::int64_t o = 0; o < g.outer; ++o)
+    for (std::int64_t i = 0; i < g.inner; ++i) {
+      out.value.set((2 * o) * g.inner + i, a.value.at(o * g.inner + i));
+      out.value.set((2 * o + 1) * g.inner + i, b.value.at(o * g.inner + i));
+    }
+}
+
+// unbind: each operand gets its slice of the gradient.
+inline void stack_backward(const Node& out, const Node& a, const Node& b,
+                           std::array<InputGrad, 3>& dx) {
+  const StackGeometry g = stack_geometry(a.shape, out.attrs.dim);
+  for (std::size_t k = 0; k < 2; ++k) {
+    dx[k].shape = k == 0 ? a.shape : b.shape;
+    dx[k].buf.resize(a.shape.numel());
+    for (std::int64_t o = 0; o < g.outer; ++o)
+      for (std::int64_t i = 0; i < g.inner; ++i)
+        dx[k].buf.set(o * g.inner + i,
+                      out.grad.at((2 * o + static_cast<std::int64_t>(k)) * g.inner + i));
+  }
 }
 
 } // namespace burnmark::ref
