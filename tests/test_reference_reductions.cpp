@@ -303,3 +303,28 @@ TEST(ReferenceReductions, NormalizeOfAZeroRowDividesByEps) {
 
 } // namespace
 } // namespace burnmark::ref
+
+namespace burnmark::ref {
+namespace {
+
+// An indeterminate element leaves the extreme unknown: a zero upstream gradient still gives zeros
+// (its shares are 0 wherever they go), any other is indeterminate; never a certain NaN from a
+// count of zero extreme elements.
+TEST(ReferenceReductions, ExtremaOfAnIndeterminateRow) {
+  const std::vector<Approx> row = {{-1e30, 0.0}, {-1.2e-8, kInf}, {2.0, 0.0}};
+  std::vector<Approx> dx(row.size());
+  for (const auto& backward : std::vector<std::function<void(Approx)>>{
+           [&](Approx g) { amax_backward(row, g, true, dx); },
+           [&](Approx g) { max_all_backward(row, g, true, dx); },
+           [&](Approx g) { max_dim_backward(row, g, false, dx); }}) {
+    backward({0.0, 0.0});
+    for (const Approx& d : dx)
+      EXPECT_TRUE(d.v == 0 && d.e == 0);
+    backward({1.0, 0.0});
+    for (const Approx& d : dx)
+      EXPECT_TRUE(indeterminate(d));
+  }
+}
+
+} // namespace
+} // namespace burnmark::ref

@@ -6,8 +6,8 @@
 
 #include "libtorch_framework.h"
 
-#include <torch/linalg.h>
 #include "burnmark/ir/shape_rules.h"
+#include <torch/linalg.h>
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/normalization.h>

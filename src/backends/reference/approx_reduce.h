@@ -195,10 +195,22 @@ inline Extreme extreme_of(Row x, bool want_max, bool values_at_index = false) {
   return r;
 }
 
+// An indeterminate element leaves the extreme (and which elements share it) unknown: every
+// gradient element is indeterminate, unless the upstream gradient is exactly 0, whose shares are
+// 0 wherever they go. Returns whether dx was written.
+inline bool undecided(const Extreme& ex, Approx g, RowOut dx) {
+  if (!indeterminate(ex.value) || ex.nan) return false;
+  const bool zero = g.v == 0 && g.e == 0;
+  for (Approx& d : dx)
+    d = zero ? Approx{0.0, 0.0} : Approx{0.0, kInf};
+  return true;
+}
+
 // amax/amin backward (scale_grad_by_count): (grad / count) * (x == result). In a NaN row no
 // element equals the result, so grad / 0 * 0 makes every element NaN, as the formula says.
 inline void amax_backward(Row x, Approx g, bool want_max, RowOut dx) {
   const Extreme ex = extreme_of(x, want_max);
+  if (undecided(ex, g, dx)) return;
   if (ex.nan) {
     for (Approx& d : dx)
       d = {std::numeric_limits<double>::quiet_NaN(), 0.0};
@@ -215,6 +227,7 @@ inline void amax_backward(Row x, Approx g, bool want_max, RowOut dx) {
 // to the result (on the NaNs when it is NaN), exactly 0 elsewhere (masked_fill).
 inline void max_all_backward(Row x, Approx g, bool want_max, RowOut dx) {
   const Extreme ex = extreme_of(x, want_max);
+  if (undecided(ex, g, dx)) return;
   const Approx share = div(g, Approx{static_cast<double>(ex.count), 0.0});
   for (std::size_t j = 0; j < x.size(); ++j) {
     const bool hit = ex.nan ? std::isnan(x[j].v) : x[j].v == ex.value.v;
@@ -227,6 +240,7 @@ inline void max_all_backward(Row x, Approx g, bool want_max, RowOut dx) {
 // LibTorch returns, documented as the first extreme one (the first NaN in a NaN row).
 inline void max_dim_backward(Row x, Approx g, bool want_max, RowOut dx) {
   const Extreme ex = extreme_of(x, want_max, true);
+  if (undecided(ex, g, dx)) return;
   for (std::size_t j = 0; j < x.size(); ++j) {
     const Approx r = static_cast<std::int64_t>(j) == ex.first ? g : Approx{0.0, 0.0};
     dx[j] = ex.ties_uncertain && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
