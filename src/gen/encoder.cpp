@@ -397,13 +397,18 @@ private:
     partner(candidates_, a);
   }
 
-  void select(const Instr& cmp, const Instr& where, Reg where_reg) {
+  // The comparison that opens a Select or Masked step.
+  void comparison(OpFamily family, const Instr& cmp) {
     const Reg a = cmp.operands[0];
-    head(OpFamily::Select, a);
+    head(family, a);
     choose_op(kCompareOps, cmp.op);
     binary_partners(prefix(), a, candidates_);
     partner(candidates_, cmp.operands[1]);
     edge_tag(cmp.op);
+  }
+
+  void select(const Instr& cmp, const Instr& where, Reg where_reg) {
+    comparison(OpFamily::Select, cmp);
     // The where's choices are made with the comparison already in the prefix.
     reg_ = where_reg;
     const Shape& mask = p_.stmts[static_cast<std::size_t>(where.operands[0])].shape;
@@ -415,12 +420,7 @@ private:
   }
 
   void masked(const Instr& cmp, const Instr& fill, Reg fill_reg) {
-    const Reg a = cmp.operands[0];
-    head(OpFamily::Masked, a);
-    choose_op(kCompareOps, cmp.op);
-    binary_partners(prefix(), a, candidates_);
-    partner(candidates_, cmp.operands[1]);
-    edge_tag(cmp.op);
+    comparison(OpFamily::Masked, cmp);
     reg_ = fill_reg;
     const Shape& mask = p_.stmts[static_cast<std::size_t>(fill.operands[1])].shape;
     where_partners(prefix(), mask, nullptr, candidates_);
