@@ -39,28 +39,38 @@ inline void linalg_product(Op op, const Node& a, const Node& b, Buf& out) {
 // rounds alpha * (A @ B) on its own, so it may not overflow where the whole does not).
 inline Approx addmm_element(const Buf& m1, std::int64_t row0, const Buf& m2, std::int64_t col0,
                             std::int64_t k, std::int64_t n, Approx c, double alpha, double beta) {
-  double sum = 0, abs_sum = 0, err = 0;
-  bool indet = false, non_finite = false;
+  double sum = 0, abs_sum = 0, err = 0; // abs_sum over the finite products
+  bool indet = false, non_finite = false, positive = false, negative = false;
+  const auto sign_of = [&](double term) {
+    positive = positive || term > 0;
+    negative = negative || term < 0;
+  };
   for (std::int64_t p = 0; p < k; ++p) {
     const Approx a = m1.at(row0 + p);
     const Approx b = m2.at(col0 + p * n);
     indet = indet || indeterminate(a) || indeterminate(b) ||
             (std::isinf(a.v) && straddles_zero(b)) || (std::isinf(b.v) && straddles_zero(a));
     const double prod = a.v * b.v;
-    non_finite = non_finite || !std::isfinite(prod);
+    sign_of(alpha * prod);
+    if (std::isfinite(prod))
+      abs_sum += std::fabs(prod);
+    else
+      non_finite = true;
     sum += prod;
-    abs_sum += std::fabs(prod);
     err += scaled(std::fabs(b.v), a.e) + scaled(std::fabs(a.v), b.e) + a.e * b.e;
   }
   const bool use_c = beta != 0; // documented: beta = 0 ignores the input entirely
   const double cv = use_c ? beta * c.v : 0.0;
   const double value = alpha * sum + cv;
   if (indet || (use_c && indeterminate(c))) return unknown(value);
-  if (non_finite || (use_c && !std::isfinite(c.v)) || !std::isfinite(alpha * sum))
-    return finish_exact(value, 0.0); // IEEE's infinities and NaN: the same in any order
-  const double mag = std::fabs(alpha) * abs_sum + std::fabs(cv);
-  // Partial sums of any order may overflow where they can cancel.
-  if (mag >= kOverflow && std::fabs(value) < kOverflow) return unknown(value);
+  sign_of(cv);
+  non_finite = non_finite || !std::isfinite(cv);
+  const double mag = std::fabs(alpha) * abs_sum + (std::isfinite(cv) ? std::fabs(cv) : 0.0);
+  // A product or partial sum of finite terms that overflows f32 in some order may meet a term
+  // of the other sign, or an infinity: inf - inf is possible, as for matmul
+  // (partial_sums_may_overflow), whatever the exact value.
+  if (mag >= kOverflow && ((positive && negative) || non_finite)) return unknown(value);
+  if (non_finite) return finish_exact(value, 0.0); // IEEE's infinities: the same in any order
   const double e = std::fabs(alpha) * err + (use_c ? std::fabs(beta) * c.e : 0.0) +
                    static_cast<double>(k + 2) * kU * mag;
   return finish_exact(value, e);
