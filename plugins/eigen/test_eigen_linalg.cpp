@@ -114,3 +114,27 @@ TEST_F(EigenLinalg, NonFiniteOperands) {
     expect_agree(d.finish(d.op(Op::Dot, {p, d.leaf(Shape{9}, q)})));
   }
 }
+
+// A difference the reference owns, pinned so that a fix on either side is noticed: products that
+// overflow float32 with opposite signs. [-2e38, -2e38, 2e38] . [1, 1, 2e38] is about 4e76 exactly,
+// but in float32 -2e38 + -2e38 is already -inf and 2e38 * 2e38 is +inf, so Eigen's contraction
+// (and LibTorch 1.13.1's sgemm) gives NaN. For mm the reference says indeterminate (partial sums
+// may overflow against each other); for addmm it claims +inf with no bound, so the oracle reports
+// Eigen and LibTorch alike.
+TEST_F(EigenLinalg, OverflowingProductsOfOppositeSigns) {
+  for (bool add : {false, true}) {
+    SCOPED_TRACE(add ? "addmm" : "mm");
+    Builder b;
+    const Reg m1 = b.leaf(Shape{1, 3}, {-2e38f, -2e38f, 2e38f});
+    const Reg m2 = b.leaf(Shape{3, 1}, {1, 1, 2e38f});
+    const Reg y = add ? b.op(Op::Addmm, {b.leaf(Shape{1, 1}, {1}), m1, m2}, addmm_attrs(1, 1))
+                      : b.op(Op::Mm, {m1, m2});
+    const Program p = b.finish(y);
+    const std::vector<Outcome> o = run(p);
+    ASSERT_EQ(o[1].status, Status::Ok) << o[1].message;
+    EXPECT_TRUE(std::isnan(o[1].root.values.at(0)));
+    if (add) EXPECT_EQ(o[0].root.values.at(0), std::numeric_limits<double>::infinity());
+    const Verdict v = compare(o, OracleOptions{});
+    EXPECT_EQ(v.agree(), !add) << format_verdict(v);
+  }
+}

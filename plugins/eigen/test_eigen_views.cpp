@@ -4,8 +4,8 @@
 // strided views; the chains at the end run the same compositions (a permuted, strided slice
 // feeding a contraction or a scan) through Eigen's dense expressions and the reference, with no
 // LibTorch in the loop. Hand-derived values pin the attribute encodings (permute's digits,
-// slice's step, chunk's sizes), and cumprod's gradient at a zero is pinned where Eigen's
-// division differs from the mathematics.
+// slice's step, chunk's sizes), and cumprod's gradient is pinned where its division by the
+// input differs from the mathematics.
 #include <algorithm>
 #include <numeric>
 
@@ -144,7 +144,8 @@ TEST_F(EigenViews, Scans) {
     for (const Shape& s : shapes_for(n))
       for (int d = 0; d < s.rank(); ++d) {
         check(Op::Cumsum, s, dim_attrs(d), seed_ += 2);
-        // Factors near 1 keep long products in range; no zeros (see CumprodAtAZero).
+        // Factors near 1 keep long products in range; no zeros (see
+        // CumprodGradientDividesByTheInput).
         check(Op::Cumprod, s, dim_attrs(d), seed_ += 2, 0.7, 1.4);
       }
 }
@@ -191,34 +192,42 @@ TEST_F(EigenViews, EncodingsByHand) {
 
 // A known library difference, not a tolerance: the plugin's cumprod gradient is LibTorch's
 // no-zero formula reversed_cumsum(grad * y) / x everywhere, so at a zero input it divides 0 by 0
-// (NaN) where d/dx_j sum_k y_k = sum_{k >= j} prod_{i <= k, i != j} x_i is finite. LibTorch
+// (NaN) where d/dx_j sum_k g_k y_k = sum_{k >= j} g_k prod_{i <= k, i != j} x_i is finite; LibTorch
 // 1.13.1 switches to a division-free formula when the input has a zero and agrees with the
-// reference. The elements the division does not reach agree with the mathematics.
-TEST_F(EigenViews, CumprodAtAZeroDividesByZero) {
+// reference there. Without zeros the plugin and LibTorch divide alike, so an overflowing g * y
+// or an infinite input loses the gradient in both (bugs.md's libtorch-cumprod-grad-divides-input).
+// The elements the division does not spoil agree with the mathematics.
+TEST_F(EigenViews, CumprodGradientDividesByTheInput) {
+  constexpr double kInfD = std::numeric_limits<double>::infinity();
   struct Case {
-    std::vector<float> x;
+    std::vector<float> x, g;
     std::vector<double> math_grad, eigen_grad;
   };
   const Case cases[] = {
-      // y = [2, 0, 0]: dx = [1 + x1 + x1 x2, x0 + x0 x2, x0 x1].
-      {{2, 0, 3}, {1, 8, 0}, {1, kNanD, 0}},
-      // y = [2, 6, 0]: dx2 = x0 x1 = 6, Eigen's 0 / 0.
-      {{2, 3, 0}, {1 + 3 + 0, 2 + 0, 6}, {4, 2, kNanD}},
-      // y = [0, 0, 0]: dx0 = 1 + x1 + x1 x2 = 9, Eigen's 0 / 0; the rest are 0 / x.
-      {{0, 2, 3}, {9, 0, 0}, {kNanD, 0, 0}},
+      // y = [2, 0, 0]: dx = [1 + x1 + x1 x2, x0 + x0 x2, x0 x1]; Eigen [2, 0, 0] / x.
+      {{2, 0, 3}, {1, 1, 1}, {1, 8, 0}, {1, kNanD, 0}},
+      // y = [2, 6, 0]: dx2 = x0 x1 = 6; Eigen [8, 6, 0] / x.
+      {{2, 3, 0}, {1, 1, 1}, {1 + 3 + 0, 2 + 0, 6}, {4, 2, kNanD}},
+      // y = [0, 0, 0]: dx0 = 1 + x1 + x1 x2 = 9; Eigen 0 / x.
+      {{0, 2, 3}, {1, 1, 1}, {9, 0, 0}, {kNanD, 0, 0}},
+      // g y = [1, 1e60 -> inf]: dx1 = g1 x0 = -1e30; Eigen inf / -1e30 (LibTorch alike).
+      {{1, -1e30f}, {1, -1e30f}, {kInfD, -1.0000000150474662e30}, {kInfD, -kInfD}},
+      // y = [inf, inf]: dx0 = 1 + x1 = 3; Eigen (inf + inf) / inf (LibTorch alike).
+      {{kInf, 2}, {1, 1}, {3, kInfD}, {kNanD, kInfD}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(fmt::format("cumprod of [{}]", fmt::join(c.x, ", ")));
     Builder b;
-    const Program p =
-        b.finish(b.op(Op::SumAll, {b.op(Op::Cumprod, {b.leaf(Shape{3}, c.x)}, dim_attrs(0))}));
+    const auto n = static_cast<std::int64_t>(c.x.size());
+    const Reg y = b.op(Op::Cumprod, {b.leaf(Shape{n}, c.x)}, dim_attrs(0));
+    const Program p = b.finish(b.op(Op::SumAll, {b.op(Op::Mul, {y, b.leaf(Shape{n}, c.g)})}));
     const std::vector<Outcome> o = run(p);
     ASSERT_EQ(o[0].status, Status::Ok) << o[0].message;
     ASSERT_EQ(o[1].status, Status::Ok) << o[1].message;
     EXPECT_FALSE(compare(o, OracleOptions{}).agree());
-    for (std::size_t j = 0; j < 3; ++j) {
+    for (std::size_t j = 0; j < c.x.size(); ++j) {
       EXPECT_PRED2(same, o[1].grads[0].values[j], c.eigen_grad[j]) << j;
-      EXPECT_NEAR(o[0].grads[0].values[j], c.math_grad[j], 1e-12) << j;
+      EXPECT_PRED2(same, o[0].grads[0].values[j], c.math_grad[j]) << j;
     }
   }
 }
