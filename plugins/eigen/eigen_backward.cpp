@@ -145,7 +145,9 @@ void backward(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g, Gr
   case OpId::Matmul: return matmul_grad(in, out, g, grad_in);
   default: break;
   }
-  if (backward_unary(s, x, out, g, dx) || backward_binary(s, in, out, g, grad_in)) return;
+  if (backward_unary(s, x, out, g, dx) || backward_binary(s, in, out, g, grad_in) ||
+      backward_views(s, in, out, g, grad_in) || backward_linalg(s, in, out, g, grad_in))
+    return;
   // Not in kOps, so the host never sends it.
   throw plugin::Unsupported{s.op, {}};
 }

@@ -94,7 +94,9 @@ void forward(const BurnmarkStmt& s, In in, Dense& out) {
   case OpId::Matmul: return matmul(x, *in[1], out);
   default: break;
   }
-  if (forward_unary(s, x, out) || forward_binary(s, in, out)) return;
+  if (forward_unary(s, x, out) || forward_binary(s, in, out) || forward_views(s, in, out) ||
+      forward_linalg(s, in, out))
+    return;
   // Not in kOps, so the host never sends it.
   throw plugin::Unsupported{s.op, {}};
 }

@@ -25,54 +25,75 @@ struct EigenKernels {
 
 // The ops this plugin maps onto Eigen expressions, by stable id: the first vocabulary (0..21),
 // then the later ops Eigen 3.4 has a functor or Tensor method for (eigen_unary.cpp,
-// eigen_binary.cpp say which it lacks). Listed explicitly, so a new op in ops.def is skipped
-// until it is mapped here.
+// eigen_binary.cpp, eigen_views.cpp say which it lacks). Listed explicitly, so a new op in ops.def
+// is skipped until it is mapped here.
 constexpr std::uint32_t kOps[] = {
-    0,  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-    22, // sin
-    23, // cos
-    24, // tan
-    25, // asin
-    26, // acos
-    27, // atan
-    28, // sinh
-    29, // cosh
-    30, // asinh
-    31, // acosh
-    32, // atanh
-    33, // erf
-    34, // erfc
-    36, // log1p
-    37, // expm1
-    38, // log2
-    39, // log10
-    41, // rsqrt
-    42, // reciprocal
-    43, // square
-    44, // sign
-    45, // sgn
-    46, // floor
-    47, // ceil
-    48, // round
-    51, // lgamma
-    52, // digamma
-    53, // clamp_min
-    54, // clamp_max
-    64, // hardtanh
-    65, // relu6
-    73, // maximum
-    74, // minimum
-    75, // fmax
-    76, // fmin
-    78, // pow_tensor
-    80, // fmod
-    86, // lt
-    87, // le
-    88, // gt
-    89, // ge
-    90, // eq
-    91, // ne
-    92, // where
+    0,   1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22,  // sin
+    23,  // cos
+    24,  // tan
+    25,  // asin
+    26,  // acos
+    27,  // atan
+    28,  // sinh
+    29,  // cosh
+    30,  // asinh
+    31,  // acosh
+    32,  // atanh
+    33,  // erf
+    34,  // erfc
+    36,  // log1p
+    37,  // expm1
+    38,  // log2
+    39,  // log10
+    41,  // rsqrt
+    42,  // reciprocal
+    43,  // square
+    44,  // sign
+    45,  // sgn
+    46,  // floor
+    47,  // ceil
+    48,  // round
+    51,  // lgamma
+    52,  // digamma
+    53,  // clamp_min
+    54,  // clamp_max
+    64,  // hardtanh
+    65,  // relu6
+    73,  // maximum
+    74,  // minimum
+    75,  // fmax
+    76,  // fmin
+    78,  // pow_tensor
+    80,  // fmod
+    86,  // lt
+    87,  // le
+    88,  // gt
+    89,  // ge
+    90,  // eq
+    91,  // ne
+    92,  // where
+    110, // cumsum
+    111, // cumprod
+    117, // mm
+    118, // mv
+    119, // dot
+    120, // outer
+    121, // addmm
+    122, // trace
+    123, // flip
+    125, // unsqueeze
+    126, // squeeze
+    129, // movedim
+    130, // narrow
+    131, // select
+    132, // expand
+    134, // reshape
+    135, // permute
+    136, // slice
+    137, // stack
+    138, // chunk
+    140, // bmm
 };
 
 #define BURNMARK_EIGEN_STR2(x) #x

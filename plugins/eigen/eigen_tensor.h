@@ -132,13 +132,19 @@ void forward(const BurnmarkStmt& s, In in, Dense& out);
 void backward(const BurnmarkStmt& s, In in, const Dense& out, const Dense& grad_out,
               GradIn grad_in);
 
-// The ops past the first vocabulary, one file per family (eigen_unary.cpp, eigen_binary.cpp).
+// The ops past the first vocabulary, one file per family (eigen_unary.cpp, eigen_binary.cpp,
+// eigen_views.cpp with the scans, eigen_linalg.cpp).
 // Each returns false for an op outside its family, so forward() and backward() try them in turn.
 bool forward_unary(const BurnmarkStmt& s, const Dense& x, Dense& out);
 bool backward_unary(const BurnmarkStmt& s, const Dense& x, const Dense& out, const Dense& g,
                     Dense& dx);
 bool forward_binary(const BurnmarkStmt& s, In in, Dense& out);
 bool backward_binary(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g,
+                     GradIn grad_in);
+bool forward_views(const BurnmarkStmt& s, In in, Dense& out);
+bool backward_views(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g, GradIn grad_in);
+bool forward_linalg(const BurnmarkStmt& s, In in, Dense& out);
+bool backward_linalg(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g,
                      GradIn grad_in);
 
 } // namespace burnmark::eigen
