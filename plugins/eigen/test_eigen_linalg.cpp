@@ -115,12 +115,11 @@ TEST_F(EigenLinalg, NonFiniteOperands) {
   }
 }
 
-// A difference the reference owns, pinned so that a fix on either side is noticed: products that
-// overflow float32 with opposite signs. [-2e38, -2e38, 2e38] . [1, 1, 2e38] is about 4e76 exactly,
-// but in float32 -2e38 + -2e38 is already -inf and 2e38 * 2e38 is +inf, so Eigen's contraction
-// (and LibTorch 1.13.1's sgemm) gives NaN. For mm the reference says indeterminate (partial sums
-// may overflow against each other); for addmm it claims +inf with no bound, so the oracle reports
-// Eigen and LibTorch alike.
+// Products that overflow float32 with opposite signs: [-2e38, -2e38, 2e38] . [1, 1, 2e38] is about
+// 4e76 exactly, but in float32 -2e38 + -2e38 is already -inf and 2e38 * 2e38 is +inf, so Eigen's
+// contraction (and LibTorch 1.13.1's sgemm) gives NaN. The reference says indeterminate for mm and
+// addmm alike (partial sums may overflow against each other in some order); it claimed +inf for
+// addmm until this test's first version found it (bugs.md, "Defects of ours").
 TEST_F(EigenLinalg, OverflowingProductsOfOppositeSigns) {
   for (bool add : {false, true}) {
     SCOPED_TRACE(add ? "addmm" : "mm");
@@ -133,8 +132,8 @@ TEST_F(EigenLinalg, OverflowingProductsOfOppositeSigns) {
     const std::vector<Outcome> o = run(p);
     ASSERT_EQ(o[1].status, Status::Ok) << o[1].message;
     EXPECT_TRUE(std::isnan(o[1].root.values.at(0)));
-    if (add) EXPECT_EQ(o[0].root.values.at(0), std::numeric_limits<double>::infinity());
+    EXPECT_TRUE(std::isinf(o[0].root.error_bound.at(0))) << "indeterminate";
     const Verdict v = compare(o, OracleOptions{});
-    EXPECT_EQ(v.agree(), !add) << format_verdict(v);
+    EXPECT_TRUE(v.agree()) << format_verdict(v);
   }
 }
