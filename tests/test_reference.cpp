@@ -906,3 +906,21 @@ TEST(ReferencePerformance, TwentyOpProgramOn16x16) {
   std::printf("reference: %.1f us per 20-op 16x16 program, forward and backward\n", us);
   EXPECT_LT(us, 1000.0); // generous: the machine is shared; the target is well under 100 us
 }
+
+// A scatter group of -0s: added onto self's -0 it stays -0 (IEEE addition); without self the
+// accumulation starts from +0, as a reduction's does.
+TEST(ReferenceValues, ScatterSumOfNegativeZerosKeepsSelfsSign) {
+  for (bool with_self : {true, false}) {
+    Builder b;
+    const Reg self = b.leaf({1}, {-0.0f});
+    const Reg src = b.leaf({2}, {-0.0f, -0.0f});
+    Attrs at;
+    at.variant = static_cast<int>(ScatterReduction::Sum);
+    at.include_self = with_self;
+    const Outcome out =
+        run(b.done(b.op(Op::ScatterReduce, {self, b.index_leaf({2}, {0, 0}), src}, at)));
+    ASSERT_EQ(out.root.values.size(), 1u);
+    EXPECT_EQ(out.root.values[0], 0.0);
+    EXPECT_EQ(std::signbit(out.root.values[0]), with_self);
+  }
+}

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -130,13 +131,25 @@ void for_each_group(const std::vector<std::pair<std::int64_t, std::int64_t>>& pa
   }
 }
 
+// With self included a group's float sum accumulates onto self's value, so a group of -0s sums
+// to -0 in any order, as IEEE addition gives; without self it starts from +0 as a reduction's
+// does (torch.sum of -0s is +0 too), and an exact zero from anything else is +0.
+inline Approx group_sum(Row terms, bool with_self) {
+  const Approx s = sum_of(terms);
+  if (!with_self) return s;
+  const bool all_negative_zero = std::all_of(terms.begin(), terms.end(), [](const Approx& t) {
+    return t.v == 0 && std::signbit(t.v) && t.e == 0;
+  });
+  return all_negative_zero ? Approx{-0.0, 0.0} : s;
+}
+
 // The reduction of one group: self's value first (when included), then the src elements.
-inline Approx scatter_group_value(ScatterReduction r, Row terms) {
+inline Approx scatter_group_value(ScatterReduction r, Row terms, bool with_self) {
   switch (r) {
-  case ScatterReduction::Sum: return sum_of(terms);
+  case ScatterReduction::Sum: return group_sum(terms, with_self);
   case ScatterReduction::Prod: return product_of(terms, -1, static_cast<double>(terms.size()) - 1);
   case ScatterReduction::Mean:
-    return div(sum_of(terms), Approx{static_cast<double>(terms.size()), 0.0});
+    return div(group_sum(terms, with_self), Approx{static_cast<double>(terms.size()), 0.0});
   case ScatterReduction::Amax: return extreme_of(terms, true).value;
   case ScatterReduction::Amin: return extreme_of(terms, false).value;
   }
@@ -161,7 +174,7 @@ inline void scatter_forward(const Node& self, const Node& index, const Node& src
   const bool with_self = scatter_includes_self(out);
   for_each_group(g.pairs, [&](std::int64_t target, std::size_t first, std::size_t last) {
     group_terms(self, src, with_self, target, g, first, last, g.terms);
-    out.value.set(target, scatter_group_value(r, g.terms));
+    out.value.set(target, scatter_group_value(r, g.terms, with_self));
   });
 }
 
