@@ -924,3 +924,27 @@ TEST(ReferenceValues, ScatterSumOfNegativeZerosKeepsSelfsSign) {
     EXPECT_EQ(std::signbit(out.root.values[0]), with_self);
   }
 }
+
+// masked_fill on a mask whose comparison is uncertain (xlogy(1, 1) = 0 only within its bound, so
+// xlogy of it is indeterminate) is indeterminate, as where is; a certain mask is exact.
+TEST(ReferenceValues, MaskedFillOnAnUncertainMaskIsIndeterminate) {
+  const ParseResult p = parse_program("%0 = leaf f32[1] [1]\n"
+                                      "%1 = xlogy %0, %0 : f32[1]\n"
+                                      "%2 = xlogy %1, %1 : f32[1]\n"
+                                      "%3 = ne %2, %1 : bool[1]\n"
+                                      "%4 = masked_fill %1, %3, value=0.5 : f32[1]\n"
+                                      "root %4\n");
+  ASSERT_TRUE(p.ok()) << p.error();
+  const Outcome out = run(p.program());
+  EXPECT_TRUE(std::isinf(out.root.error_bound.at(0)));
+  const ParseResult q = parse_program("%0 = leaf f32[2] [1, -2]\n"
+                                      "%1 = leaf f32[2] [0, 0]\n"
+                                      "%2 = lt %0, %1 : bool[2]\n"
+                                      "%3 = masked_fill %0, %2, value=0.5 : f32[2]\n"
+                                      "root %3\n");
+  ASSERT_TRUE(q.ok()) << q.error();
+  const Outcome exact = run(q.program());
+  EXPECT_EQ(exact.root.values, (std::vector<double>{1.0, 0.5}));
+  EXPECT_EQ(exact.root.error_bound, (std::vector<double>{0.0, 0.0}));
+  EXPECT_EQ(exact.grads.at(0).values, (std::vector<double>{1.0, 0.0}));
+}

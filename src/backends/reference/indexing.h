@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "approx_binary.h"
 #include "approx_reduce.h"
 #include "tape.h"
 
@@ -228,12 +229,14 @@ inline void scatter_backward(const Node& out, const Node& self, const Node& inde
 }
 
 // masked_fill: the value where the mask is set, x elsewhere (both broadcast to the result); the
-// gradient passes to x where the mask is clear.
+// gradient passes to x where the mask is clear. An uncertain mask element (a comparison of
+// operands whose bounds overlap) leaves the element indeterminate unless both sides agree, as
+// for where.
 inline Approx masked_fill_forward(Approx x, Approx mask, float value) {
-  return mask.v != 0 ? Approx{value, 0.0} : x;
+  return binary_detail::choose(mask.v != 0, mask.e != 0, Approx{value, 0.0}, x);
 }
 inline Approx masked_fill_backward(Approx g, Approx mask) {
-  return mask.v != 0 ? Approx{0.0, 0.0} : g;
+  return gate(g, mask.v == 0, mask.e != 0);
 }
 
 } // namespace burnmark::ref
