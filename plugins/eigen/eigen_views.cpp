@@ -7,10 +7,9 @@
 //
 // Backward passes follow derivatives.yaml with the same expressions: a slice's gradient is grad
 // written through the very slice expression into zeros, a permutation's is the inverse
-// permutation, expand's is sum_to, cumsum's is a reversed cumsum. cumprod's is LibTorch's
-// cumprod_backward on inputs without zeros, reversed_cumsum(grad * result) / input, applied
-// everywhere: at a zero input it divides by zero where LibTorch switches to a formula without
-// division (test_eigen_views.cpp pins the difference). roll, tril, triu, diagonal, diag_embed and
+// permutation, expand's is sum_to, cumsum's is a reversed cumsum. cumprod's forms the products of
+// the others directly (no division by the input, which would fail at zeros and overflows for a
+// reason of the plugin's, not Eigen's). roll, tril, triu, diagonal, diag_embed and
 // logcumsumexp have no Tensor-module counterpart and are not in kOps.
 #include <utility>
 
@@ -165,7 +164,7 @@ bool forward_views(const BurnmarkStmt& s, In in, Dense& out) {
   }
 }
 
-bool backward_views(const BurnmarkStmt& s, In in, const Dense& out, const Dense& g,
+bool backward_views(const BurnmarkStmt& s, In in, const Dense& /*out*/, const Dense& g,
                     GradIn grad_in) {
   using plugin::OpId;
   const Dense& x = *in[0];
@@ -220,16 +219,32 @@ bool backward_views(const BurnmarkStmt& s, In in, const Dense& out, const Dense&
     map4(dx) = map4(g).reverse(r).cumsum(a).reverse(r);
     return true;
   }
-  // cumprod_backward: grad itself along a dim of size 1 (or for one element), else
-  // reversed_cumsum(result * grad, dim).div_(input).
+  // cumprod's gradient, d/dx_j sum_k g_k y_k = sum_{k >= j} g_k prod_{i <= k, i != j} x_i, with
+  // the products of the others formed directly: Eigen has no autograd, so this is the plugin's
+  // own tape, and a formula that divides by x_j (LibTorch's without zeros) would make the plugin
+  // diverge at zeros for a reason of ours, not Eigen's. In double, rounded once.
   case OpId::Cumprod: {
     const Index a = axis_index(x.shape, s.attrs.dim);
-    if (x.numel() <= 1 || dims4(x.shape)[static_cast<std::size_t>(a)] == 1) {
-      flat(dx) = flat(g);
-      return true;
+    const Dims d = dims4(x.shape);
+    Index outer = 1, inner = 1;
+    for (Index k = 0; k < kRank; ++k) {
+      if (k < a) outer *= d[static_cast<std::size_t>(k)];
+      if (k > a) inner *= d[static_cast<std::size_t>(k)];
     }
-    const auto r = flip_axis(x.shape, s.attrs.dim);
-    map4(dx) = (map4(out) * map4(g)).reverse(r).cumsum(a).reverse(r) / map4(x);
+    const Index n = d[static_cast<std::size_t>(a)];
+    const auto at = [&](Index o, Index j, Index i) {
+      return static_cast<std::size_t>((o * n + j) * inner + i);
+    };
+    for (Index o = 0; o < outer; ++o)
+      for (Index i = 0; i < inner; ++i)
+        for (Index j = 0; j < n; ++j) {
+          double sum = 0, others = 1; // others: prod_{i <= k, i != j} x_i for the current k
+          for (Index k = 0; k < n; ++k) {
+            if (k != j) others *= x.data[at(o, k, i)];
+            if (k >= j) sum += static_cast<double>(g.data[at(o, k, i)]) * others;
+          }
+          dx.data[at(o, j, i)] = static_cast<float>(sum);
+        }
     return true;
   }
   default: return false;
