@@ -1,6 +1,8 @@
 // Exact number spellings and the consistency check of a ReproCase.
 #include "literals.h"
 
+#include "burnmark/ir/shape_rules.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -49,6 +51,22 @@ void check_case(const ReproCase& repro) {
       throw std::invalid_argument(
           fmt::format("repro: gradient of leaf {} has {} values for {} elements", i,
                       repro.expected_grads[i].size(), p.leaves[i].shape.numel()));
+}
+
+Shape result_shape(const Program& p, const Instr& in) {
+  std::vector<Shape> shapes;
+  for (Reg r : in.operands)
+    shapes.push_back(p.shape_of(r));
+  return infer_shape(in.op, in.attrs, shapes).shape();
+}
+
+std::string permutation_items(const Program& p, const Instr& in) {
+  const int rank = p.shape_of(in.operands[0]).rank();
+  const auto dims = *permutation_dims(in.attrs.times, rank);
+  std::string out;
+  for (int i = 0; i < rank; ++i)
+    out += (i ? ", " : "") + std::to_string(dims[static_cast<std::size_t>(i)]);
+  return out;
 }
 
 } // namespace burnmark::repro_detail

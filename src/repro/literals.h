@@ -17,6 +17,10 @@ std::string double_literal(double value, const std::string& nan, const std::stri
 // Comma-separated items, a line break with `indent` every `per_line` items.
 std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
                          const std::string& indent);
+// The inferred result shape of an instruction (reshape's call names it).
+Shape result_shape(const Program& p, const Instr& in);
+// permute's dims, comma-separated (each language adds its own brackets).
+std::string permutation_items(const Program& p, const Instr& in);
 // Throws std::invalid_argument when the case cannot be emitted.
 void check_case(const ReproCase& repro);
 

@@ -32,24 +32,6 @@ std::string int_list(const Shape& s) {
   return out + "]";
 }
 
-// The inferred result shape of an instruction (reshape's call names it).
-Shape result_shape(const Program& p, const Instr& in) {
-  std::vector<Shape> shapes;
-  for (Reg r : in.operands)
-    shapes.push_back(p.shape_of(r));
-  return infer_shape(in.op, in.attrs, shapes).shape();
-}
-
-// permute's dims, as a list literal.
-std::string permutation_list(const Program& p, const Instr& in) {
-  const int rank = p.shape_of(in.operands[0]).rank();
-  const auto dims = *permutation_dims(in.attrs.times, rank);
-  std::string out = "[";
-  for (int i = 0; i < rank; ++i)
-    out += (i ? ", " : "") + std::to_string(dims[static_cast<std::size_t>(i)]);
-  return out + "]";
-}
-
 // The same overloads as the C++ reproducer and the BurnMark backend (a Python float exponent
 // reaches pow's Scalar overload and its fast paths).
 std::string call(const Program& p, const Instr& in) {
@@ -240,8 +222,11 @@ std::string call(const Program& p, const Instr& in) {
                        z, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
                        py_bool(a.include_self));
   case Op::MaskedFill: return fmt::format("torch.masked_fill({}, {}, {})", x, y, dbl(a.fill));
-  case Op::Reshape: return fmt::format("torch.reshape({}, {})", x, int_list(result_shape(p, in)));
-  case Op::Permute: return fmt::format("torch.permute({}, {})", x, permutation_list(p, in));
+  case Op::Reshape:
+    return fmt::format("torch.reshape({}, {})", x, int_list(repro_detail::result_shape(p, in)));
+  case Op::Permute:
+    return fmt::format("torch.permute({}, {})", x,
+                       "[" + repro_detail::permutation_items(p, in) + "]");
   case Op::Slice: {
     // Python's x[a:b:k] on dim d, the same slice as LibTorch's x.slice(d, a, b, k).
     std::string lead;
