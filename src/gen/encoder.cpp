@@ -41,6 +41,9 @@ std::optional<std::uint32_t> index_in(const std::vector<Reg>& candidates, Reg r)
 bool same_bits(float a, float b) {
   return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
 }
+bool same_bits(std::int64_t a, std::int64_t b) {
+  return a == b;
+}
 
 std::uint32_t wheel_index(OpFamily c) {
   return static_cast<std::uint32_t>(std::find(kCategoryWheel.begin(), kCategoryWheel.end(), c) -
@@ -297,7 +300,8 @@ private:
   }
 
   // The seed length, then each seed entry through `entry`.
-  template <class Entry> void values(const std::vector<float>& data, Entry entry) {
+  // f32 data bit for bit, index values by value.
+  template <class T, class Entry> void values(const std::vector<T>& data, Entry entry) {
     const std::size_t max_len = std::min<std::size_t>(data.size(), kMaxSeedLen);
     std::size_t period = 1;
     const auto repeats_every = [&](std::size_t len) {
@@ -478,21 +482,9 @@ private:
     }
     default: fail("not an indexing op");
     }
-    const std::vector<std::int64_t>& v = index.indices;
-    const std::size_t max_len = std::min<std::size_t>(v.size(), kMaxSeedLen);
-    std::size_t period = 1;
-    const auto repeats_every = [&](std::size_t len) {
-      for (std::size_t i = len; i < v.size(); ++i)
-        if (v[i] != v[i % len]) return false;
-      return true;
-    };
-    while (period <= max_len && !repeats_every(period))
-      ++period;
-    if (period > max_len)
-      fail(fmt::format("its index values do not repeat with a period of at most {}", kMaxSeedLen));
-    out_.choice(static_cast<std::uint32_t>(period - 1), static_cast<std::uint32_t>(max_len));
-    for (std::size_t i = 0; i < period; ++i)
-      out_.choice(static_cast<std::uint32_t>(v[i]), static_cast<std::uint32_t>(sa[dim]));
+    values(index.indices, [&](std::int64_t v, std::size_t) {
+      out_.choice(static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(sa[dim]));
+    });
   }
 
   void op(const Instr& instr) {

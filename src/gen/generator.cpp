@@ -145,48 +145,48 @@ private:
     push_leaf(shape, [&] { return seed_value(); });
   }
 
-  template <class NextValue> void push_leaf(const Shape& shape, NextValue next_value) {
-    const std::int64_t numel = shape.numel();
+  // Fills `out` with numel values: a seed of 1..kMaxSeedLen entries from next_value, cycled.
+  template <class T, class NextValue>
+  void cycled_seed(std::int64_t numel, std::vector<T>& out, NextValue next_value) {
     const int seed_len =
         1 + static_cast<int>(
                 in_.choice(static_cast<std::uint32_t>(std::min<std::int64_t>(numel, kMaxSeedLen))));
-    std::array<float, kMaxSeedLen> seed{};
+    std::array<T, kMaxSeedLen> seed{};
     for (int i = 0; i < seed_len; ++i)
       seed[static_cast<std::size_t>(i)] = next_value();
+    out.resize(static_cast<std::size_t>(numel));
+    for (std::int64_t i = 0; i < numel; ++i)
+      out[static_cast<std::size_t>(i)] = seed[static_cast<std::size_t>(i % seed_len)];
+  }
+
+  // The statement that defines the leaf just appended to the program; returns its register.
+  Reg push_leaf_stmt(const Shape& shape, DType dtype) {
+    Stmt& s = program_.stmts.emplace_back();
+    s.kind = StmtKind::Leaf;
+    s.leaf = static_cast<int>(program_.leaves.size() - 1);
+    s.shape = shape;
+    s.dtype = dtype;
+    return static_cast<Reg>(num_regs() - 1);
+  }
+
+  template <class NextValue> void push_leaf(const Shape& shape, NextValue next_value) {
     Leaf& leaf = program_.leaves.emplace_back();
     ++float_leaves_;
     leaf.shape = shape;
-    leaf.data.resize(static_cast<std::size_t>(numel));
-    for (std::int64_t i = 0; i < numel; ++i)
-      leaf.data[static_cast<std::size_t>(i)] = seed[static_cast<std::size_t>(i % seed_len)];
-    Stmt& s = program_.stmts.emplace_back();
-    s.kind = StmtKind::Leaf;
-    s.leaf = static_cast<int>(program_.leaves.size() - 1);
-    s.shape = shape;
+    cycled_seed(shape.numel(), leaf.data, next_value);
+    push_leaf_stmt(shape, DType::F32);
   }
 
-  // An index leaf of `shape` whose values lie in 0..bound-1: a seed of 1..kMaxSeedLen values
-  // cycled over the elements, as for f32 leaves, so repeated indices are common.
+  // An index leaf of `shape` whose values lie in 0..bound-1, cycled from a seed as f32 leaves
+  // are, so repeated indices are common.
   Reg push_index_leaf(const Shape& shape, std::int64_t bound) {
-    const std::int64_t numel = shape.numel();
-    const int seed_len =
-        1 + static_cast<int>(
-                in_.choice(static_cast<std::uint32_t>(std::min<std::int64_t>(numel, kMaxSeedLen))));
-    std::array<std::int64_t, kMaxSeedLen> seed{};
-    for (int i = 0; i < seed_len; ++i)
-      seed[static_cast<std::size_t>(i)] = in_.choice(static_cast<std::uint32_t>(bound));
     Leaf& leaf = program_.leaves.emplace_back();
     leaf.shape = shape;
     leaf.dtype = DType::I64;
-    leaf.indices.resize(static_cast<std::size_t>(numel));
-    for (std::int64_t i = 0; i < numel; ++i)
-      leaf.indices[static_cast<std::size_t>(i)] = seed[static_cast<std::size_t>(i % seed_len)];
-    Stmt& s = program_.stmts.emplace_back();
-    s.kind = StmtKind::Leaf;
-    s.leaf = static_cast<int>(program_.leaves.size() - 1);
-    s.shape = shape;
-    s.dtype = DType::I64;
-    return static_cast<Reg>(num_regs() - 1);
+    cycled_seed(shape.numel(), leaf.indices, [&] {
+      return static_cast<std::int64_t>(in_.choice(static_cast<std::uint32_t>(bound)));
+    });
+    return push_leaf_stmt(shape, DType::I64);
   }
 
   // [0..2 batch dims, n, n] within the knobs (matrix_leaf_feasible checked by the caller).
@@ -232,17 +232,13 @@ private:
       for (std::int64_t j = 0; j < n; ++j)
         leaf.data[static_cast<std::size_t>(t * n + j)] =
             seed[static_cast<std::size_t>((t % seed_rows) * n + j)];
-    Stmt& s = program_.stmts.emplace_back();
-    s.kind = StmtKind::Leaf;
-    s.leaf = static_cast<int>(program_.leaves.size() - 1);
-    s.shape = shape;
+    push_leaf_stmt(shape, DType::F32);
   }
 
   // det, slogdet, inv: operand a when it is a small square matrix (unless the step builds a
   // matrix leaf instead), a fresh matrix leaf when a leaf fits, else another square register.
   void square_step(Op op, Reg a) {
-    const bool can_build =
-        float_leaves_ < k_.max_leaves && matrix_leaf_feasible(k_);
+    const bool can_build = float_leaves_ < k_.max_leaves && matrix_leaf_feasible(k_);
     if (small_square(shape_of(a)) && (!can_build || in_.choice(2) == 0)) {
       push_op(op, {a}, {});
       return;
@@ -351,10 +347,7 @@ private:
     }
     case OpFamily::Compare: // never on the wheel: comparisons come with their where
     case OpFamily::Select: {
-      const Op cmp = kCompareOps[in_.choice(kCompareOps.size())];
-      binary_partners(regs(), a, scratch_);
-      const Reg b = pick(scratch_);
-      const Reg mask = push_op(cmp, {a, b}, {});
+      const Reg mask = comparison(a);
       const Shape sm = shape_of(mask);
       where_partners(regs(), sm, nullptr, scratch_);
       const Reg x = pick(scratch_);
@@ -364,10 +357,7 @@ private:
       return;
     }
     case OpFamily::Masked: {
-      const Op cmp = kCompareOps[in_.choice(kCompareOps.size())];
-      binary_partners(regs(), a, scratch_);
-      const Reg b = pick(scratch_);
-      const Reg mask = push_op(cmp, {a, b}, {});
+      const Reg mask = comparison(a);
       where_partners(regs(), shape_of(mask), nullptr, scratch_);
       const Reg x = pick(scratch_);
       push_op(Op::MaskedFill, {x, mask}, params(Op::MaskedFill));
@@ -576,6 +566,13 @@ private:
       return;
     }
     }
+  }
+
+  // The comparison of a and a broadcast partner that opens a Select or Masked step: its mask.
+  Reg comparison(Reg a) {
+    const Op cmp = kCompareOps[in_.choice(kCompareOps.size())];
+    binary_partners(regs(), a, scratch_);
+    return push_op(cmp, {a, pick(scratch_)}, {});
   }
 
   // An indexing op on `a` (rank >= 1): its dim, for scatter its src, the index leaf's shape
