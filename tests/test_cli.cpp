@@ -110,7 +110,7 @@ TEST(Cli, BadKnobIsOneLineAndExitTwo) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_TRUE(r.err.starts_with("burnmark: BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, "
-                                "all, or a plugin name/path)"))
+                                "libtorch-jit, libtorch-nnc, all, or a plugin name/path)"))
       << r.err;
   EXPECT_EQ(r.out, "");
 
@@ -239,7 +239,8 @@ TEST(Registry, BuiltinsAllAndErrors) {
             (std::vector<std::string>{"ref", "libtorch"}));
   EXPECT_EQ(names(make_backends(" libtorch , ref ", {})),
             (std::vector<std::string>{"libtorch", "ref"}));
-  EXPECT_EQ(names(make_backends("all", {})), (std::vector<std::string>{"ref", "libtorch"}));
+  EXPECT_EQ(names(make_backends("all", {})),
+            (std::vector<std::string>{"ref", "libtorch", "libtorch-jit", "libtorch-nnc"}));
 
   BackendsResult dup = make_backends("ref,all", {});
   ASSERT_FALSE(dup.ok());
@@ -252,8 +253,8 @@ TEST(Registry, BuiltinsAllAndErrors) {
   BackendsResult unknown = make_backends("ref,xyz", {});
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(unknown.error().starts_with(
-      "BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, all, or a plugin "
-      "name/path)"))
+      "BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, libtorch-jit, libtorch-nnc, all, "
+      "or a plugin name/path)"))
       << unknown.error();
   EXPECT_EQ(unknown.error().find('\n'), std::string::npos);
 }

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "burnmark/backends/builtin.h"
 #include "burnmark/ir/text.h"
+#include "burnmark/oracle/oracle.h"
 #include "libtorch_programs.h"
 
 using namespace burnmark;
@@ -479,4 +481,139 @@ TEST(RefVsLibTorch, EveryOpAgreesOnForwardAndEveryLeafGradient) {
   }
   for (const OpInfo& info : kOpTable)
     EXPECT_TRUE(covered.count(info.op)) << "no program for " << info.name;
+}
+
+// ---- The same programs through TorchScript (libtorch-jit) and the NNC fuser (libtorch-nnc) ----
+
+namespace {
+
+// The program with its root squared, so that even a one-op program has a chain of two
+// elementwise ops for the fuser to group (NNC fuses nothing smaller).
+Program squared_root(Program p) {
+  Stmt s;
+  s.kind = StmtKind::Op;
+  s.instr.op = Op::Mul;
+  s.instr.operands = {p.root, p.root};
+  s.shape = p.shape_of(p.root);
+  p.stmts.push_back(s);
+  p.root = static_cast<Reg>(p.stmts.size() - 1);
+  return p;
+}
+
+// Where a JIT path takes the other side of a registered convention, or has a recorded bug
+// (bugs.md, "LibTorch 1.13.1: TorchScript and the NNC fuser"), on these ordinary programs. A
+// program matches an entry when its text contains `statement`. For a convention the test checks
+// that the reference switched to that side agrees; for a bug, that the divergence is still there,
+// so a LibTorch upgrade that fixes one is noticed here and its entry updated.
+struct JitDeparture {
+  std::string_view statement;
+  std::optional<Convention> convention; // nullopt: a bug
+  std::string_view anchor;              // the bugs.md entry, or the convention's name
+};
+
+// TorchScript's symbolic derivatives multiply the upstream gradient (NaN here, from the NaN bound)
+// by clamp's mask.
+const std::vector<JitDeparture> kJitDepartures = {
+    {"clamp %0, min=nan", Convention::GateGradByProduct, "gate-grad-by-product"},
+    {"clamp %0, min=-1, max=nan", Convention::GateGradByProduct, "gate-grad-by-product"},
+    {"softplus %0, beta=1, threshold=0", std::nullopt, "libtorch-jit-softplus-grad-threshold"},
+};
+// NNC's own lowerings, on top of the above.
+const std::vector<JitDeparture> kNncDepartures = {
+    {"clamp %0, min=nan", std::nullopt, "libtorch-nnc-clamp-nan-bound"},
+    {"clamp %0, min=-1, max=nan", std::nullopt, "libtorch-nnc-clamp-nan-bound"},
+    {"softplus %0, beta=1, threshold=0", std::nullopt, "libtorch-jit-softplus-grad-threshold"},
+    {"frac %0", std::nullopt, "libtorch-nnc-frac-floor"},
+};
+
+bool outcome_agrees(const Outcome& ref, const Outcome& other, bool gradients) {
+  std::vector<Outcome> pair = {ref, other};
+  return compare(pair, OracleOptions{kDefaultTolerance, gradients}).agree();
+}
+
+void expect_every_op_through_jit(bool fuse, const std::vector<JitDeparture>& departures) {
+  const auto ref = make_reference_backend();
+  const auto jit = make_libtorch_jit_backend(fuse);
+  for (const NamedProgram& np : programs_per_op()) {
+    const Program program = squared_root(np.program);
+    const std::string text = to_text(program);
+    SCOPED_TRACE(text);
+    const auto departure = std::find_if(departures.begin(), departures.end(), [&](const auto& d) {
+      return text.find(d.statement) != std::string::npos;
+    });
+    for (bool gradients : {false, true}) {
+      const Outcome r = ref->run(program, RunOptions{gradients});
+      const Outcome j = jit->run(program, RunOptions{gradients});
+      ASSERT_EQ(r.status, Status::Ok) << r.message;
+      ASSERT_EQ(j.status, Status::Ok) << j.message;
+      ASSERT_EQ(j.grads.size(), gradients ? program.leaves.size() : 0);
+      if (departure == departures.end()) {
+        EXPECT_TRUE(outcome_agrees(r, j, gradients)) << jit->name() << ": " << op_name(np.op);
+        continue;
+      }
+      if (!gradients && departure->convention) {
+        // A convention about gradients leaves the forward values alone.
+        EXPECT_TRUE(outcome_agrees(r, j, false)) << departure->anchor;
+      } else if (departure->convention) {
+        const auto other_side = make_reference_backend(ConventionSet(*departure->convention));
+        EXPECT_FALSE(outcome_agrees(r, j, true)) << departure->anchor << " no longer departs";
+        EXPECT_TRUE(outcome_agrees(other_side->run(program, RunOptions{true}), j, true))
+            << departure->anchor << " does not explain it";
+      } else if (gradients) {
+        EXPECT_FALSE(outcome_agrees(r, j, true)) << departure->anchor << " no longer diverges";
+      }
+    }
+  }
+}
+
+// A chain of elementwise ops on one leaf: what every fuser groups.
+Program elementwise_chain() {
+  ProgramBuilder b;
+  const Reg x = b.leaf({2, 3}, {0.5f, -1.25f, 2.0f, -0.3f, 1.7f, -2.2f});
+  const Reg y = b.op(Op::Sigmoid, {b.op(Op::Mul, {x, x})});
+  return b.finish(b.op(Op::Add, {b.op(Op::Tanh, {y}), x}));
+}
+
+} // namespace
+
+TEST(RefVsLibTorchJit, EveryOpCompilesToTorchScriptAndAgreesExceptItsRecordedDepartures) {
+  expect_every_op_through_jit(false, kJitDepartures);
+}
+
+TEST(RefVsLibTorchJit, EveryOpThroughTheNncFuserAgreesExceptItsRecordedDepartures) {
+  expect_every_op_through_jit(true, kNncDepartures);
+}
+
+TEST(RefVsLibTorchJit, TheNncVariantFusesAndThePlainOneDoesNot) {
+  const Program chain = elementwise_chain();
+  const auto nnc = make_libtorch_jit_backend(true);
+  const auto jit = make_libtorch_jit_backend(false);
+  ASSERT_EQ(nnc->run(chain, RunOptions{false}).status, Status::Ok);
+  ASSERT_EQ(jit->run(chain, RunOptions{false}).status, Status::Ok);
+  EXPECT_GE(jit_graph_counts(*nnc).fusion_groups, 1) << nnc->note();
+  EXPECT_EQ(jit_graph_counts(*jit).fusion_groups, 0) << jit->note();
+  // Profiled and specialised: the executor guards the optimised code on the types it saw.
+  EXPECT_GE(jit_graph_counts(*nnc).type_guards, 1) << nnc->note();
+  // The eager backend is untouched by the fuser settings of the two variants.
+  EXPECT_EQ(jit_graph_counts(*make_libtorch_backend(1)).fusion_groups, 0);
+}
+
+TEST(RefVsLibTorchJit, WithGradientsTheJitsOwnAutodiffTakesOver) {
+  const Program chain = elementwise_chain();
+  for (bool fuse : {false, true}) {
+    const auto jit = make_libtorch_jit_backend(fuse);
+    ASSERT_EQ(jit->run(chain, RunOptions{true}).status, Status::Ok);
+    EXPECT_GE(jit_graph_counts(*jit).differentiable_graphs, 1) << jit->note();
+    EXPECT_GE(jit_graph_counts(*jit).type_guards, 1) << jit->note();
+  }
+}
+
+TEST(RefVsLibTorchJit, AnOpTheJitCannotRunIsAnErrorOutcomeNotACrash) {
+  // A singular matrix: linalg_inv raises inside the TorchScript function, as it does eagerly.
+  ProgramBuilder b;
+  const Reg x = b.leaf({2, 2}, {1, 2, 2, 4});
+  const Program p = b.finish(b.op(Op::Inv, {x}));
+  const Outcome o = make_libtorch_jit_backend(false)->run(p, RunOptions{true});
+  EXPECT_EQ(o.status, Status::Error);
+  EXPECT_NE(o.message.find("singular"), std::string::npos) << o.message;
 }

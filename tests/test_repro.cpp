@@ -856,14 +856,15 @@ TEST(ReproBuild, EmittedCppBuildsAgreesAndCatchesAPlantedBug) {
   fs::remove_all(dir);
 }
 
-TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
-  // The first python3 on PATH may be a private interpreter without Debian's python3-torch.
-  std::string python;
+// The first python3 on PATH may be a private interpreter without Debian's python3-torch.
+std::string python_with_torch() {
   for (const char* candidate : {"python3", "/usr/bin/python3"})
-    if (run(std::string(candidate) + " -c 'import torch'").status == 0) {
-      python = candidate;
-      break;
-    }
+    if (run(std::string(candidate) + " -c 'import torch'").status == 0) return candidate;
+  return "";
+}
+
+TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
+  const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
   const fs::path dir = make_temp_dir("burnmark_repro_py");
   write_file(dir / "good.py", emit_python_repro(hand_computed_case()));
@@ -880,5 +881,46 @@ TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
   const RunResult all_ops = run(python + " " + (dir / "all_ops.py").string());
   EXPECT_EQ(all_ops.status, 0) << all_ops.output;
 #endif
+  fs::remove_all(dir);
+}
+
+// frac(-0.375)^2 = 0.140625, gradient 2 * frac(x) * frac'(x) = -0.75 (by hand). NNC lowers frac
+// as x - floor(x) (bugs.md, libtorch-nnc-frac-floor): 0.625^2 = 0.390625 when fused.
+ReproCase frac_case(ReproPath path) {
+  ProgramBuilder b;
+  const Reg f = b.op(Op::Frac, {b.leaf({1}, {-0.375f})});
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Mul, {f, f}));
+  c.title = "frac(x)^2";
+  c.expected_root = {0.140625};
+  c.expected_grads = {{-0.75}};
+  c.path = path;
+  return c;
+}
+
+TEST(ReproBuild, EmittedScriptedPythonRunsTheJitAndTheFuser) {
+  const std::string python = python_with_torch();
+  if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
+  const fs::path dir = make_temp_dir("burnmark_repro_jit");
+  for (ReproPath path : {ReproPath::Jit, ReproPath::Nnc}) {
+    ReproCase hand = hand_computed_case();
+    hand.path = path;
+    const std::string script = emit_python_repro(hand);
+    expect_contains(script, "torch.jit.script(program)");
+    EXPECT_EQ(script.find("_jit_override_can_fuse_on_cpu") != std::string::npos,
+              path == ReproPath::Nnc);
+    write_file(dir / "hand.py", script);
+    const RunResult good = run(python + " " + (dir / "hand.py").string());
+    EXPECT_EQ(good.status, 0) << good.output;
+    expect_contains(good.output, "grad %0[1]  torch  424  expected  424\n");
+  }
+  write_file(dir / "frac_jit.py", emit_python_repro(frac_case(ReproPath::Jit)));
+  const RunResult jit = run(python + " " + (dir / "frac_jit.py").string());
+  EXPECT_EQ(jit.status, 0) << jit.output;
+  write_file(dir / "frac_nnc.py", emit_python_repro(frac_case(ReproPath::Nnc)));
+  const RunResult nnc = run(python + " " + (dir / "frac_nnc.py").string());
+  EXPECT_EQ(nnc.status, 1) << nnc.output;
+  expect_contains(nnc.output, "root %2[0]  torch  0.390625  expected  0.140625  <-- DIVERGES");
+  EXPECT_THROW(emit_cpp_repro(frac_case(ReproPath::Nnc)), std::invalid_argument);
   fs::remove_all(dir);
 }

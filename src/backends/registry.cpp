@@ -20,10 +20,12 @@ struct Builtin {
 };
 
 // Adding a built-in backend is one line here (its factory lives in builtin.h).
-constexpr std::array<Builtin, 2> kBuiltins = {{
+constexpr std::array<Builtin, 4> kBuiltins = {{
     {"ref", [](const RegistryOptions&) { return make_reference_backend(); }},
     {"libtorch",
      [](const RegistryOptions& o) { return make_libtorch_backend(o.libtorch_threads); }},
+    {"libtorch-jit", [](const RegistryOptions&) { return make_libtorch_jit_backend(false); }},
+    {"libtorch-nnc", [](const RegistryOptions&) { return make_libtorch_jit_backend(true); }},
 }};
 
 constexpr std::array<std::string_view, kBuiltins.size()> kBuiltinNames = [] {

@@ -2,6 +2,7 @@
 // diverging program to a reproducer a library maintainer can run without BurnMark. The program
 // is minimised first (triage's minimiser) and the expected values are the reference backend's
 // (BACKENDS' first entry) on the program actually written out.
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -17,7 +18,20 @@ namespace burnmark::cli {
 namespace {
 
 constexpr std::string_view kUsage =
-    "--lang cpp|python [--out DIR] [--no-minimize] [--forward-only] FILE";
+    "--lang cpp|python [--path eager|jit|nnc] [--out DIR] [--no-minimize] [--forward-only] FILE";
+
+// The path of LibTorch the finding needs: eager when eager LibTorch diverges (the simplest
+// reproducer), else the JIT, else NNC: a finding only the fuser shows is reproduced fused.
+ReproPath path_for(const Verdict& verdict) {
+  const auto diverges = [&](std::string_view backend) {
+    return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
+                       [&](const Divergence& d) { return d.backend == backend; });
+  };
+  if (diverges("libtorch")) return ReproPath::Eager;
+  if (diverges("libtorch-jit")) return ReproPath::Jit;
+  if (diverges("libtorch-nnc")) return ReproPath::Nnc;
+  return ReproPath::Eager;
+}
 
 } // namespace
 
@@ -27,6 +41,7 @@ int run_repro(std::span<const std::string_view> args) {
   std::optional<std::string> file;
   bool minimize_first = true;
   bool gradients = true;
+  std::optional<ReproPath> path;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string_view a = args[i];
     if (a == "--lang" && i + 1 < args.size()) {
@@ -37,6 +52,16 @@ int run_repro(std::span<const std::string_view> args) {
         lang = ReproLang::Python;
       else
         return usage_error(fmt::format("repro: unknown language '{}' (cpp or python)", l));
+    } else if (a == "--path" && i + 1 < args.size()) {
+      const std::string_view p = args[++i];
+      if (p == "eager")
+        path = ReproPath::Eager;
+      else if (p == "jit")
+        path = ReproPath::Jit;
+      else if (p == "nnc")
+        path = ReproPath::Nnc;
+      else
+        return usage_error(fmt::format("repro: unknown path '{}' (eager, jit or nnc)", p));
     } else if (a == "--out" && i + 1 < args.size()) {
       out = std::string(args[++i]);
     } else if (a == "--no-minimize") {
@@ -81,9 +106,10 @@ int run_repro(std::span<const std::string_view> args) {
   const std::string title = fmt::format("burnmark {}: {} ({})", signature.id,
                                         op_sequence(signature), fmt::join(signature.kinds, ", "));
   std::string error;
-  const std::optional<ReproCase> repro =
+  std::optional<ReproCase> repro =
       reference_repro_case(*raw.front(), chosen, title, config.tolerance, gradients, error);
   if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
+  repro->path = path ? *path : path_for(finding->verdict);
 
   const std::string name = "repro_" + signature.id;
   if (!out) {

@@ -37,6 +37,9 @@ int run_run(std::span<const std::string_view> args) {
   const Judgement j = run_and_compare(*program, *backends, config, gradients);
   for (const Outcome& o : j.outcomes)
     fmt::print("{}", format_outcome(o, kShownValues));
+  for (const auto& b : *backends)
+    if (const std::string note = b->note(); !note.empty())
+      fmt::print("note {}: {}\n", b->name(), note);
   // Divergences a registered convention explains stay divergences; the CONVENTION lines say
   // which side of which convention each such backend took.
   if (!j.verdict.agree() && !j.outcomes.empty() && j.outcomes.front().backend == "ref") {

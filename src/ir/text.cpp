@@ -21,6 +21,14 @@ std::string float_to_text(float value) {
   return fmt::format("{}", value);
 }
 
+std::string double_literal(double value, const std::string& nan, const std::string& inf) {
+  if (std::isnan(value)) return nan;
+  if (std::isinf(value)) return value > 0 ? inf : "-" + inf;
+  std::string s = fmt::format("{}", value);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
 namespace {
 
 std::string shape_text(const Shape& s, DType dtype = DType::F32) {

@@ -1,6 +1,7 @@
 // The C++ reproducer: one LibTorch call per SSA instruction, named like the registers, then the
 // checks against the expected values; and the CMakeLists.txt that builds it.
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,6 @@
 
 namespace burnmark {
 namespace {
-
-using repro_detail::double_literal;
 
 std::string reg(Reg r) {
   return fmt::format("r{}", r);
@@ -328,6 +327,9 @@ torch::Tensor grad_of(const torch::Tensor& leaf) { return leaf.grad().defined() 
 
 std::string emit_cpp_repro(const ReproCase& repro) {
   repro_detail::check_case(repro);
+  if (repro.path != ReproPath::Eager)
+    throw std::invalid_argument("the C++ reproducer runs LibTorch eager only; a TorchScript or NNC "
+                                "finding's reproducer is Python (--lang python)");
   const Program& p = repro.program;
   std::string out;
   out += "// " + repro.title + "\n//\n";

@@ -16,14 +16,6 @@ std::string float_bits(float value) {
   return fmt::format("0x{:08x}", std::bit_cast<std::uint32_t>(value));
 }
 
-std::string double_literal(double value, const std::string& nan, const std::string& inf) {
-  if (std::isnan(value)) return nan;
-  if (std::isinf(value)) return value > 0 ? inf : "-" + inf;
-  std::string s = fmt::format("{}", value);
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
-}
-
 std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
                          const std::string& indent) {
   std::string out;

@@ -11,9 +11,6 @@ namespace burnmark::repro_detail {
 
 // "0x3f000000": the float's bit pattern, which keeps NaN payloads, -0 and subnormals exact.
 std::string float_bits(float value);
-// The shortest decimal that parses back to the same double, always with a '.' or exponent so
-// that it is a floating literal; `nan`, `inf` and `-inf` become the given spellings.
-std::string double_literal(double value, const std::string& nan, const std::string& inf);
 // Comma-separated items, a line break with `indent` every `per_line` items.
 std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
                          const std::string& indent);

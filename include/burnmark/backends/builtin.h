@@ -22,4 +22,18 @@ std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_ref
 // LibTorch eager on CPU, float32, autograd. intra_op_threads <= 0 keeps LibTorch's default.
 std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads);
 
+// The program as one TorchScript function, run by LibTorch's profiling executor until it has
+// specialised, gradients from the JIT's autodiff: "libtorch-jit". With `fuse`, "libtorch-nnc":
+// the TensorExpr fuser forced on for CPU as well.
+std::unique_ptr<Backend> make_libtorch_jit_backend(bool fuse);
+
+// What the executor made of the last program a JIT backend ran (all zero for other backends):
+// evidence that a variant really took its path, since one that never fuses tests nothing.
+struct JitGraphCounts {
+  int fusion_groups = 0;         // prim::TensorExprGroup nodes: NNC kernels
+  int differentiable_graphs = 0; // prim::DifferentiableGraph: the JIT's own autodiff
+  int type_guards = 0;           // TypeCheck / RequiresGradCheck: shape-specialised code
+};
+JitGraphCounts jit_graph_counts(const Backend& backend);
+
 } // namespace burnmark

@@ -92,6 +92,9 @@ public:
   virtual ~Backend() = default;
   virtual const std::string& name() const = 0;
   virtual Outcome run(const Program& program, const RunOptions& options) = 0;
+  // What the last run did that its values do not show (which path or kernels it took), for
+  // `burnmark run`; empty when there is nothing to say.
+  virtual std::string note() const { return {}; }
 };
 
 template <Framework F> class FrameworkBackend final : public Backend {

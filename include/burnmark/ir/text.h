@@ -24,6 +24,10 @@ std::string to_text(const Program& program);
 std::string stmt_to_text(const Program& program, Reg reg);
 // A float in the shortest form that parses back to the same bits ("nan", "-inf", "-0").
 std::string float_to_text(float value);
+// A double as a floating literal of Python, C++ and TorchScript: the shortest decimal that parses
+// back to the same double, always with a '.' or an exponent; NaN and the infinities take the
+// spellings given (each language has its own), a minus sign before `inf` for -inf.
+std::string double_literal(double value, const std::string& nan, const std::string& inf);
 
 struct ParseResult {
   std::variant<Program, std::string> value; // the program, or "line N: what is wrong"

@@ -11,6 +11,11 @@
 
 namespace burnmark {
 
+// Which of LibTorch's paths the reproducer takes: eager op by op, or the program as one function
+// scripted with torch.jit.script (libtorch-jit), optionally with the NNC fuser forced on for CPU
+// (libtorch-nnc), run until the executor has specialised.
+enum class ReproPath { Eager, Jit, Nnc };
+
 struct ReproCase {
   Program program;
   std::string title; // first line of the reproducer, e.g. "pow(x, 0.5) gradient at -0"
@@ -21,12 +26,13 @@ struct ReproCase {
   std::vector<std::vector<double>> expected_grads;
   double tolerance = 1e-4; // the seed's values_diverge rule, relative to max(1, |a|, |b|)
   bool check_gradients = true;
+  ReproPath path = ReproPath::Eager; // Jit and Nnc: Python only
 };
 
 // Both emitters throw std::invalid_argument when the case is inconsistent (invalid program,
 // expected values of the wrong length, gradients requested without one tensor per leaf).
 
-// A single C++ translation unit against LibTorch (CPU, float32, one intra-op thread).
+// A single C++ translation unit against LibTorch (CPU, float32, one intra-op thread); eager only.
 std::string emit_cpp_repro(const ReproCase& repro);
 // A CMakeLists.txt building `source_file_name` (placed next to it) against an installed LibTorch
 // found with find_package(Torch); the executable is named after the file's stem.

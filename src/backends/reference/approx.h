@@ -255,8 +255,12 @@ inline double sign_of(double x) {
 
 // A gradient routed by a mask (where(mask, g, 0)). When the mask itself is uncertain (the input
 // interval touches the kink) the element is indeterminate, unless g is exactly 0 either way.
+// The other side of gate-grad-by-product is g * mask, as TorchScript's symbolic derivatives
+// compute it: a blocked inf or NaN gradient then becomes NaN instead of 0.
 inline Approx gate(Approx g, bool pass, bool uncertain) {
-  const Approx out = pass ? g : Approx{0.0, 0.0};
+  const Approx blocked =
+      other_side(Convention::GateGradByProduct) ? mul(g, Approx{0.0, 0.0}) : Approx{0.0, 0.0};
+  const Approx out = pass ? g : blocked;
   if (uncertain && !(g.v == 0 && g.e == 0)) return {out.v, kInf};
   return out;
 }
