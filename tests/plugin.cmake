@@ -6,10 +6,11 @@ target_include_directories(burnmark_plugin_header_c PRIVATE ${PROJECT_SOURCE_DIR
 set_target_properties(burnmark_plugin_header_c PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
 target_compile_options(burnmark_plugin_header_c PRIVATE -pedantic-errors)
 
-# Shared objects the loader must reject (or, for bad_result, whose results it must reject).
+# Shared objects the loader must reject (or, for bad_result, whose results it must reject; and
+# misbehaving, which crashes, exits or hangs for the child-backend tests).
 set(BURNMARK_PLUGIN_FIXTURE_DIR ${CMAKE_CURRENT_BINARY_DIR}/plugin_fixtures)
 set(burnmark_plugin_fixtures)
-foreach(fixture no_entry wrong_version null_entry bad_result)
+foreach(fixture no_entry wrong_version null_entry bad_result misbehaving)
   add_library(burnmark_fixture_${fixture} MODULE plugin_fixtures/${fixture}.c)
   target_include_directories(burnmark_fixture_${fixture} PRIVATE ${PROJECT_SOURCE_DIR}/include)
   set_target_properties(burnmark_fixture_${fixture} PROPERTIES

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "burnmark/backends/process.h"
 #include "burnmark/backends/registry.h"
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
@@ -85,4 +86,12 @@ TEST(Bugs, EveryRecordedDivergenceStillReproduces) {
     ++checked;
   }
   EXPECT_EQ(checked, static_cast<int>(files.size()));
+}
+
+// Programs whose backend runs in a child (child:libtorch-nnc, libtorch-scalar) re-execute this
+// test binary as the child's server, so it serves before it tests.
+int main(int argc, char** argv) {
+  burnmark::serve_backend_if_requested();
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
 }

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "burnmark/backends/builtin.h"
+#include "burnmark/backends/process.h"
 #include "burnmark/plugin/loader.h"
 
 namespace burnmark {
@@ -20,12 +23,22 @@ struct Builtin {
 };
 
 // Adding a built-in backend is one line here (its factory lives in builtin.h).
-constexpr std::array<Builtin, 4> kBuiltins = {{
+constexpr std::array<Builtin, 5> kBuiltins = {{
     {"ref", [](const RegistryOptions&) { return make_reference_backend(); }},
     {"libtorch",
      [](const RegistryOptions& o) { return make_libtorch_backend(o.libtorch_threads); }},
     {"libtorch-jit", [](const RegistryOptions&) { return make_libtorch_jit_backend(false); }},
     {"libtorch-nnc", [](const RegistryOptions&) { return make_libtorch_jit_backend(true); }},
+    // LibTorch picks its kernel set once per process, from this variable: the scalar kernels
+    // need a process of their own.
+    {"libtorch-scalar",
+     [](const RegistryOptions& o) {
+       return make_child_backend({"libtorch-scalar",
+                                  "libtorch",
+                                  {{"ATEN_CPU_CAPABILITY", "default"}},
+                                  "/proc/self/exe",
+                                  o.child_timeout});
+     }},
 }};
 
 constexpr std::array<std::string_view, kBuiltins.size()> kBuiltinNames = [] {
@@ -36,7 +49,41 @@ constexpr std::array<std::string_view, kBuiltins.size()> kBuiltinNames = [] {
 }();
 
 std::string valid_choices() {
-  return fmt::format("valid: {}, all, or a plugin name/path", fmt::join(kBuiltinNames, ", "));
+  return fmt::format("valid: {}, all, a plugin name/path, or child:ENTRY",
+                     fmt::join(kBuiltinNames, ", "));
+}
+
+// `child:ENTRY` or `child[VAR=value;VAR=value]:ENTRY`; nullopt when `entry` is not that form,
+// an error line when it is but is malformed.
+std::optional<std::variant<ChildSpec, std::string>> child_spec(std::string_view entry,
+                                                               const RegistryOptions& options) {
+  if (!entry.starts_with("child:") && !entry.starts_with("child[")) return std::nullopt;
+  ChildSpec spec;
+  spec.name = std::string(entry);
+  spec.timeout_seconds = options.child_timeout;
+  std::string_view rest = entry.substr(5);
+  if (rest.front() == '[') {
+    const std::size_t close = rest.find(']');
+    if (close == std::string_view::npos)
+      return std::string(fmt::format("BACKENDS: '{}': missing ']'", entry));
+    std::string_view settings = rest.substr(1, close - 1);
+    rest.remove_prefix(close + 1);
+    while (!settings.empty()) {
+      const std::string_view item = settings.substr(0, settings.find(';'));
+      const std::size_t eq = item.find('=');
+      if (eq == 0 || eq == std::string_view::npos)
+        return std::string(fmt::format("BACKENDS: '{}': '{}' is not VAR=value", entry, item));
+      spec.environment.emplace_back(std::string(item.substr(0, eq)),
+                                    std::string(item.substr(eq + 1)));
+      settings.remove_prefix(std::min(settings.size(), item.size() + 1));
+    }
+  }
+  if (!rest.starts_with(":") || rest.size() == 1)
+    return std::string(fmt::format("BACKENDS: '{}': expected child:ENTRY or "
+                                   "child[VAR=value;...]:ENTRY",
+                                   entry));
+  spec.inner = std::string(rest.substr(1));
+  return spec;
 }
 
 std::string_view trim(std::string_view s) {
@@ -85,6 +132,11 @@ BackendsResult make_backends(std::string_view spec, const RegistryOptions& optio
                                       [&](const Builtin& b) { return b.name == entry; });
     if (builtin != kBuiltins.end()) {
       backends.push_back(builtin->make(options));
+      continue;
+    }
+    if (auto child = child_spec(entry, options)) {
+      if (const auto* error = std::get_if<std::string>(&*child)) return fail(*error);
+      backends.push_back(make_child_backend(std::get<ChildSpec>(std::move(*child))));
       continue;
     }
     PluginLoadResult plugin = load_plugin_backend(entry);

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/backends/process.h"
+
 #include "burnmark/config/config.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -34,6 +36,7 @@ std::string usage() {
 } // namespace
 
 int main(int argc, char** argv) {
+  burnmark::serve_backend_if_requested();
   using namespace burnmark::cli;
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) {

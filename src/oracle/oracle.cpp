@@ -117,6 +117,20 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
     }
     ++verdict.compared;
     Judge judge{options, got.backend, verdict};
+    // A crash or a hang is the backend's own failure whatever the reference did.
+    if (got.status == Status::Crash || got.status == Status::Hang) {
+      Divergence d = judge.make(
+          got.status == Status::Crash ? DivergenceKind::Crash : DivergenceKind::Hang, -1);
+      d.detail = got.message;
+      verdict.divergences.push_back(std::move(d));
+      continue;
+    }
+    if (ref.status == Status::Crash || ref.status == Status::Hang) {
+      Divergence d = judge.make(DivergenceKind::Error, -1);
+      d.detail = "the reference " + ref.message + "; backend returned values";
+      verdict.divergences.push_back(std::move(d));
+      continue;
+    }
     if (ref.status == Status::Error || got.status == Status::Error) {
       if (ref.status == got.status) continue; // both raised: agreement
       // One raised where the other knows a correct implementation may: indeterminate.
@@ -148,6 +162,8 @@ std::string kind_name(DivergenceKind kind) {
   case DivergenceKind::Gradient: return "gradient";
   case DivergenceKind::Error: return "error";
   case DivergenceKind::Shape: return "shape";
+  case DivergenceKind::Crash: return "crash";
+  case DivergenceKind::Hang: return "hang";
   }
   return "unknown";
 }

@@ -11,6 +11,8 @@ std::string status_name(Status status) {
   case Status::Ok: return "ok";
   case Status::Error: return "error";
   case Status::Unsupported: return "unsupported";
+  case Status::Crash: return "crash";
+  case Status::Hang: return "hang";
   }
   return "unknown";
 }

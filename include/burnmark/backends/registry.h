@@ -14,7 +14,8 @@
 namespace burnmark {
 
 struct RegistryOptions {
-  int libtorch_threads = 1; // BURNMARK_THREADS
+  int libtorch_threads = 1;  // BURNMARK_THREADS
+  double child_timeout = 60; // BURNMARK_CHILD_TIMEOUT, seconds
 };
 
 struct BackendsResult {
@@ -28,8 +29,10 @@ struct BackendsResult {
 // Names accepted besides plugins, in the order `all` expands to.
 std::span<const std::string_view> builtin_backend_names();
 
-// Each comma-separated entry is a built-in name, `all` (every built-in, in table order), or a
-// plugin name or path (load_plugin_backend). A name appearing twice, after expanding `all` and
+// Each comma-separated entry is a built-in name, `all` (every built-in, in table order), a
+// plugin name or path (load_plugin_backend), or `child:ENTRY` / `child[VAR=value;...]:ENTRY`:
+// ENTRY (a built-in or a plugin) run in a child process with those environment settings, named
+// by the entry's whole text. A name appearing twice, after expanding `all` and
 // after loading plugins, is an error: comparing a backend with itself hides nothing but doubles
 // the cost, and is most likely a typo in the spec.
 BackendsResult make_backends(std::string_view spec, const RegistryOptions& options);

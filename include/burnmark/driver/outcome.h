@@ -23,6 +23,8 @@ enum class Status {
   Ok,
   Error,       // the backend raised: a divergence when the reference did not
   Unsupported, // the backend lacks an op of this program: skipped and counted, never a divergence
+  Crash,       // a backend in a child process died (signal, exit) on this program
+  Hang,        // a backend in a child process gave no answer in time and was killed
 };
 
 struct Outcome {

@@ -22,6 +22,8 @@ enum class DivergenceKind {
   Gradient, // a leaf's gradient differs
   Error,    // the backend raised where the reference did not (or the reverse)
   Shape,    // shapes or element counts differ
+  Crash,    // the backend's child process died on this program
+  Hang,     // the backend's child process did not answer in time
 };
 
 struct Divergence {

@@ -3,6 +3,7 @@
 // Must come first: clang 14 + libstdc++ 12 in C++20 otherwise sees IValue as incomplete.
 #include <ATen/core/ivalue.h>
 
+#include <ATen/Version.h>
 #include <torch/utils.h>
 
 #include <memory>
@@ -16,9 +17,24 @@ namespace {
 
 // Forward-only runs also switch autograd off, so LibTorch records nothing; the guard is scoped
 // to one run so that grad mode in the caller's thread is left as it was.
+// LibTorch's own word for the kernel set this process dispatches to ("AVX2", "NO AVX" under
+// ATEN_CPU_CAPABILITY=default), from the one public place that states it.
+std::string cpu_capability() {
+  const std::string config = at::show_config();
+  const std::string key = "CPU capability usage: ";
+  const std::size_t at = config.find(key);
+  if (at == std::string::npos) return "unknown";
+  const std::size_t begin = at + key.size();
+  return config.substr(begin, config.find('\n', begin) - begin);
+}
+
 class LibTorchBackend final : public Backend {
 public:
   const std::string& name() const override { return inner_.name(); }
+  std::string note() const override {
+    static const std::string capability = cpu_capability();
+    return "CPU capability " + capability;
+  }
   Outcome run(const Program& program, const RunOptions& options) override {
     if (options.gradients) return inner_.run(program, options);
     torch::NoGradGuard no_grad;

@@ -1,0 +1,37 @@
+// Backends in a child process: the same backend, run by a child that the harness talks to over
+// a socket, so that the child can have its own environment (LibTorch reads
+// ATEN_CPU_CAPABILITY once per process) and so that a crash, an exit or a hang of the backend
+// is an outcome of its own kind (Status::Crash, Status::Hang) instead of the harness's end.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "burnmark/driver/driver.h"
+
+namespace burnmark {
+
+struct ChildSpec {
+  std::string name;  // in reports: "libtorch-scalar", "child:libtorch"
+  std::string inner; // the BACKENDS entry the child runs: a built-in name or a plugin
+  std::vector<std::pair<std::string, std::string>> environment; // set in the child only
+  // An executable whose entry point calls serve_backend_if_requested() first: the burnmark CLI
+  // and the fuzz targets do, so the default re-executes the running program.
+  std::string server = "/proc/self/exe";
+  double timeout_seconds = 60; // BURNMARK_CHILD_TIMEOUT; a run taking longer is a hang
+};
+
+// The child starts at the first run and again after every crash or hang.
+std::unique_ptr<Backend> make_child_backend(ChildSpec spec);
+
+// First thing in main() and LLVMFuzzerInitialize(): when this process was started as a child
+// backend it serves its parent until the parent goes away, then exits; otherwise it returns at
+// once.
+void serve_backend_if_requested();
+// Whether serve_backend_if_requested() was called in this process, i.e. whether the running
+// program can be its own child's server (a program that cannot would run its own main instead).
+bool this_program_serves();
+
+} // namespace burnmark

@@ -1,0 +1,174 @@
+// The parent's side of a child backend (process.h): spawn, one request and one response per
+// run, and a crash, an exit or a time-out turned into an outcome naming the backend.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "burnmark/backends/process.h"
+#include "burnmark/ir/text.h"
+#include "wire.h"
+
+extern char** environ;
+
+namespace burnmark {
+namespace {
+
+constexpr std::chrono::seconds kStartupTimeout{300};
+
+std::string describe_exit(int status) {
+  if (WIFSIGNALED(status))
+    return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  return "ended";
+}
+
+class ChildBackend final : public Backend {
+public:
+  explicit ChildBackend(ChildSpec spec) : spec_(std::move(spec)) {}
+  ~ChildBackend() override { stop(false); }
+  ChildBackend(const ChildBackend&) = delete;
+  ChildBackend& operator=(const ChildBackend&) = delete;
+
+  const std::string& name() const override { return spec_.name; }
+  std::string note() const override { return note_; }
+
+  Outcome run(const Program& program, const RunOptions& options) override {
+    Outcome out;
+    out.backend = spec_.name;
+    if (pid_ <= 0) {
+      if (std::string error = start(); !error.empty()) {
+        out.status = Status::Error;
+        out.message = fmt::format("cannot start the child running '{}': {}", spec_.inner, error);
+        return out;
+      }
+    }
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(static_cast<long long>(spec_.timeout_seconds * 1000));
+    std::string frame;
+    wire::IoResult io =
+        wire::write_frame(socket_, wire::encode_request({to_text(program), options.gradients}));
+    if (io == wire::IoResult::Ok) io = wire::read_frame(socket_, frame, deadline);
+    if (io == wire::IoResult::TimedOut) {
+      stop(true);
+      out.status = Status::Hang;
+      out.message = fmt::format("no answer from the child running '{}' within {} s (killed; "
+                                "restarted at the next run)",
+                                spec_.inner, spec_.timeout_seconds);
+      return out;
+    }
+    if (io != wire::IoResult::Ok) {
+      const std::string how = stop(false);
+      out.status = Status::Crash;
+      out.message =
+          fmt::format("the child running '{}' {} (restarted at the next run)", spec_.inner, how);
+      return out;
+    }
+    std::optional<Outcome> decoded = wire::decode_response(frame, note_);
+    if (!decoded) {
+      stop(true);
+      out.status = Status::Crash;
+      out.message = fmt::format("the child running '{}' sent a malformed answer", spec_.inner);
+      return out;
+    }
+    decoded->backend = spec_.name;
+    return std::move(*decoded);
+  }
+
+private:
+  std::string start() {
+    if (std::getenv("BURNMARK_CHILD_BACKEND"))
+      return "a child backend does not start children of its own";
+    if (spec_.server == "/proc/self/exe" && !this_program_serves())
+      return "this program cannot be its own child's server (its entry point does not call "
+             "serve_backend_if_requested)";
+    int sockets[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
+      return std::strerror(errno);
+    // The environment is built before spawning: nothing but exec runs in the child.
+    std::vector<std::string> env;
+    const auto overridden = [&](std::string_view entry) {
+      const std::string_view key = entry.substr(0, entry.find('='));
+      for (const auto& [k, v] : spec_.environment)
+        if (k == key) return true;
+      return key == "BURNMARK_CHILD_BACKEND" || key == "BURNMARK_CHILD_FD";
+    };
+    for (char** e = environ; *e; ++e)
+      if (!overridden(*e)) env.emplace_back(*e);
+    for (const auto& [k, v] : spec_.environment)
+      env.push_back(k + "=" + v);
+    env.push_back("BURNMARK_CHILD_BACKEND=" + spec_.inner);
+    env.push_back("BURNMARK_CHILD_FD=3");
+    std::vector<char*> envp;
+    for (std::string& e : env)
+      envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string server = spec_.server;
+    char* argv[] = {server.data(), nullptr};
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    // fd 3 is the socket; stdin and stdout are nothing (a child must not read the harness's
+    // input, and libFuzzer's banner must not reach anyone); stderr is shared, so a crashing
+    // backend's last words are seen.
+    posix_spawn_file_actions_adddup2(&actions, sockets[1], 3);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, server.c_str(), &actions, nullptr, argv, envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(sockets[1]);
+    if (rc != 0) {
+      ::close(sockets[0]);
+      return fmt::format("{}: {}", server, std::strerror(rc));
+    }
+    pid_ = pid;
+    socket_ = sockets[0];
+    // Loading LibTorch or a plugin is not the program's time: wait for the child to be ready
+    // with a deadline of its own.
+    std::string ready;
+    const wire::IoResult io =
+        wire::read_frame(socket_, ready, std::chrono::steady_clock::now() + kStartupTimeout);
+    if (io == wire::IoResult::Ok && ready == wire::kReadyFrame) return "";
+    const std::string how = stop(true);
+    return io == wire::IoResult::TimedOut
+               ? fmt::format("not ready after {} s", kStartupTimeout.count())
+               : fmt::format("it {} before it was ready", how);
+  }
+
+  // Ends the child (killing it first when `kill`) and says how it ended.
+  std::string stop(bool kill) {
+    if (pid_ <= 0) return "was not running";
+    if (kill) ::kill(pid_, SIGKILL);
+    ::close(socket_); // a serving child reads EOF and exits
+    socket_ = -1;
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return describe_exit(status);
+  }
+
+  ChildSpec spec_;
+  pid_t pid_ = -1;
+  int socket_ = -1;
+  std::string note_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> make_child_backend(ChildSpec spec) {
+  return std::make_unique<ChildBackend>(std::move(spec));
+}
+
+} // namespace burnmark

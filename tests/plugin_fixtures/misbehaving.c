@@ -1,0 +1,52 @@
+/* Test fixture: a plugin that fails the way real ones do, for the child-backend tests. The first
+ * leaf's first value picks what run() does:
+ *   13: segfault   14: exit(0)   15: hang   16: abort()   anything else: UNSUPPORTED (neg only)
+ * so that a test can crash it, then check that the restarted child answers again. */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "burnmark/plugin/plugin.h"
+
+static const uint32_t ops[] = {4 /* neg */};
+
+static int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
+                   BurnmarkResult* result) {
+  (void)context;
+  (void)options;
+  const float first =
+      program->num_leaves > 0 && program->leaves[0].data ? program->leaves[0].data[0] : 0;
+  if (first == 13) raise(SIGSEGV);
+  if (first == 14) exit(0);
+  if (first == 15)
+    for (;;)
+      pause();
+  if (first == 16) abort();
+  result->status = BURNMARK_STATUS_UNSUPPORTED;
+  result->unsupported_op = 4;
+  result->message = "this fixture computes nothing";
+  return result->status;
+}
+
+static void release(void* context, BurnmarkResult* result) {
+  (void)context;
+  (void)result;
+}
+
+static const BurnmarkPluginV1 table = {
+    .abi_version = BURNMARK_PLUGIN_ABI_VERSION,
+    .name = "misbehaving",
+    .description = "test fixture that crashes, exits or hangs on request",
+    .supported_ops = ops,
+    .num_supported_ops = sizeof ops / sizeof ops[0],
+    .computes_gradients = 1,
+    .run = run,
+    .release_result = release,
+};
+
+BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t host_abi_version);
+BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t host_abi_version) {
+  (void)host_abi_version;
+  return &table;
+}

@@ -1,0 +1,156 @@
+// Backends in a child process: the same values as in-process, LibTorch's scalar kernels really
+// selected in libtorch-scalar's child, and a plugin that crashes, exits or hangs turned into a
+// Crash or Hang outcome naming it, with the child restarted for the next program.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/backends/process.h"
+#include "burnmark/backends/registry.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/oracle/oracle.h"
+
+using namespace burnmark;
+
+namespace {
+
+Program parse(const std::string& text) {
+  ParseResult r = parse_program(text);
+  if (!r.ok()) throw std::runtime_error(r.error());
+  return r.program();
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ChildSpec spec(std::string name, std::string inner, double timeout = 60) {
+  ChildSpec s;
+  s.name = std::move(name);
+  s.inner = std::move(inner);
+  s.server = BURNMARK_CLI_PATH;
+  s.timeout_seconds = timeout;
+  return s;
+}
+
+// The fixture plugin's trigger: the first leaf's first value.
+Program neg_of(float first) {
+  return parse(fmt::format("%0 = leaf f32[2] [{}, 1]\n%1 = neg %0 : f32[2]\nroot %1\n", first));
+}
+
+bool bitwise_equal(const HostTensor& a, const HostTensor& b) {
+  return a.shape == b.shape && a.values.size() == b.values.size() &&
+         std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(double)) == 0;
+}
+
+} // namespace
+
+TEST(ChildBackend, GivesTheInProcessBackendsValuesBitForBit) {
+  const auto inside = make_libtorch_backend(1);
+  const auto child = make_child_backend(spec("child:libtorch", "libtorch"));
+  int programs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::string(BURNMARK_TEST_SOURCE_DIR) + "/corpus/programs")) {
+    const Program p = parse(read_file(entry.path()));
+    SCOPED_TRACE(entry.path().filename().string());
+    for (bool gradients : {false, true}) {
+      const Outcome a = inside->run(p, RunOptions{gradients});
+      const Outcome b = child->run(p, RunOptions{gradients});
+      EXPECT_EQ(b.backend, "child:libtorch");
+      ASSERT_EQ(a.status, b.status) << b.message;
+      EXPECT_TRUE(bitwise_equal(a.root, b.root));
+      ASSERT_EQ(a.grads.size(), b.grads.size());
+      for (std::size_t g = 0; g < a.grads.size(); ++g)
+        EXPECT_TRUE(bitwise_equal(a.grads[g], b.grads[g])) << "leaf " << g;
+    }
+    ++programs;
+  }
+  EXPECT_GT(programs, 10);
+}
+
+TEST(ChildBackend, LibTorchScalarRunsTheDefaultKernelsAndSaysSo) {
+  BackendsResult made = make_backends("libtorch,libtorch-scalar", {});
+  ASSERT_TRUE(made.ok()) << made.error();
+  auto backends = made.take();
+  // libtorch-scalar's server is the running program by default; a test binary is not one.
+  backends[1] = make_child_backend([] {
+    ChildSpec s = spec("libtorch-scalar", "libtorch");
+    s.environment = {{"ATEN_CPU_CAPABILITY", "default"}};
+    return s;
+  }());
+  const Program p = neg_of(2);
+  for (auto& b : backends)
+    ASSERT_EQ(b->run(p, RunOptions{true}).status, Status::Ok) << b->name();
+  EXPECT_EQ(backends[1]->note(), "CPU capability NO AVX");
+  EXPECT_NE(backends[0]->note(), backends[1]->note());
+  // cosh's AVX2 body overflows below 89.4159 (bugs.md, libtorch-cosh-vector-overflow); the
+  // scalar kernels do not: the variant reaches other code, not the same code twice.
+  const Program cosh = parse(read_file(std::string(BURNMARK_TEST_SOURCE_DIR) +
+                                       "/corpus/bugs/libtorch-cosh-vector-overflow.txt"));
+  const auto ref = make_reference_backend();
+  const Outcome r = ref->run(cosh, RunOptions{true});
+  EXPECT_FALSE(compare({r, backends[0]->run(cosh, RunOptions{true})}, {}).agree());
+  EXPECT_TRUE(compare({r, backends[1]->run(cosh, RunOptions{true})}, {}).agree());
+}
+
+TEST(ChildBackend, ACrashOrAnExitIsACrashOutcomeAndTheNextProgramRunsAgain) {
+  const std::string plugin = BURNMARK_TEST_MISBEHAVING_PLUGIN;
+  const auto child = make_child_backend(spec("child:misbehaving", plugin));
+  EXPECT_EQ(child->run(neg_of(1), RunOptions{true}).status, Status::Unsupported);
+  for (float trigger : {13.0f, 14.0f, 16.0f}) {
+    const Outcome crashed = child->run(neg_of(trigger), RunOptions{true});
+    EXPECT_EQ(crashed.status, Status::Crash) << trigger;
+    EXPECT_EQ(crashed.backend, "child:misbehaving");
+    EXPECT_NE(crashed.message.find(plugin), std::string::npos) << crashed.message;
+    EXPECT_NE(crashed.message.find(trigger == 14 ? "exited with status 0" : "killed by signal"),
+              std::string::npos)
+        << crashed.message;
+    EXPECT_EQ(child->run(neg_of(1), RunOptions{true}).status, Status::Unsupported)
+        << "the child was not restarted after " << trigger;
+  }
+}
+
+TEST(ChildBackend, AHangIsKilledAtTheTimeoutAndIsAHangOutcome) {
+  // The deadline covers the run only, not the child's start-up (which waits for its "ready"), so
+  // a loaded machine does not turn a slow start into a hang; the hang itself is endless.
+  const auto child =
+      make_child_backend(spec("child:misbehaving", BURNMARK_TEST_MISBEHAVING_PLUGIN, 2));
+  const Outcome hung = child->run(neg_of(15), RunOptions{true});
+  EXPECT_EQ(hung.status, Status::Hang);
+  EXPECT_NE(hung.message.find("within 2 s"), std::string::npos) << hung.message;
+  EXPECT_EQ(child->run(neg_of(1), RunOptions{true}).status, Status::Unsupported);
+}
+
+TEST(ChildBackend, TheOracleReportsACrashAsItsOwnKindNamingTheBackend) {
+  const auto ref = make_reference_backend();
+  const auto child =
+      make_child_backend(spec("child:misbehaving", BURNMARK_TEST_MISBEHAVING_PLUGIN));
+  const Program p = neg_of(13);
+  const Verdict v = compare({ref->run(p, RunOptions{true}), child->run(p, RunOptions{true})}, {});
+  ASSERT_EQ(v.divergences.size(), 1u);
+  EXPECT_EQ(v.divergences[0].kind, DivergenceKind::Crash);
+  EXPECT_EQ(v.divergences[0].backend, "child:misbehaving");
+  EXPECT_NE(format_verdict(v).find("result=diverge"), std::string::npos);
+}
+
+TEST(ChildBackend, TheRegistryParsesTheGeneralForm) {
+  BackendsResult ok = make_backends("ref,child[ATEN_CPU_CAPABILITY=default;X=1]:libtorch", {});
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  EXPECT_EQ(ok.take()[1]->name(), "child[ATEN_CPU_CAPABILITY=default;X=1]:libtorch");
+  for (const char* bad : {"ref,child:", "ref,child[X=1", "ref,child[=1]:libtorch",
+                          "ref,child[X]:libtorch", "ref,childlibtorch"}) {
+    BackendsResult r = make_backends(bad, {});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().find('\n'), std::string::npos) << r.error();
+  }
+}
