@@ -18,6 +18,7 @@
 #include "burnmark/ir/text.h"
 #include "libtorch_framework.h"
 #include "libtorch_programs.h"
+#include "libtorch_strided.h"
 
 using namespace burnmark;
 using namespace burnmark::testing;
@@ -522,4 +523,44 @@ TEST(LibTorch, RepeatedRunsAreBitIdenticalAndReportThroughput) {
   RecordProperty("programs_per_second", static_cast<int>(n / secs));
   std::printf("libtorch: %.0f programs/s with gradients (%zu statements)\n", n / secs,
               p.stmts.size());
+}
+
+TEST(LibTorchStrided, EachRegisterLayoutKeepsTheValuesInAnotherLayoutAndPassesGradients) {
+  const torch::Tensor x = torch::arange(6, torch::kFloat32).reshape({2, 3}).requires_grad_(true);
+  for (int reg : {0, 1, 2, 3, 4, 5}) {
+    SCOPED_TRACE(reg);
+    const torch::Tensor y = with_register_layout(x, reg);
+    EXPECT_TRUE(torch::equal(y, x));
+    EXPECT_EQ(y.sizes(), x.sizes());
+    switch (reg % 3) {
+    case 0: // transposed storage: the first dim is the fastest
+      EXPECT_EQ(y.strides(), (std::vector<std::int64_t>{1, 2}));
+      break;
+    case 1: // every other element
+      EXPECT_EQ(y.strides(), (std::vector<std::int64_t>{6, 2}));
+      break;
+    case 2: // contiguous one element past the start
+      EXPECT_TRUE(y.is_contiguous());
+      EXPECT_EQ(y.storage_offset(), 1);
+      break;
+    }
+    x.mutable_grad() = torch::Tensor();
+    (y * torch::arange(6, torch::kFloat32).reshape({2, 3})).sum().backward();
+    EXPECT_TRUE(torch::equal(x.grad(), torch::arange(6, torch::kFloat32).reshape({2, 3})));
+  }
+  // Rank 1 cannot be transposed (stride 2 instead); one element can only be offset.
+  EXPECT_EQ(with_register_layout(torch::ones({4}), 0).strides(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(with_register_layout(torch::ones({}), 0).storage_offset(), 1);
+}
+
+TEST(LibTorchStrided, LeavesAreLaidOutTooAndKeepTheirOwnGradient) {
+  LibTorchStridedFramework f;
+  f.reset();
+  const Leaf leaf{{2, 3}, {1, 2, 3, 4, 5, 6}};
+  const torch::Tensor a = f.leaf(leaf, true); // register 0: transposed storage
+  const torch::Tensor b = f.leaf(leaf, true); // register 1: stride 2
+  EXPECT_TRUE(a.is_leaf() && a.requires_grad() && !a.is_contiguous());
+  EXPECT_TRUE(b.is_leaf() && b.requires_grad() && !b.is_contiguous());
+  (a * b).sum().backward();
+  EXPECT_TRUE(torch::equal(a.grad(), b.detach()));
 }

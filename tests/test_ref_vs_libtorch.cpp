@@ -617,3 +617,17 @@ TEST(RefVsLibTorchJit, AnOpTheJitCannotRunIsAnErrorOutcomeNotACrash) {
   EXPECT_EQ(o.status, Status::Error);
   EXPECT_NE(o.message.find("singular"), std::string::npos) << o.message;
 }
+
+TEST(RefVsLibTorchStrided, EveryOpAgreesWithEveryTensorInAnotherLayout) {
+  const auto ref = make_reference_backend();
+  const auto strided = make_libtorch_strided_backend();
+  for (const NamedProgram& np : programs_per_op()) {
+    SCOPED_TRACE(to_text(np.program));
+    for (bool gradients : {false, true}) {
+      const Outcome r = ref->run(np.program, RunOptions{gradients});
+      const Outcome s = strided->run(np.program, RunOptions{gradients});
+      ASSERT_EQ(s.status, Status::Ok) << s.message;
+      EXPECT_TRUE(outcome_agrees(r, s, gradients)) << op_name(np.op);
+    }
+  }
+}

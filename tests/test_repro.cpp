@@ -898,7 +898,7 @@ ReproCase frac_case(ReproPath path) {
   return c;
 }
 
-TEST(ReproBuild, EmittedScriptedPythonRunsTheJitAndTheFuser) {
+TEST(ReproBuild, EmittedPythonRunsTheStridedTheJitAndTheFuserPaths) {
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
   const fs::path dir = make_temp_dir("burnmark_repro_jit");
@@ -914,6 +914,16 @@ TEST(ReproBuild, EmittedScriptedPythonRunsTheJitAndTheFuser) {
     EXPECT_EQ(good.status, 0) << good.output;
     expect_contains(good.output, "grad %0[1]  torch  424  expected  424\n");
   }
+  // libtorch-strided's layouts, rebuilt by the script's layout(): the same exact values.
+  ReproCase strided = hand_computed_case();
+  strided.path = ReproPath::Strided;
+  const std::string strided_script = emit_python_repro(strided);
+  expect_contains(strided_script, "def layout(t, reg):");
+  expect_contains(strided_script, "r3 = layout(torch.mul(r0, r1), 3)");
+  write_file(dir / "strided.py", strided_script);
+  const RunResult laid_out = run(python + " " + (dir / "strided.py").string());
+  EXPECT_EQ(laid_out.status, 0) << laid_out.output;
+  expect_contains(laid_out.output, "grad %0[1]  torch  424  expected  424\n");
   write_file(dir / "frac_jit.py", emit_python_repro(frac_case(ReproPath::Jit)));
   const RunResult jit = run(python + " " + (dir / "frac_jit.py").string());
   EXPECT_EQ(jit.status, 0) << jit.output;

@@ -18,7 +18,8 @@ namespace burnmark::cli {
 namespace {
 
 constexpr std::string_view kUsage =
-    "--lang cpp|python [--path eager|jit|nnc] [--out DIR] [--no-minimize] [--forward-only] FILE";
+    "--lang cpp|python [--path eager|strided|jit|nnc] [--out DIR] [--no-minimize] [--forward-only] "
+    "FILE";
 
 // The path of LibTorch the finding needs: eager when eager LibTorch diverges (the simplest
 // reproducer), else the JIT, else NNC: a finding only the fuser shows is reproduced fused.
@@ -28,6 +29,7 @@ ReproPath path_for(const Verdict& verdict) {
                        [&](const Divergence& d) { return d.backend == backend; });
   };
   if (diverges("libtorch")) return ReproPath::Eager;
+  if (diverges("libtorch-strided")) return ReproPath::Strided;
   if (diverges("libtorch-jit")) return ReproPath::Jit;
   if (diverges("libtorch-nnc")) return ReproPath::Nnc;
   return ReproPath::Eager;
@@ -56,12 +58,14 @@ int run_repro(std::span<const std::string_view> args) {
       const std::string_view p = args[++i];
       if (p == "eager")
         path = ReproPath::Eager;
+      else if (p == "strided")
+        path = ReproPath::Strided;
       else if (p == "jit")
         path = ReproPath::Jit;
       else if (p == "nnc")
         path = ReproPath::Nnc;
       else
-        return usage_error(fmt::format("repro: unknown path '{}' (eager, jit or nnc)", p));
+        return usage_error(fmt::format("repro: unknown path '{}' (eager, strided, jit or nnc)", p));
     } else if (a == "--out" && i + 1 < args.size()) {
       out = std::string(args[++i]);
     } else if (a == "--no-minimize") {

@@ -328,8 +328,9 @@ torch::Tensor grad_of(const torch::Tensor& leaf) { return leaf.grad().defined() 
 std::string emit_cpp_repro(const ReproCase& repro) {
   repro_detail::check_case(repro);
   if (repro.path != ReproPath::Eager)
-    throw std::invalid_argument("the C++ reproducer runs LibTorch eager only; a TorchScript or NNC "
-                                "finding's reproducer is Python (--lang python)");
+    throw std::invalid_argument(
+        "the C++ reproducer runs LibTorch eager, contiguous, only; a strided, "
+        "TorchScript or NNC finding's reproducer is Python (--lang python)");
   const Program& p = repro.program;
   std::string out;
   out += "// " + repro.title + "\n//\n";

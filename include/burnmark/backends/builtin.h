@@ -22,6 +22,10 @@ std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_ref
 // LibTorch eager on CPU, float32, autograd. intra_op_threads <= 0 keeps LibTorch's default.
 std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads);
 
+// LibTorch eager on the same values with every leaf and op result in a non-contiguous or
+// misaligned layout (transposed storage, stride 2, storage offset 1): "libtorch-strided".
+std::unique_ptr<Backend> make_libtorch_strided_backend();
+
 // The program as one TorchScript function, run by LibTorch's profiling executor until it has
 // specialised, gradients from the JIT's autodiff: "libtorch-jit". With `fuse`, "libtorch-nnc":
 // the TensorExpr fuser forced on for CPU as well.

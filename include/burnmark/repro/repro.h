@@ -11,10 +11,11 @@
 
 namespace burnmark {
 
-// Which of LibTorch's paths the reproducer takes: eager op by op, or the program as one function
-// scripted with torch.jit.script (libtorch-jit), optionally with the NNC fuser forced on for CPU
+// Which of LibTorch's paths the reproducer takes: eager op by op; eager with every leaf and
+// result re-laid out as libtorch-strided does (Strided); or the program as one function scripted
+// with torch.jit.script (libtorch-jit), optionally with the NNC fuser forced on for CPU
 // (libtorch-nnc), run until the executor has specialised.
-enum class ReproPath { Eager, Jit, Nnc };
+enum class ReproPath { Eager, Strided, Jit, Nnc };
 
 struct ReproCase {
   Program program;
@@ -26,7 +27,7 @@ struct ReproCase {
   std::vector<std::vector<double>> expected_grads;
   double tolerance = 1e-4; // the seed's values_diverge rule, relative to max(1, |a|, |b|)
   bool check_gradients = true;
-  ReproPath path = ReproPath::Eager; // Jit and Nnc: Python only
+  ReproPath path = ReproPath::Eager; // Strided, Jit and Nnc: Python only
 };
 
 // Both emitters throw std::invalid_argument when the case is inconsistent (invalid program,

@@ -1,5 +1,5 @@
-// make_libtorch_backend: the LibTorch framework wrapped as a Backend, with thread count and
-// grad mode fixed around each run.
+// make_libtorch_backend and make_libtorch_strided_backend: the eager Frameworks wrapped as
+// Backends, with thread count and grad mode fixed around each run.
 // Must come first: clang 14 + libstdc++ 12 in C++20 otherwise sees IValue as incomplete.
 #include <ATen/core/ivalue.h>
 
@@ -11,12 +11,11 @@
 
 #include "burnmark/backends/builtin.h"
 #include "libtorch_framework.h"
+#include "libtorch_strided.h"
 
 namespace burnmark {
 namespace {
 
-// Forward-only runs also switch autograd off, so LibTorch records nothing; the guard is scoped
-// to one run so that grad mode in the caller's thread is left as it was.
 // LibTorch's own word for the kernel set this process dispatches to ("AVX2", "NO AVX" under
 // ATEN_CPU_CAPABILITY=default), from the one public place that states it.
 std::string cpu_capability() {
@@ -28,8 +27,11 @@ std::string cpu_capability() {
   return config.substr(begin, config.find('\n', begin) - begin);
 }
 
-class LibTorchBackend final : public Backend {
+// Forward-only runs also switch autograd off, so LibTorch records nothing; the guard is scoped
+// to one run so that grad mode in the caller's thread is left as it was.
+template <Framework F> class LibTorchBackend final : public Backend {
 public:
+  explicit LibTorchBackend(std::string name) : inner_(std::move(name)) {}
   const std::string& name() const override { return inner_.name(); }
   std::string note() const override {
     static const std::string capability = cpu_capability();
@@ -42,7 +44,7 @@ public:
   }
 
 private:
-  FrameworkBackend<LibTorchFramework> inner_{"libtorch"};
+  FrameworkBackend<F> inner_;
 };
 
 } // namespace
@@ -52,7 +54,11 @@ std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads) {
   // caller picks it (1 by default) so that a finding replays identically.
   if (intra_op_threads > 0 && torch::get_num_threads() != intra_op_threads)
     torch::set_num_threads(intra_op_threads);
-  return std::make_unique<LibTorchBackend>();
+  return std::make_unique<LibTorchBackend<LibTorchFramework>>("libtorch");
+}
+
+std::unique_ptr<Backend> make_libtorch_strided_backend() {
+  return std::make_unique<LibTorchBackend<LibTorchStridedFramework>>("libtorch-strided");
 }
 
 } // namespace burnmark
