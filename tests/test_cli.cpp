@@ -110,8 +110,8 @@ TEST(Cli, BadKnobIsOneLineAndExitTwo) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.err), 1u) << r.err;
   EXPECT_TRUE(r.err.starts_with("burnmark: BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, "
-                                "libtorch-strided, libtorch-jit, libtorch-nnc, libtorch-scalar, "
-                                "all, a plugin name/path, or child:ENTRY)"))
+                                "libtorch-strided, libtorch-inplace, libtorch-jit, libtorch-nnc, "
+                                "libtorch-scalar, all, a plugin name/path, or child:ENTRY)"))
       << r.err;
   EXPECT_EQ(r.out, "");
 
@@ -241,8 +241,8 @@ TEST(Registry, BuiltinsAllAndErrors) {
   EXPECT_EQ(names(make_backends(" libtorch , ref ", {})),
             (std::vector<std::string>{"libtorch", "ref"}));
   EXPECT_EQ(names(make_backends("all", {})),
-            (std::vector<std::string>{"ref", "libtorch", "libtorch-strided", "libtorch-jit",
-                                      "libtorch-nnc", "libtorch-scalar"}));
+            (std::vector<std::string>{"ref", "libtorch", "libtorch-strided", "libtorch-inplace",
+                                      "libtorch-jit", "libtorch-nnc", "libtorch-scalar"}));
 
   BackendsResult dup = make_backends("ref,all", {});
   ASSERT_FALSE(dup.ok());
@@ -255,8 +255,8 @@ TEST(Registry, BuiltinsAllAndErrors) {
   BackendsResult unknown = make_backends("ref,xyz", {});
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(unknown.error().starts_with(
-      "BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, libtorch-strided, libtorch-jit, "
-      "libtorch-nnc, libtorch-scalar, all, a plugin name/path, or child:ENTRY)"))
+      "BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, libtorch-strided, libtorch-inplace, "
+      "libtorch-jit, libtorch-nnc, libtorch-scalar, all, a plugin name/path, or child:ENTRY)"))
       << unknown.error();
   EXPECT_EQ(unknown.error().find('\n'), std::string::npos);
 }

@@ -17,6 +17,7 @@
 #include "burnmark/backends/builtin.h"
 #include "burnmark/ir/text.h"
 #include "libtorch_framework.h"
+#include "libtorch_inplace.h"
 #include "libtorch_programs.h"
 #include "libtorch_strided.h"
 
@@ -563,4 +564,28 @@ TEST(LibTorchStrided, LeavesAreLaidOutTooAndKeepTheirOwnGradient) {
   EXPECT_TRUE(b.is_leaf() && b.requires_grad() && !b.is_contiguous());
   (a * b).sum().backward();
   EXPECT_TRUE(torch::equal(a.grad(), b.detach()));
+}
+
+TEST(LibTorchInplace, OpsWithAnInPlaceFormWriteIntoACloneAndTheOthersDoNot) {
+  // The version counter of a tensor written in place is above 0; a fresh functional result's
+  // is 0. The operand itself is never written.
+  LibTorchInplaceFramework f;
+  const torch::Tensor x = f.leaf(Leaf{{2, 3}, {0.5f, 1, 1.5f, 2, 2.5f, 3}}, true);
+  const torch::Tensor row = f.leaf(Leaf{{3}, {1, 2, 3}}, true);
+  const auto version_after = [&](Op op, std::vector<const torch::Tensor*> operands, Attrs attrs,
+                                 Shape shape) {
+    Instr in;
+    in.op = op;
+    in.attrs = attrs;
+    return f.apply(in, operands, shape)._version();
+  };
+  EXPECT_GT(version_after(Op::Sin, {&x}, {}, {2, 3}), 0u);
+  EXPECT_GT(version_after(Op::Add, {&x, &row}, {}, {2, 3}), 0u);
+  EXPECT_EQ(version_after(Op::Add, {&row, &x}, {}, {2, 3}), 0u); // would broadcast into row
+  EXPECT_EQ(version_after(Op::Asinh, {&x}, {}, {2, 3}), 0u);     // not differentiable in place
+  Attrs negative;
+  negative.slope = -0.5;
+  EXPECT_EQ(version_after(Op::LeakyRelu, {&x}, negative, {2, 3}), 0u);
+  EXPECT_EQ(version_after(Op::Softplus, {&x}, {}, {2, 3}), 0u); // no in-place form
+  EXPECT_EQ(x._version(), 0u);
 }

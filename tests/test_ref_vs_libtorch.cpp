@@ -631,3 +631,17 @@ TEST(RefVsLibTorchStrided, EveryOpAgreesWithEveryTensorInAnotherLayout) {
     }
   }
 }
+
+TEST(RefVsLibTorchInplace, EveryOpAgreesThroughItsInPlaceForm) {
+  const auto ref = make_reference_backend();
+  const auto inplace = make_libtorch_inplace_backend();
+  for (const NamedProgram& np : programs_per_op()) {
+    SCOPED_TRACE(to_text(np.program));
+    for (bool gradients : {false, true}) {
+      const Outcome r = ref->run(np.program, RunOptions{gradients});
+      const Outcome s = inplace->run(np.program, RunOptions{gradients});
+      ASSERT_EQ(s.status, Status::Ok) << s.message;
+      EXPECT_TRUE(outcome_agrees(r, s, gradients)) << op_name(np.op);
+    }
+  }
+}

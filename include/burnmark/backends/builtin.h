@@ -26,6 +26,10 @@ std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads);
 // misaligned layout (transposed storage, stride 2, storage offset 1): "libtorch-strided".
 std::unique_ptr<Backend> make_libtorch_strided_backend();
 
+// LibTorch eager with every op that has an in-place form run as that form on a clone of its
+// first operand (libtorch_inplace.h): "libtorch-inplace".
+std::unique_ptr<Backend> make_libtorch_inplace_backend();
+
 // The program as one TorchScript function, run by LibTorch's profiling executor until it has
 // specialised, gradients from the JIT's autodiff: "libtorch-jit". With `fuse`, "libtorch-nnc":
 // the TensorExpr fuser forced on for CPU as well.

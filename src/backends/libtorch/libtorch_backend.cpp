@@ -1,4 +1,5 @@
-// make_libtorch_backend and make_libtorch_strided_backend: the eager Frameworks wrapped as
+// make_libtorch_backend, make_libtorch_strided_backend and make_libtorch_inplace_backend: the
+// eager Frameworks wrapped as
 // Backends, with thread count and grad mode fixed around each run.
 // Must come first: clang 14 + libstdc++ 12 in C++20 otherwise sees IValue as incomplete.
 #include <ATen/core/ivalue.h>
@@ -11,6 +12,7 @@
 
 #include "burnmark/backends/builtin.h"
 #include "libtorch_framework.h"
+#include "libtorch_inplace.h"
 #include "libtorch_strided.h"
 
 namespace burnmark {
@@ -55,6 +57,10 @@ std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads) {
   if (intra_op_threads > 0 && torch::get_num_threads() != intra_op_threads)
     torch::set_num_threads(intra_op_threads);
   return std::make_unique<LibTorchBackend<LibTorchFramework>>("libtorch");
+}
+
+std::unique_ptr<Backend> make_libtorch_inplace_backend() {
+  return std::make_unique<LibTorchBackend<LibTorchInplaceFramework>>("libtorch-inplace");
 }
 
 std::unique_ptr<Backend> make_libtorch_strided_backend() {

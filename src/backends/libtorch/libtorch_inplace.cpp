@@ -1,0 +1,228 @@
+// Each op's in-place form for libtorch-inplace (libtorch_inplace.h), or the functional call.
+#include "libtorch_inplace.h"
+
+#include <string>
+
+#include "burnmark/ir/shape_rules.h"
+
+namespace burnmark {
+
+torch::Tensor LibTorchInplaceFramework::apply(const Instr& instr,
+                                              std::span<const Tensor* const> operands,
+                                              const Shape& shape) {
+  const torch::Tensor& x = *operands[0];
+  const Attrs& a = instr.attrs;
+  const auto y = [&]() -> const torch::Tensor& { return *operands[1]; };
+  const auto z = [&]() -> const torch::Tensor& { return *operands[2]; };
+  const auto functional = [&] { return eager_.apply(instr, operands, shape); };
+  // The clone is what the in-place form overwrites: a new non-leaf, so autograd allows it, and
+  // the operand itself (perhaps a leaf, perhaps aliased) is left as it was.
+  const auto in_place = [&](auto&& op) {
+    torch::Tensor out = x.clone();
+    op(out);
+    return out;
+  };
+  // A binary form writes into the first operand, so the result must have its shape.
+  const bool fits =
+      x.sizes() == c10::IntArrayRef(shape.data(), static_cast<std::size_t>(shape.rank()));
+  switch (instr.op) {
+  case Op::Neg: return in_place([](torch::Tensor& t) { t.neg_(); });
+  case Op::Abs: return in_place([](torch::Tensor& t) { t.abs_(); });
+  case Op::Exp: return in_place([](torch::Tensor& t) { t.exp_(); });
+  case Op::Log: return in_place([](torch::Tensor& t) { t.log_(); });
+  case Op::Sqrt: return in_place([](torch::Tensor& t) { t.sqrt_(); });
+  case Op::Pow: return in_place([&](torch::Tensor& t) { t.pow_(a.exponent); });
+  case Op::Relu: return in_place([](torch::Tensor& t) { t.relu_(); });
+  case Op::Sigmoid: return in_place([](torch::Tensor& t) { t.sigmoid_(); });
+  case Op::Tanh: return in_place([](torch::Tensor& t) { t.tanh_(); });
+  case Op::Clamp: return in_place([&](torch::Tensor& t) { t.clamp_(a.lo, a.hi); });
+  case Op::Sin: return in_place([](torch::Tensor& t) { t.sin_(); });
+  case Op::Cos: return in_place([](torch::Tensor& t) { t.cos_(); });
+  case Op::Tan: return in_place([](torch::Tensor& t) { t.tan_(); });
+  case Op::Asin: return in_place([](torch::Tensor& t) { t.asin_(); });
+  case Op::Acos: return in_place([](torch::Tensor& t) { t.acos_(); });
+  case Op::Atan: return in_place([](torch::Tensor& t) { t.atan_(); });
+  case Op::Sinh: return in_place([](torch::Tensor& t) { t.sinh_(); });
+  case Op::Cosh: return in_place([](torch::Tensor& t) { t.cosh_(); });
+  case Op::Erf: return in_place([](torch::Tensor& t) { t.erf_(); });
+  case Op::Erfc: return in_place([](torch::Tensor& t) { t.erfc_(); });
+  case Op::Erfinv: return in_place([](torch::Tensor& t) { t.erfinv_(); });
+  case Op::Log1p: return in_place([](torch::Tensor& t) { t.log1p_(); });
+  case Op::Expm1: return in_place([](torch::Tensor& t) { t.expm1_(); });
+  case Op::Log2: return in_place([](torch::Tensor& t) { t.log2_(); });
+  case Op::Log10: return in_place([](torch::Tensor& t) { t.log10_(); });
+  case Op::Exp2: return in_place([](torch::Tensor& t) { t.exp2_(); });
+  case Op::Rsqrt: return in_place([](torch::Tensor& t) { t.rsqrt_(); });
+  case Op::Reciprocal: return in_place([](torch::Tensor& t) { t.reciprocal_(); });
+  case Op::Square: return in_place([](torch::Tensor& t) { t.square_(); });
+  case Op::Sign: return in_place([](torch::Tensor& t) { t.sign_(); });
+  case Op::Sgn: return in_place([](torch::Tensor& t) { t.sgn_(); });
+  case Op::Floor: return in_place([](torch::Tensor& t) { t.floor_(); });
+  case Op::Ceil: return in_place([](torch::Tensor& t) { t.ceil_(); });
+  case Op::Round: return in_place([](torch::Tensor& t) { t.round_(); });
+  case Op::Trunc: return in_place([](torch::Tensor& t) { t.trunc_(); });
+  case Op::Frac: return in_place([](torch::Tensor& t) { t.frac_(); });
+  case Op::Lgamma: return in_place([](torch::Tensor& t) { t.lgamma_(); });
+  case Op::Digamma: return in_place([](torch::Tensor& t) { t.digamma_(); });
+  case Op::ClampMin: return in_place([&](torch::Tensor& t) { t.clamp_(a.lo, c10::nullopt); });
+  case Op::ClampMax: return in_place([&](torch::Tensor& t) { t.clamp_(c10::nullopt, a.hi); });
+  case Op::Silu: return in_place([](torch::Tensor& t) { torch::silu_(t); });
+  case Op::Mish: return in_place([](torch::Tensor& t) { torch::mish_(t); });
+  case Op::Elu:
+    if (a.alpha < 0) return functional();
+    return in_place([&](torch::Tensor& t) { torch::elu_(t, a.alpha); });
+  case Op::Selu: return in_place([](torch::Tensor& t) { torch::selu_(t); });
+  case Op::Celu:
+    if (a.alpha < 0) return functional();
+    return in_place([&](torch::Tensor& t) { torch::celu_(t, a.alpha); });
+  case Op::LeakyRelu:
+    if (a.slope < 0) return functional();
+    return in_place([&](torch::Tensor& t) { torch::leaky_relu_(t, a.slope); });
+  case Op::Hardtanh: return in_place([&](torch::Tensor& t) { torch::hardtanh_(t, a.lo, a.hi); });
+  case Op::Relu6: return in_place([](torch::Tensor& t) { torch::relu6_(t); });
+  case Op::Hardsigmoid: return in_place([](torch::Tensor& t) { torch::hardsigmoid_(t); });
+  case Op::Hardswish: return in_place([](torch::Tensor& t) { torch::hardswish_(t); });
+  case Op::Logit:
+    return in_place([&](torch::Tensor& t) {
+      t.logit_(a.variant == 1 ? c10::optional<double>(a.eps) : c10::nullopt);
+    });
+  case Op::Cumsum: return in_place([&](torch::Tensor& t) { t.cumsum_(a.dim); });
+  case Op::Cumprod: return in_place([&](torch::Tensor& t) { t.cumprod_(a.dim); });
+  case Op::Tril: return in_place([&](torch::Tensor& t) { t.tril_(a.times); });
+  case Op::Triu: return in_place([&](torch::Tensor& t) { t.triu_(a.times); });
+  case Op::Add:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.add_(y()); });
+  case Op::Sub:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.sub_(y()); });
+  case Op::Mul:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.mul_(y()); });
+  case Op::Div:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.div_(y()); });
+  case Op::PowTensor:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.pow_(y()); });
+  case Op::Atan2:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.atan2_(y()); });
+  case Op::Remainder:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.remainder_(y()); });
+  case Op::Fmod:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.fmod_(y()); });
+  case Op::DivRounded:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.div_(y(), a.variant == 1 ? "floor" : "trunc"); });
+  case Op::Hypot:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.hypot_(y()); });
+  case Op::Xlogy:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.xlogy_(y()); });
+  case Op::Copysign:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.copysign_(y()); });
+  case Op::Lerp:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.lerp_(y(), a.weight); });
+  case Op::MaskedFill:
+    if (!fits) return functional();
+    return in_place([&](torch::Tensor& t) { t.masked_fill_(y(), a.fill); });
+  case Op::ScatterAdd: return in_place([&](torch::Tensor& t) { t.scatter_add_(a.dim, y(), z()); });
+  case Op::ScatterReduce:
+    return in_place([&](torch::Tensor& t) {
+      t.scatter_reduce_(a.dim, y(), z(),
+                        std::string(kScatterReduceNames[static_cast<std::size_t>(a.variant)]),
+                        a.include_self);
+    });
+  // derivatives.yaml declares the in-place forms not differentiable: `not_implemented("inplace
+  // version of asinh")`, and the same for acosh and atanh.
+  case Op::Asinh:
+  case Op::Acosh:
+  case Op::Atanh:
+  // No in-place form in LibTorch 1.13 (or one with other semantics: lt_ writes floats into x).
+  case Op::SumAll:
+  case Op::MeanAll:
+  case Op::SumDim:
+  case Op::MeanDim:
+  case Op::Transpose:
+  case Op::Concat:
+  case Op::Repeat:
+  case Op::Matmul:
+  case Op::LogSigmoid:
+  case Op::Softplus:
+  case Op::Gelu:
+  case Op::Softsign:
+  case Op::Hardshrink:
+  case Op::Softshrink:
+  case Op::Tanhshrink:
+  case Op::Maximum:
+  case Op::Minimum:
+  case Op::Fmax:
+  case Op::Fmin:
+  case Op::Lt:
+  case Op::Le:
+  case Op::Gt:
+  case Op::Ge:
+  case Op::Eq:
+  case Op::Ne:
+  case Op::Where:
+  case Op::Prod:
+  case Op::Amax:
+  case Op::Amin:
+  case Op::Max:
+  case Op::Min:
+  case Op::Var:
+  case Op::Std:
+  case Op::VectorNorm:
+  case Op::ProdDim:
+  case Op::AmaxDim:
+  case Op::AminDim:
+  case Op::MaxDim:
+  case Op::MinDim:
+  case Op::VarDim:
+  case Op::StdDim:
+  case Op::Logsumexp:
+  case Op::NormDim:
+  case Op::Logcumsumexp:
+  case Op::Softmax:
+  case Op::LogSoftmax:
+  case Op::Normalize:
+  case Op::CosineSimilarity:
+  case Op::Mm:
+  case Op::Mv:
+  case Op::Dot:
+  case Op::Outer:
+  case Op::Addmm:
+  case Op::Trace:
+  case Op::Det:
+  case Op::Slogdet:
+  case Op::Inv:
+  case Op::Flip:
+  case Op::Roll:
+  case Op::Unsqueeze:
+  case Op::Squeeze:
+  case Op::Movedim:
+  case Op::Narrow:
+  case Op::Select:
+  case Op::Expand:
+  case Op::Diagonal:
+  case Op::Gather:
+  case Op::IndexSelect:
+  case Op::TakeAlongDim:
+  case Op::Reshape:
+  case Op::Permute:
+  case Op::Slice:
+  case Op::Stack:
+  case Op::Chunk:
+  case Op::DiagEmbed:
+  case Op::Bmm: return functional();
+  }
+  return functional();
+}
+
+} // namespace burnmark
