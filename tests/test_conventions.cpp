@@ -40,6 +40,8 @@ const std::vector<Witness>& witnesses() {
        "%0 = leaf f32[1] [1]\n%1 = acos %0 : f32[1]\n%2 = sgn %1 : f32[1]\n"},
       {Convention::Norm0GradSymbolicZero,
        "%0 = leaf f32[1] [-1]\n%1 = log1p %0 : f32[1]\n%2 = vector_norm %1, ord=0 : f32[]\n"},
+      {Convention::HardtanhGradClosed,
+       "%0 = leaf f32[1] [1]\n%1 = hardtanh %0, min=-1, max=1 : f32[1]\n"},
       {Convention::GateGradByProduct,
        "%0 = leaf f32[1] [-2]\n%1 = clamp %0, min=-1, max=1 : f32[1]\n%2 = leaf f32[1] [inf]\n%3 = "
        "mul %1, %2 : f32[1]\n"},

@@ -645,3 +645,15 @@ TEST(RefVsLibTorchInplace, EveryOpAgreesThroughItsInPlaceForm) {
     }
   }
 }
+
+TEST(RefVsLibTorchJit, AnUnusedStatementThatRaisesStillRaisesAsInEager) {
+  // inv of a singular matrix whose result nothing uses: eager runs it and raises; the JIT must
+  // not drop it as dead code (torchscript_source returns unused results).
+  ProgramBuilder b;
+  const Reg x = b.leaf({2, 2}, {1, 2, 2, 4});
+  b.op(Op::Inv, {x});
+  const Program p = b.finish(b.op(Op::Neg, {x}));
+  EXPECT_EQ(make_libtorch_backend(1)->run(p, RunOptions{true}).status, Status::Error);
+  for (bool fuse : {false, true})
+    EXPECT_EQ(make_libtorch_jit_backend(fuse)->run(p, RunOptions{true}).status, Status::Error);
+}

@@ -134,7 +134,7 @@ private:
       leaves.push_back(framework_.leaf(leaf, options.gradients && leaf.dtype == DType::F32));
       stack.emplace_back(leaves.back());
     }
-    const torch::Tensor root = forward(std::move(stack)).toTensor();
+    const torch::Tensor root = forward(std::move(stack)).toTupleRef().elements().at(0).toTensor();
     if (result) {
       // Before backward: the JIT's backward graphs have executors of their own, and the last
       // executed graph would then be one of those.

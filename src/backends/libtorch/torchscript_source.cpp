@@ -4,6 +4,7 @@
 #include "torchscript_source.h"
 
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -237,6 +238,17 @@ std::string expression(const Program& p, const Instr& in, const Shape& result) {
 std::string torchscript_source(const Program& program) {
   std::string params;
   std::string body;
+  std::vector<bool> used(program.stmts.size(), false);
+  for (const Stmt& s : program.stmts) {
+    if (s.kind == StmtKind::Alias) used[static_cast<std::size_t>(s.source)] = true;
+    if (s.kind == StmtKind::Op)
+      for (Reg r : s.instr.operands)
+        used[static_cast<std::size_t>(r)] = true;
+  }
+  // Eager runs every statement, so an unused one that raises (inv of a singular matrix) fails
+  // the whole run; the JIT would drop it as dead code. Returning the unused results too keeps
+  // them, so both paths run the same statements.
+  std::string outputs = reg(program.root);
   for (std::size_t i = 0; i < program.stmts.size(); ++i) {
     const Stmt& s = program.stmts[i];
     const Reg r = static_cast<Reg>(i);
@@ -246,11 +258,11 @@ std::string torchscript_source(const Program& program) {
     case StmtKind::Alias: body += fmt::format("    {} = {}\n", reg(r), reg(s.source)); break;
     case StmtKind::Op:
       body += fmt::format("    {} = {}\n", reg(r), expression(program, s.instr, s.shape));
+      if (!used[i] && r != program.root) outputs += ", " + reg(r);
       break;
     }
   }
-  return fmt::format("def forward({}) -> Tensor:\n{}    return {}\n", params, body,
-                     reg(program.root));
+  return fmt::format("def forward({}):\n{}    return ({},)\n", params, body, outputs);
 }
 
 } // namespace burnmark

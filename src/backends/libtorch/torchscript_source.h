@@ -9,7 +9,8 @@
 
 namespace burnmark {
 
-// Compiles with torch::jit::compile (no Python: `torch.` names resolve to ATen ops).
+// Compiles with torch::jit::compile (no Python: `torch.` names resolve to ATen ops). `forward`
+// returns a tuple: the root first, then every op result nothing uses (kept live, see the .cpp).
 std::string torchscript_source(const Program& program);
 
 } // namespace burnmark

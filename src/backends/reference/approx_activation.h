@@ -376,19 +376,27 @@ inline Approx hardtanh_forward(Approx x, const Attrs& at) {
 }
 // hardtanh_backward: (x <= min || x >= max) ? 0 : grad — 0 at the bounds (unlike clamp) and
 // grad at NaN.
-inline Approx hardtanh_backward(Approx g, Approx x, Approx, const Attrs& at) {
-  const bool pass = !(x.v <= at.lo || x.v >= at.hi);
-  return gate(g, pass, touches(x, at.lo) || touches(x, at.hi));
+inline Approx open_hardtanh_backward(Approx g, Approx x, double lo, double hi) {
+  const bool pass = !(x.v <= lo || x.v >= hi);
+  return gate(g, pass, touches(x, lo) || touches(x, hi));
 }
-// relu6 = hardtanh(x, 0, 6), so its gradient is hardtanh's.
+// The other side of hardtanh-grad-closed is TorchScript's symbolic derivative,
+// grad * ((x >= min) * (x <= max)): passed at the bounds, blocked at NaN, by product.
+inline Approx hardtanh_backward(Approx g, Approx x, Approx, const Attrs& at) {
+  if (!other_side(Convention::HardtanhGradClosed))
+    return open_hardtanh_backward(g, x, at.lo, at.hi);
+  const bool pass = x.v >= at.lo && x.v <= at.hi;
+  const Approx r = mul(g, Approx{pass ? 1.0 : 0.0, 0.0});
+  return (touches(x, at.lo) || touches(x, at.hi)) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf}
+                                                                             : r;
+}
+// relu6 = hardtanh(x, 0, 6), so its gradient is hardtanh's (TorchScript's relu6 derivative is
+// open at the bounds, so the convention does not apply).
 inline Approx relu6_forward(Approx x, const Attrs&) {
   return clamp(x, 0.0, 6.0);
 }
-inline Approx relu6_backward(Approx g, Approx x, Approx y, const Attrs&) {
-  Attrs at;
-  at.lo = 0.0;
-  at.hi = 6.0;
-  return hardtanh_backward(g, x, y, at);
+inline Approx relu6_backward(Approx g, Approx x, Approx, const Attrs&) {
+  return open_hardtanh_backward(g, x, 0.0, 6.0);
 }
 
 // hardsigmoid = min(max(x + 3, 0), 6) / 6; x + 3 and the division each round.

@@ -210,7 +210,8 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
         [by_product = other_side(Convention::ReluGradByProduct)](Approx g, Approx x, Approx y) {
           const bool pass = !(y.v <= 0);
           if (by_product) {
-            const Approx r = mul(g, Approx{pass ? 1.0 : 0.0, 0.0});
+            // The product's mask is (result > 0), false at NaN (oneDNN, TorchScript).
+            const Approx r = mul(g, Approx{y.v > 0 ? 1.0 : 0.0, 0.0});
             return touches(x, 0.0) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
           }
           return gate(g, pass, touches(x, 0.0));
