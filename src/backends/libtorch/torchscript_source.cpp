@@ -28,11 +28,9 @@ std::string boolean(bool b) {
   return b ? "True" : "False";
 }
 
+// "[2,3]" is also a TorchScript int list.
 std::string int_list(const Shape& s) {
-  std::string out = "[";
-  for (int i = 0; i < s.rank(); ++i)
-    out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
+  return s.to_string();
 }
 
 // `result` is the statement's inferred shape (reshape names it).

@@ -26,7 +26,7 @@ void put_string(std::string& out, const std::string& s) {
 }
 void put_doubles(std::string& out, const std::vector<double>& v) {
   put<std::uint64_t>(out, v.size());
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
 }
 void put_tensor(std::string& out, const HostTensor& t) {
   put<std::uint8_t>(out, static_cast<std::uint8_t>(t.shape.rank()));
@@ -53,7 +53,7 @@ public:
   }
   std::vector<double> get_doubles() {
     const auto n = get<std::uint64_t>();
-    if (n > kMaxFrame / sizeof(double) || !take(n * sizeof(double))) return {};
+    if (n > kMaxFrame / sizeof(double) || !take(n * sizeof(double)) || n == 0) return {};
     std::vector<double> v(n);
     std::memcpy(v.data(), frame_.data() + pos_ - n * sizeof(double), n * sizeof(double));
     return v;
