@@ -41,7 +41,7 @@ struct Harness {
   // Continuous mode only: running totals, never the findings themselves.
   std::uint64_t inputs = 0;
   std::uint64_t findings = 0;
-  std::array<std::uint64_t, 4> by_kind{}; // indexed by DivergenceKind
+  std::array<std::uint64_t, kDivergenceKinds> by_kind{}; // indexed by DivergenceKind
   // Known bugs (corpus/known_bugs.txt): counted and skipped so one bug cannot saturate a
   // campaign. Null when the list is empty or absent.
   std::unique_ptr<KnownBugFilter> known;
@@ -171,20 +171,22 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
 
   ++h.findings;
   for (const Divergence& d : verdict.divergences)
-    ++h.by_kind[static_cast<std::size_t>(d.kind)];
+    ++h.by_kind.at(static_cast<std::size_t>(d.kind));
   if (!h.config.findings_dir.empty()) save_finding(h, bytes);
   if (h.findings <= static_cast<std::uint64_t>(h.config.full_reports)) {
     std::fputs(full_report(h, program, verdict).c_str(), stderr);
   } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {
     std::fprintf(stderr,
                  "SUMMARY target=%s inputs=%llu findings=%llu forward=%llu gradient=%llu "
-                 "error=%llu shape=%llu suppressed=%llu conventions=%llu\n",
+                 "error=%llu shape=%llu crash=%llu hang=%llu suppressed=%llu conventions=%llu\n",
                  h.target, static_cast<unsigned long long>(h.inputs),
                  static_cast<unsigned long long>(h.findings),
                  static_cast<unsigned long long>(h.by_kind[0]),
                  static_cast<unsigned long long>(h.by_kind[1]),
                  static_cast<unsigned long long>(h.by_kind[2]),
                  static_cast<unsigned long long>(h.by_kind[3]),
+                 static_cast<unsigned long long>(h.by_kind[4]),
+                 static_cast<unsigned long long>(h.by_kind[5]),
                  static_cast<unsigned long long>(h.suppressed),
                  static_cast<unsigned long long>(h.conventions));
   }

@@ -10,9 +10,10 @@ target_compile_definitions(test_fuzz PRIVATE
   BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 function(burnmark_fuzz_use_bad_plugin)
   if(TARGET burnmark_fixture_bad_result)
-    add_dependencies(test_fuzz burnmark_fixture_bad_result)
+    add_dependencies(test_fuzz burnmark_fixture_bad_result burnmark_fixture_misbehaving)
     target_compile_definitions(test_fuzz PRIVATE
-      BURNMARK_TEST_BAD_PLUGIN="$<TARGET_FILE:burnmark_fixture_bad_result>")
+      BURNMARK_TEST_BAD_PLUGIN="$<TARGET_FILE:burnmark_fixture_bad_result>"
+      BURNMARK_TEST_MISBEHAVING_PLUGIN="$<TARGET_FILE:burnmark_fixture_misbehaving>")
   endif()
 endfunction()
 cmake_language(DEFER CALL burnmark_fuzz_use_bad_plugin)

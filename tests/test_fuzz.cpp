@@ -3,6 +3,7 @@
 // keeps going with saved findings, and a bad knob is one line and exit 2 before any fuzzing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace std::string_literals;
 namespace fs = std::filesystem;
@@ -154,5 +156,29 @@ TEST(Fuzz, ContinuousModeKeepsGoingAndSavesFindings) {
   EXPECT_EQ(reports, 1u);
   EXPECT_NE(r.err.find("SUMMARY target=fuzz_autograd inputs="), std::string::npos) << r.err;
   EXPECT_FALSE(fs::is_empty(findings));
+}
+
+TEST(Fuzz, ContinuousModeCountsChildCrashesAndGoesOn) {
+  // A backend whose child dies on every program: each input is a `crash` divergence, counted in
+  // the summaries, and the harness itself runs to the end (the counters once had no slot for the
+  // new kinds and overwrote the harness's state).
+  const fs::path dir = scratch("child_crash");
+  const fs::path corpus = copy_corpus(dir);
+  // Each crash restarts the child (a LibTorch load): a few seeds are enough.
+  std::vector<fs::path> seeds(fs::directory_iterator(corpus), fs::directory_iterator{});
+  std::sort(seeds.begin(), seeds.end());
+  for (std::size_t i = 6; i < seeds.size(); ++i)
+    fs::remove(seeds[i]);
+  const Result r =
+      run("MODE=continuous BURNMARK_FULL_REPORTS=0 BURNMARK_SUMMARY_EVERY=1 "
+          "BACKENDS=ref,child[BURNMARK_FIXTURE_ALWAYS=segv]:" BURNMARK_TEST_MISBEHAVING_PLUGIN,
+          BURNMARK_FUZZ_AUTOGRAD " -runs=12 -seed=1 " + corpus.string(), dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("Done 12 runs"), std::string::npos) << r.err;
+  const std::size_t at = r.err.rfind("SUMMARY target=fuzz_autograd");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+  EXPECT_EQ(line.find(" crash=0 "), std::string::npos) << line;
+  EXPECT_NE(line.find(" crash="), std::string::npos) << line;
 }
 #endif

@@ -1,15 +1,19 @@
 /* Test fixture: a plugin that fails the way real ones do, for the child-backend tests. The first
  * leaf's first value picks what run() does:
- *   13: segfault   14: exit(0)   15: hang   16: abort()   anything else: UNSUPPORTED (neg only)
- * so that a test can crash it, then check that the restarted child answers again. */
+ *   13: segfault   14: exit(0)   15: hang   16: abort()   anything else: UNSUPPORTED
+ * so that a test can crash it, then check that the restarted child answers again. With
+ * BURNMARK_FIXTURE_ALWAYS=segv in its environment it segfaults on every program (it claims every
+ * op, so a fuzz target's programs all reach it). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "burnmark/plugin/plugin.h"
 
-static const uint32_t ops[] = {4 /* neg */};
+#define NUM_OPS 150
+static uint32_t ops[NUM_OPS];
 
 static int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
                    BurnmarkResult* result) {
@@ -17,7 +21,8 @@ static int32_t run(void* context, const BurnmarkProgram* program, const Burnmark
   (void)options;
   const float first =
       program->num_leaves > 0 && program->leaves[0].data ? program->leaves[0].data[0] : 0;
-  if (first == 13) raise(SIGSEGV);
+  const char* always = getenv("BURNMARK_FIXTURE_ALWAYS");
+  if (first == 13 || (always && always[0] == 's')) raise(SIGSEGV);
   if (first == 14) exit(0);
   if (first == 15)
     for (;;)
@@ -39,7 +44,7 @@ static const BurnmarkPluginV1 table = {
     .name = "misbehaving",
     .description = "test fixture that crashes, exits or hangs on request",
     .supported_ops = ops,
-    .num_supported_ops = sizeof ops / sizeof ops[0],
+    .num_supported_ops = NUM_OPS,
     .computes_gradients = 1,
     .run = run,
     .release_result = release,
@@ -48,5 +53,7 @@ static const BurnmarkPluginV1 table = {
 BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t host_abi_version);
 BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t host_abi_version) {
   (void)host_abi_version;
+  for (uint32_t i = 0; i < NUM_OPS; ++i)
+    ops[i] = i;
   return &table;
 }

@@ -25,6 +25,8 @@ enum class DivergenceKind {
   Crash,    // the backend's child process died on this program
   Hang,     // the backend's child process did not answer in time
 };
+// How many kinds there are (Hang is the last): the size of anything indexed by a kind.
+inline constexpr std::size_t kDivergenceKinds = static_cast<std::size_t>(DivergenceKind::Hang) + 1;
 
 struct Divergence {
   std::string backend; // the backend that disagrees with the reference
