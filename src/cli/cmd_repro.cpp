@@ -17,9 +17,9 @@ namespace burnmark::cli {
 
 namespace {
 
-constexpr std::string_view kUsage =
-    "--lang cpp|python [--path eager|strided|jit|nnc] [--out DIR] [--no-minimize] [--forward-only] "
-    "FILE";
+constexpr std::string_view kUsage = "--lang cpp|python [--path eager|scalar|strided|jit|nnc] "
+                                    "[--out DIR] [--no-minimize] [--forward-only] "
+                                    "FILE";
 
 // The path of LibTorch the finding needs: eager when eager LibTorch diverges (the simplest
 // reproducer), else the JIT, else NNC: a finding only the fuser shows is reproduced fused.
@@ -29,6 +29,7 @@ ReproPath path_for(const Verdict& verdict) {
                        [&](const Divergence& d) { return d.backend == backend; });
   };
   if (diverges("libtorch")) return ReproPath::Eager;
+  if (diverges("libtorch-scalar")) return ReproPath::Scalar;
   if (diverges("libtorch-strided")) return ReproPath::Strided;
   if (diverges("libtorch-jit")) return ReproPath::Jit;
   if (diverges("libtorch-nnc")) return ReproPath::Nnc;
@@ -58,6 +59,8 @@ int run_repro(std::span<const std::string_view> args) {
       const std::string_view p = args[++i];
       if (p == "eager")
         path = ReproPath::Eager;
+      else if (p == "scalar")
+        path = ReproPath::Scalar;
       else if (p == "strided")
         path = ReproPath::Strided;
       else if (p == "jit")
@@ -65,7 +68,8 @@ int run_repro(std::span<const std::string_view> args) {
       else if (p == "nnc")
         path = ReproPath::Nnc;
       else
-        return usage_error(fmt::format("repro: unknown path '{}' (eager, strided, jit or nnc)", p));
+        return usage_error(
+            fmt::format("repro: unknown path '{}' (eager, scalar, strided, jit or nnc)", p));
     } else if (a == "--out" && i + 1 < args.size()) {
       out = std::string(args[++i]);
     } else if (a == "--no-minimize") {
@@ -114,6 +118,20 @@ int run_repro(std::span<const std::string_view> args) {
       reference_repro_case(*raw.front(), chosen, title, config.tolerance, gradients, error);
   if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
   repro->path = path ? *path : path_for(finding->verdict);
+  // libtorch-inplace and the general child variants have no path of their own in the
+  // reproducers yet: say so rather than hand over one that may agree.
+  const bool covered =
+      std::any_of(finding->verdict.divergences.begin(), finding->verdict.divergences.end(),
+                  [](const Divergence& d) {
+                    return d.backend == "libtorch" || d.backend == "libtorch-scalar" ||
+                           d.backend == "libtorch-strided" || d.backend == "libtorch-jit" ||
+                           d.backend == "libtorch-nnc";
+                  });
+  if (!path && !covered)
+    fmt::print(stderr,
+               "burnmark: repro: note: no reproducer path for {} (the diverging backend); this one "
+               "runs LibTorch eager and may agree\n",
+               finding->verdict.divergences.front().backend);
 
   const std::string name = "repro_" + signature.id;
   if (!out) {

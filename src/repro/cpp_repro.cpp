@@ -267,6 +267,7 @@ constexpr const char* kIncludes = R"(
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -327,7 +328,7 @@ torch::Tensor grad_of(const torch::Tensor& leaf) { return leaf.grad().defined() 
 
 std::string emit_cpp_repro(const ReproCase& repro) {
   repro_detail::check_case(repro);
-  if (repro.path != ReproPath::Eager)
+  if (repro.path != ReproPath::Eager && repro.path != ReproPath::Scalar)
     throw std::invalid_argument(
         "the C++ reproducer runs LibTorch eager, contiguous, only; a strided, "
         "TorchScript or NNC finding's reproducer is Python (--lang python)");
@@ -344,7 +345,11 @@ std::string emit_cpp_repro(const ReproCase& repro) {
   out += kIncludes;
   out += "\nconstexpr double kTolerance = " + dbl(repro.tolerance) + ";\n";
   out += kHelpers;
-  out += "\nint main() {\n  torch::set_num_threads(1);\n\n";
+  out += "\nint main() {\n";
+  // LibTorch picks its kernel set at its first dispatch, from this variable.
+  if (repro.path == ReproPath::Scalar)
+    out += "  setenv(\"ATEN_CPU_CAPABILITY\", \"default\", 1);  // LibTorch's scalar kernels\n";
+  out += "  torch::set_num_threads(1);\n\n";
   for (std::size_t i = 0; i < p.stmts.size(); ++i) {
     const Stmt& s = p.stmts[i];
     const Reg r = static_cast<Reg>(i);

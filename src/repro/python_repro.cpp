@@ -375,6 +375,10 @@ std::string emit_python_repro(const ReproCase& repro) {
   std::istringstream lines(to_text(p));
   for (std::string line; std::getline(lines, line);)
     out += "#   " + line + "\n";
+  // LibTorch picks its kernel set at its first dispatch, from this variable.
+  if (repro.path == ReproPath::Scalar)
+    out += "\nimport os\nos.environ[\"ATEN_CPU_CAPABILITY\"] = \"default\"  # LibTorch's scalar "
+           "kernels\n";
   out += kImports;
   out += "\nTOLERANCE = " + literal(repro.tolerance) + "\n";
   out += kHelpers;

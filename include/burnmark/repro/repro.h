@@ -11,11 +11,13 @@
 
 namespace burnmark {
 
-// Which of LibTorch's paths the reproducer takes: eager op by op; eager with every leaf and
-// result re-laid out as libtorch-strided does (Strided); or the program as one function scripted
-// with torch.jit.script (libtorch-jit), optionally with the NNC fuser forced on for CPU
-// (libtorch-nnc), run until the executor has specialised.
-enum class ReproPath { Eager, Strided, Jit, Nnc };
+// Which of LibTorch's paths the reproducer takes: eager op by op; eager on LibTorch's scalar
+// kernels (ATEN_CPU_CAPABILITY=default set before LibTorch dispatches anything, as
+// libtorch-scalar); eager with every leaf and result re-laid out as libtorch-strided does
+// (Strided); or the program as one function scripted with torch.jit.script (libtorch-jit),
+// optionally with the NNC fuser forced on for CPU (libtorch-nnc), run until the executor has
+// specialised.
+enum class ReproPath { Eager, Scalar, Strided, Jit, Nnc };
 
 struct ReproCase {
   Program program;
@@ -33,7 +35,8 @@ struct ReproCase {
 // Both emitters throw std::invalid_argument when the case is inconsistent (invalid program,
 // expected values of the wrong length, gradients requested without one tensor per leaf).
 
-// A single C++ translation unit against LibTorch (CPU, float32, one intra-op thread); eager only.
+// A single C++ translation unit against LibTorch (CPU, float32, one intra-op thread); eager, on
+// the default or the scalar kernels.
 std::string emit_cpp_repro(const ReproCase& repro);
 // A CMakeLists.txt building `source_file_name` (placed next to it) against an installed LibTorch
 // found with find_package(Torch); the executable is named after the file's stem.
