@@ -2,6 +2,9 @@
 // one-line errors, text round trips, raw fuzzer inputs; and the BACKENDS registry directly.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -188,7 +191,7 @@ TEST(Cli, UsageAndInputErrors) {
 
   r = invoke("show /nonexistent/file");
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "burnmark: /nonexistent/file: cannot read file\n");
+  EXPECT_EQ(r.err, "burnmark: /nonexistent/file: cannot read: No such file or directory\n");
 
   r = invoke("show");
   EXPECT_EQ(r.status, 2);
@@ -259,4 +262,20 @@ TEST(Registry, BuiltinsAllAndErrors) {
       "libtorch-jit, libtorch-nnc, libtorch-scalar, all, a plugin name/path, or child:ENTRY)"))
       << unknown.error();
   EXPECT_EQ(unknown.error().find('\n'), std::string::npos);
+}
+
+TEST(Cli, ADirectoryAFifoOrADeviceIsRefusedWithOneLineAndNeverBlocks) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("burnmark_cli_inputs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const char* verb : {"show", "run", "minimize", "repro --lang python"})
+    for (const std::string& path : {dir.string(), fifo.string(), std::string("/dev/zero")}) {
+      const Result r = invoke(std::string(verb) + " " + path);
+      EXPECT_EQ(r.status, 2) << verb << " " << path;
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+      EXPECT_NE(r.err.find(path + ": is "), std::string::npos) << r.err;
+    }
+  fs::remove_all(dir);
 }

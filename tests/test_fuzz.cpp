@@ -98,6 +98,17 @@ TEST(Fuzz, BadKnobStopsAtStartWithOneLine) {
   EXPECT_EQ(r.err, "burnmark: MAX_LEAVES: '12' out of range (valid: 1..8)\n");
 }
 
+TEST(Fuzz, AKnownBugListThatIsNotAFileStopsAtStartWithOneLine) {
+  // /dev/zero once never started (it was read until memory ran out).
+  const fs::path dir = scratch("knownzero");
+  for (const std::string& list : {std::string("/dev/zero"), dir.string()}) {
+    const Result r = run("BURNMARK_KNOWN_BUGS=" + list, BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+    EXPECT_EQ(r.status, 2) << list;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(list + ": is "), std::string::npos) << r.err;
+  }
+}
+
 #ifdef BURNMARK_TEST_BAD_PLUGIN
 namespace {
 // A seed the fixture plugin handles (root op add), on which it returns a root of shape [1].

@@ -4,10 +4,16 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
 #include <limits>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
+#include "burnmark/ir/input_file.h"
 #include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 
@@ -285,4 +291,26 @@ TEST(Text, IndexLeavesRoundTripAndAreCheckedAgainstTheirOp) {
                      "%2 = index_select %0, %1, dim=1 : f32[2,2]\n")
                 .find("is f32 (index_select takes i64 there)"),
             std::string::npos);
+}
+
+TEST(InputFile, ReadsARegularFileAndRefusesEverythingElseWithOneLine) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("burnmark_input_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "p.txt";
+  std::ofstream(file) << "%0 = leaf f32[1] [1]\nroot %0\n";
+  std::string error;
+  const std::optional<std::string> text = read_input_file(file, error);
+  ASSERT_TRUE(text.has_value()) << error;
+  EXPECT_EQ(*text, "%0 = leaf f32[1] [1]\nroot %0\n");
+  EXPECT_FALSE(read_input_file(file, error, 5).has_value()); // larger than the cap
+  EXPECT_NE(error.find("more than the 5"), std::string::npos) << error;
+  EXPECT_FALSE(read_input_file(dir, error).has_value());
+  EXPECT_NE(error.find("is a directory"), std::string::npos) << error;
+  EXPECT_FALSE(read_input_file("/dev/zero", error).has_value());
+  EXPECT_NE(error.find("is not a regular file"), std::string::npos) << error;
+  EXPECT_FALSE(read_input_file(dir / "missing", error).has_value());
+  EXPECT_NE(error.find("No such file"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+  std::filesystem::remove_all(dir);
 }

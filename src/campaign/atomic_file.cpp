@@ -1,6 +1,8 @@
 // Atomic file replacement (see atomic_file.h).
 #include "burnmark/campaign/atomic_file.h"
 
+#include "burnmark/ir/input_file.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -44,12 +46,11 @@ std::string write_file_atomically(const std::filesystem::path& path, std::string
 }
 
 bool read_whole_file(const std::filesystem::path& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return !in.bad();
+  std::string error;
+  std::optional<std::string> text = read_input_file(path, error);
+  if (!text) return false;
+  out = std::move(*text);
+  return true;
 }
 
 } // namespace burnmark

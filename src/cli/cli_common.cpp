@@ -1,6 +1,8 @@
 // Helpers shared by the `burnmark` subcommands (see cli_common.h).
 #include "cli_common.h"
 
+#include "burnmark/ir/input_file.h"
+
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -18,15 +20,6 @@ int usage_error(std::string_view message) {
   return kExitUsage;
 }
 
-std::optional<std::vector<std::uint8_t>> read_file(std::string_view path) {
-  std::ifstream in{std::string(path), std::ios::binary};
-  if (!in) return std::nullopt;
-  std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in),
-                                  std::istreambuf_iterator<char>()};
-  if (in.bad()) return std::nullopt;
-  return bytes;
-}
-
 bool write_file(std::string_view path, std::span<const std::uint8_t> bytes) {
   std::ofstream out{std::string(path), std::ios::binary | std::ios::trunc};
   out.write(reinterpret_cast<const char*>(bytes.data()),
@@ -40,14 +33,15 @@ bool looks_like_text(std::span<const std::uint8_t> bytes) {
 }
 
 std::optional<Program> load_program(std::string_view path, const Config& config) {
-  const std::optional<std::vector<std::uint8_t>> bytes = read_file(path);
-  if (!bytes) {
-    usage_error(fmt::format("{}: cannot read file", path));
+  std::string error;
+  const std::optional<std::string> text = read_input_file(std::string(path), error);
+  if (!text) {
+    usage_error(error);
     return std::nullopt;
   }
-  if (!looks_like_text(*bytes)) return generate(*bytes, generator_options(config));
-  ParseResult parsed =
-      parse_program(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+  const std::vector<std::uint8_t> bytes(text->begin(), text->end());
+  if (!looks_like_text(bytes)) return generate(bytes, generator_options(config));
+  ParseResult parsed = parse_program(*text);
   if (!parsed.ok()) {
     usage_error(fmt::format("{}: {}", path, parsed.error()));
     return std::nullopt;
@@ -56,7 +50,8 @@ std::optional<Program> load_program(std::string_view path, const Config& config)
 }
 
 std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(const Config& config) {
-  BackendsResult r = make_backends(config.backends, RegistryOptions{config.threads, config.child_timeout});
+  BackendsResult r =
+      make_backends(config.backends, RegistryOptions{config.threads, config.child_timeout});
   if (!r.ok()) {
     usage_error(r.error());
     return std::nullopt;

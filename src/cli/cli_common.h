@@ -24,7 +24,6 @@ inline constexpr int kExitUsage = 2;
 // Prints "burnmark: <message>" on stderr and returns kExitUsage, for `return usage_error(...)`.
 int usage_error(std::string_view message);
 
-std::optional<std::vector<std::uint8_t>> read_file(std::string_view path);
 bool write_file(std::string_view path, std::span<const std::uint8_t> bytes);
 
 // True when the bytes are a text program: a "# burnmark program" line, or a first line that is

@@ -2,6 +2,8 @@
 // burnmark/triage/suppress.h for the design).
 #include "burnmark/triage/suppress.h"
 
+#include "burnmark/ir/input_file.h"
+
 #include <cctype>
 #include <fmt/format.h>
 #include <fstream>
@@ -72,14 +74,9 @@ Suppressions Suppressions::parse(std::string_view text, std::string& error) {
 }
 
 Suppressions Suppressions::load(const std::string& path, std::string& error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = fmt::format("{}: cannot open", path);
-    return {};
-  }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  Suppressions out = parse(buf.str(), error);
+  const std::optional<std::string> text = read_input_file(path, error);
+  if (!text) return {};
+  Suppressions out = parse(*text, error);
   if (!error.empty()) error = path + ":" + error.substr(5); // "line N: why" -> "PATH:N: why"
   return out;
 }

@@ -2,6 +2,8 @@
 // burnmark/triage/triage.h).
 #include "burnmark/triage/triage.h"
 
+#include "burnmark/ir/input_file.h"
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -41,11 +43,10 @@ std::optional<Characterization> characterize(Runner& runner, const Program& prog
 
 std::string load_program_file(const std::string& path, const GeneratorOptions& options,
                               Program& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return path + ": cannot open";
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string bytes = buf.str();
+  std::string error;
+  const std::optional<std::string> read = read_input_file(path, error);
+  if (!read) return error;
+  const std::string& bytes = *read;
   if (looks_like_program_text(bytes)) {
     ParseResult parsed = parse_program(bytes);
     if (!parsed.ok()) return path + ": " + parsed.error();
