@@ -279,3 +279,14 @@ TEST(Cli, ADirectoryAFifoOrADeviceIsRefusedWithOneLineAndNeverBlocks) {
     }
   fs::remove_all(dir);
 }
+
+TEST(Cli, EveryVerbAnswersHelpWithItsUsage) {
+  for (const char* verb :
+       {"show", "run", "encode", "minimize", "triage", "sweep", "repro", "campaign"})
+    for (const char* flag : {"--help", "-h"}) {
+      const Result r = invoke(std::string(verb) + " " + flag);
+      EXPECT_EQ(r.status, 0) << verb << " " << flag << ": " << r.err;
+      EXPECT_EQ(r.out.rfind(std::string("usage: burnmark ") + verb + " ", 0), 0u) << r.out;
+      EXPECT_EQ(r.err, "");
+    }
+}

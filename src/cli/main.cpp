@@ -47,8 +47,15 @@ int main(int argc, char** argv) {
     fmt::print("{}", usage());
     return kExitAgree;
   }
-  for (const Command& c : commands())
-    if (c.name == args[0]) return c.run(std::span(args).subspan(1));
+  for (const Command& c : commands()) {
+    if (c.name != args[0]) continue;
+    // Every verb's --help is its table line, so no verb can take the flag for a file name.
+    if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
+      fmt::print("usage: burnmark {} {}\n  {}\n", c.name, c.arguments, c.summary);
+      return kExitAgree;
+    }
+    return c.run(std::span(args).subspan(1));
+  }
   return usage_error(
       fmt::format("unknown command '{}' (run 'burnmark --help' for the list)", args[0]));
 }
