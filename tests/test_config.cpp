@@ -80,11 +80,14 @@ TEST(Config, EveryKnobIsReadAndMapped) {
   EXPECT_FALSE(o.gradients);
 }
 
-TEST(Config, EmptyValueMeansUnset) {
-  const ConfigResult r = load({{"MODE", ""}, {"MAX_LEAVES", "  "}});
+TEST(Config, EmptyValueMeansUnsetExceptWhereEmptyMeansOff) {
+  const ConfigResult r = load({{"MODE", ""}, {"MAX_LEAVES", "  "}, {"BURNMARK_KNOWN_BUGS", ""}});
   ASSERT_TRUE(r.ok()) << r.error();
   EXPECT_EQ(r.config().mode, HarnessMode::Panic);
   EXPECT_EQ(r.config().max_leaves, 4);
+  // The README promises "empty = off" for the known-bug list: set to "", there is none.
+  EXPECT_EQ(r.config().known_bugs, "");
+  EXPECT_EQ(load({}).config().known_bugs, "corpus/known_bugs.txt");
 }
 
 TEST(Config, BadValuesGiveOneLineNamingTheValidChoices) {

@@ -101,7 +101,11 @@ ConfigResult load_config(const EnvLookup& lookup) {
   {                                                                                                \
     std::optional<std::string> value = lookup(env);                                                \
     std::string_view text = value ? trim(*value) : std::string_view();                             \
-    if (text.empty()) text = def;                                                                  \
+    /* Set but empty is "off" for a knob whose help promises it (BURNMARK_KNOWN_BUGS=); any  */    \
+    /* other empty or unset knob takes its default. */                                             \
+    if (text.empty() &&                                                                            \
+        !(value && std::string_view(help).find("empty = off") != std::string_view::npos))          \
+      text = def;                                                                                  \
     if (Error e = parse(env, text, c.field, lo, hi)) return ConfigResult{std::move(*e)};           \
   }
 #include "burnmark/config/knobs.def"
