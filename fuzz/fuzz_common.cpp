@@ -3,9 +3,13 @@
 // the outcome vector is reused so memory stays flat across millions of inputs.
 #include "fuzz_common.h"
 
+#include <unistd.h>
+
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -87,6 +91,23 @@ void save_finding(const Harness& h, std::span<const std::uint8_t> bytes) {
   }
 }
 
+// Before any fuzzing: a findings directory that cannot take a file would lose every finding
+// one "cannot write" line at a time. A missing one is created (it is where findings go).
+void check_findings_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir))
+    die(fmt::format("BURNMARK_FINDINGS_DIR: {} is not a directory{}", dir,
+                    ec ? " (" + ec.message() + ")" : ""));
+  const std::string probe = fmt::format("{}/.burnmark-probe-{}", dir, ::getpid());
+  std::FILE* f = std::fopen(probe.c_str(), "wb");
+  const bool ok = f != nullptr && std::fputc('\n', f) != EOF;
+  const bool closed = f != nullptr && std::fclose(f) == 0;
+  std::remove(probe.c_str());
+  if (!ok || !closed)
+    die(fmt::format("BURNMARK_FINDINGS_DIR: cannot write into {}: {}", dir, std::strerror(errno)));
+}
+
 void load_known_bugs(Harness& h) {
   if (h.config.known_bugs.empty()) return;
   std::string error;
@@ -130,6 +151,7 @@ void initialize(const char* target_name, bool gradients) {
   h.backends = backends.take();
   h.outcomes.resize(h.backends.size());
   load_known_bugs(h);
+  if (!h.config.findings_dir.empty()) check_findings_dir(h.config.findings_dir);
   if (h.backends.front()->name() == "ref")
     h.judge = std::make_unique<ConventionJudge>(make_convention_references());
   std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu\n", target_name,

@@ -109,6 +109,21 @@ TEST(Fuzz, AKnownBugListThatIsNotAFileStopsAtStartWithOneLine) {
   }
 }
 
+TEST(Fuzz, AFindingsDirectoryThatCannotTakeFilesStopsAtStart) {
+  // Every finding used to be lost one "cannot write" line at a time, with exit 0.
+  const fs::path dir = scratch("findingsdir");
+  std::ofstream(dir / "a_file") << "x";
+  const Result file = run("MODE=continuous BURNMARK_FINDINGS_DIR=" + (dir / "a_file").string(),
+                          BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(file.status, 2);
+  EXPECT_NE(file.err.find("is not a directory"), std::string::npos) << file.err;
+  // A missing one is created.
+  const Result missing = run("MODE=continuous BURNMARK_FINDINGS_DIR=" + (dir / "new/sub").string(),
+                             BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(missing.status, 0) << missing.err;
+  EXPECT_TRUE(fs::is_directory(dir / "new/sub"));
+}
+
 #ifdef BURNMARK_TEST_BAD_PLUGIN
 namespace {
 // A seed the fixture plugin handles (root op add), on which it returns a root of shape [1].
