@@ -290,3 +290,18 @@ TEST(Cli, EveryVerbAnswersHelpWithItsUsage) {
       EXPECT_EQ(r.err, "");
     }
 }
+
+TEST(Cli, CampaignRefusesMissingSeedsTooManyWorkersAndAFuzzerThatRunsNothing) {
+  const fs::path out =
+      fs::temp_directory_path() / ("burnmark_cli_campaign_" + std::to_string(::getpid()));
+  const Result seeds = invoke("campaign --seeds /nonexistent --time 1 --out " + out.string());
+  EXPECT_EQ(seeds.status, 2);
+  EXPECT_EQ(seeds.err, "burnmark: campaign: --seeds /nonexistent: not a directory\n");
+  const Result workers = invoke("campaign --workers 100000 --time 1 --out " + out.string());
+  EXPECT_EQ(workers.status, 2);
+  EXPECT_NE(workers.err.find("--workers 100000 is more than"), std::string::npos) << workers.err;
+  const Result nothing = invoke("campaign --fuzzer /bin/true --time 1 --out " + out.string());
+  EXPECT_EQ(nothing.status, 2) << nothing.err;
+  EXPECT_NE(nothing.err.find("/bin/true reported no executions"), std::string::npos) << nothing.err;
+  fs::remove_all(out);
+}

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <unistd.h>
 
+#include <algorithm>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "burnmark/campaign/campaign.h"
@@ -78,6 +81,12 @@ int run_campaign(std::span<const std::string_view> args) {
       if (!v)
         return usage_error(
             fmt::format("campaign: {} needs a positive integer, not '{}'", a, args[i]));
+      // More workers than a few per core only thrash (each loads LibTorch and its backends).
+      const int max_workers =
+          4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      if (a == "--workers" && *v > max_workers)
+        return usage_error(fmt::format("campaign: --workers {} is more than {} (4 per core here)",
+                                       *v, max_workers));
       (a == "--time" ? options.seconds : options.workers) = *v;
     } else if (a == "--out" && has_value) {
       options.out = std::string(args[++i]);
@@ -109,6 +118,8 @@ int run_campaign(std::span<const std::string_view> args) {
     return usage_error(fmt::format("campaign: {}: not an executable", options.fuzzer.string()));
   std::error_code ec;
   options.seeds = seeds ? fs::path(*seeds) : fs::path("corpus") / target;
+  if (seeds && !fs::is_directory(options.seeds, ec))
+    return usage_error(fmt::format("campaign: --seeds {}: not a directory", *seeds));
   if (!seeds && !fs::is_directory(options.seeds, ec))
     options.seeds = source_seeds(options.fuzzer, target).value_or(options.seeds);
 
@@ -152,6 +163,13 @@ int run_campaign(std::span<const std::string_view> args) {
              options.seeds.string(), options.out.string());
   const CampaignSummary s = burnmark::run_campaign(options, book);
   if (!s.error.empty()) return usage_error("campaign: " + s.error);
+  // A "fuzzer" that ran nothing (not a libFuzzer binary, or one that exits at once) is not a
+  // campaign that found nothing.
+  if (s.stats.execs == 0)
+    return usage_error(fmt::format("campaign: {} reported no executions (is it a libFuzzer "
+                                   "target? its output is in {})",
+                                   options.fuzzer.string(),
+                                   (options.out / ".scratch" / "fuzzer.log").string()));
   std::size_t fresh = 0;
   for (const LedgerEntry& e : book.ledger().entries)
     fresh += e.status == "new" ? 1 : 0;
