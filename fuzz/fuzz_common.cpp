@@ -146,7 +146,8 @@ void initialize(const char* target_name, bool gradients) {
   h.oracle = oracle_options(h.config, gradients);
   h.run.gradients = gradients;
   BackendsResult backends =
-      make_backends(h.config.backends, RegistryOptions{h.config.threads, h.config.child_timeout});
+      make_backends(h.config.backends, RegistryOptions{h.config.threads, h.config.child_timeout,
+                                                       h.config.isolate != 0});
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
   h.outcomes.resize(h.backends.size());

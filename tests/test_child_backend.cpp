@@ -3,6 +3,10 @@
 // Crash or Hang outcome naming it, with the child restarted for the next program.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -153,4 +157,22 @@ TEST(ChildBackend, TheRegistryParsesTheGeneralForm) {
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().find('\n'), std::string::npos) << r.error();
   }
+}
+
+TEST(ChildBackend, IsolationPutsEveryPluginInAChildForTheCommandLineToo) {
+  // A plugin that segfaults used to take `burnmark run` down with it (status 139, no word).
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("burnmark_isolate_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "p.txt") << "%0 = leaf f32[2] [13, 1]\n%1 = neg %0 : f32[2]\nroot %1\n";
+  const std::string cmd = "BURNMARK_ISOLATE=1 BACKENDS=ref," BURNMARK_TEST_MISBEHAVING_PLUGIN
+                          " " BURNMARK_CLI_PATH " run " +
+                          (dir / "p.txt").string() + " >" + (dir / "out").string() + " 2>&1";
+  const int raw = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(raw));
+  EXPECT_EQ(WEXITSTATUS(raw), 1); // a divergence, not a dead process
+  const std::string out = read_file(dir / "out");
+  EXPECT_NE(out.find("kind=crash"), std::string::npos) << out;
+  EXPECT_NE(out.find("backend=child:" BURNMARK_TEST_MISBEHAVING_PLUGIN), std::string::npos) << out;
+  std::filesystem::remove_all(dir);
 }

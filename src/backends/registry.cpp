@@ -141,6 +141,15 @@ BackendsResult make_backends(std::string_view spec, const RegistryOptions& optio
       backends.push_back(make_child_backend(std::get<ChildSpec>(std::move(*child))));
       continue;
     }
+    if (options.isolate_plugins) {
+      // Loaded in the child only; the name says where it runs.
+      ChildSpec spec;
+      spec.name = "child:" + std::string(entry);
+      spec.inner = std::string(entry);
+      spec.timeout_seconds = options.child_timeout;
+      backends.push_back(make_child_backend(std::move(spec)));
+      continue;
+    }
     PluginLoadResult plugin = load_plugin_backend(entry);
     if (!plugin.ok())
       return fail(fmt::format("BACKENDS: unknown backend '{}' ({}): {}", entry, valid_choices(),

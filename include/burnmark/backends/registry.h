@@ -14,8 +14,9 @@
 namespace burnmark {
 
 struct RegistryOptions {
-  int libtorch_threads = 1;  // BURNMARK_THREADS
-  double child_timeout = 60; // BURNMARK_CHILD_TIMEOUT, seconds
+  int libtorch_threads = 1;     // BURNMARK_THREADS
+  double child_timeout = 60;    // BURNMARK_CHILD_TIMEOUT, seconds
+  bool isolate_plugins = false; // BURNMARK_ISOLATE: every plugin entry as child:ENTRY
 };
 
 struct BackendsResult {
