@@ -149,6 +149,13 @@ TEST(ReferenceElementary, Expm1Edges) {
   EXPECT_EQ(grad(op, -100.0).v, 0.0);
   EXPECT_EQ(grad(op, 89.0).v, kInf);
   EXPECT_EQ(grad(op, 0.0).v, 1.0);
+  // An input interval reaching below the overflow point may not overflow: unknown, not inf
+  // (found by the scalar-kernel campaign: copysign with a NaN of unknown sign, then expm1).
+  const Attrs none{};
+  EXPECT_EQ(ref::expm1_forward(Approx{2.3e27, 4.6e27}, none).e, kInf);
+  EXPECT_EQ(ref::exp2_forward(Approx{200.0, 100.0}, none).e, kInf);
+  EXPECT_EQ(ref::exp(Approx{100.0, 20.0}).e, kInf);
+  EXPECT_EQ(ref::expm1_forward(Approx{1e30, 0.0}, none).e, 0.0); // exact: surely inf
 }
 
 TEST(ReferenceElementary, Log2Log10Edges) {

@@ -150,9 +150,17 @@ inline Approx div(Approx a, Approx b) {
   return finish_exact(z, (a.e + scaled(std::fabs(z), b.e)) / (std::fabs(b.v) - b.e));
 }
 
+// A result that overflows f32 is exactly inf only if the whole input interval lies above the
+// point where the function overflows (`limit`, ln(FLT_MAX) for exp): otherwise a correct library
+// may return a finite value (the interval of copysign with a NaN's unknown sign spans both signs).
+inline bool overflow_uncertain(double z, Approx x, double limit) {
+  return std::isinf(to_f32(z)) && x.e > 0 && x.v - x.e <= limit;
+}
+inline constexpr double kExpOverflowInput = 88.72283905206835; // ln(FLT_MAX)
+
 inline Approx exp(Approx a) {
   const double z = std::exp(a.v);
-  if (indeterminate(a)) return unknown(z);
+  if (indeterminate(a) || overflow_uncertain(z, a, kExpOverflowInput)) return unknown(z);
   return finish_transcendental(z, scaled(std::fabs(z), expm1_bound(a.e)));
 }
 
