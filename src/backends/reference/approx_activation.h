@@ -395,8 +395,12 @@ inline Approx hardtanh_backward(Approx g, Approx x, Approx, const Attrs& at) {
 inline Approx relu6_forward(Approx x, const Attrs&) {
   return clamp(x, 0.0, 6.0);
 }
-inline Approx relu6_backward(Approx g, Approx x, Approx, const Attrs&) {
-  return open_hardtanh_backward(g, x, 0.0, 6.0);
+// The other side of relu-grad-by-product for relu6 is TorchScript's
+// grad * ((result > 0) & (result < 6)): blocked at NaN, by product.
+inline Approx relu6_backward(Approx g, Approx x, Approx y, const Attrs&) {
+  if (!other_side(Convention::ReluGradByProduct)) return open_hardtanh_backward(g, x, 0.0, 6.0);
+  const Approx r = mul(g, Approx{y.v > 0 && y.v < 6 ? 1.0 : 0.0, 0.0});
+  return (touches(x, 0.0) || touches(x, 6.0)) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
 }
 
 // hardsigmoid = min(max(x + 3, 0), 6) / 6; x + 3 and the division each round.
