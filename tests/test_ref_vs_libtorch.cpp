@@ -531,11 +531,13 @@ bool outcome_agrees(const Outcome& ref, const Outcome& other, bool gradients) {
   return compare(pair, OracleOptions{kDefaultTolerance, gradients}).agree();
 }
 
-void expect_every_op_through_jit(bool fuse, const std::vector<JitDeparture>& departures) {
+// Every op's program through `variant`, which must agree with the reference except where a
+// departure is recorded. `square` squares each root first (the JIT variants: see squared_root).
+void expect_every_op_through(Backend& variant, const std::vector<JitDeparture>& departures,
+                             bool square) {
   const auto ref = make_reference_backend();
-  const auto jit = make_libtorch_jit_backend(fuse);
   for (const NamedProgram& np : programs_per_op()) {
-    const Program program = squared_root(np.program);
+    const Program program = square ? squared_root(np.program) : np.program;
     const std::string text = to_text(program);
     SCOPED_TRACE(text);
     const auto departure = std::find_if(departures.begin(), departures.end(), [&](const auto& d) {
@@ -543,12 +545,12 @@ void expect_every_op_through_jit(bool fuse, const std::vector<JitDeparture>& dep
     });
     for (bool gradients : {false, true}) {
       const Outcome r = ref->run(program, RunOptions{gradients});
-      const Outcome j = jit->run(program, RunOptions{gradients});
+      const Outcome j = variant.run(program, RunOptions{gradients});
       ASSERT_EQ(r.status, Status::Ok) << r.message;
       ASSERT_EQ(j.status, Status::Ok) << j.message;
       ASSERT_EQ(j.grads.size(), gradients ? program.leaves.size() : 0);
       if (departure == departures.end()) {
-        EXPECT_TRUE(outcome_agrees(r, j, gradients)) << jit->name() << ": " << op_name(np.op);
+        EXPECT_TRUE(outcome_agrees(r, j, gradients)) << variant.name() << ": " << op_name(np.op);
         continue;
       }
       if (!gradients && departure->convention) {
@@ -577,11 +579,11 @@ Program elementwise_chain() {
 } // namespace
 
 TEST(RefVsLibTorchJit, EveryOpCompilesToTorchScriptAndAgreesExceptItsRecordedDepartures) {
-  expect_every_op_through_jit(false, kJitDepartures);
+  expect_every_op_through(*make_libtorch_jit_backend(false), kJitDepartures, true);
 }
 
 TEST(RefVsLibTorchJit, EveryOpThroughTheNncFuserAgreesExceptItsRecordedDepartures) {
-  expect_every_op_through_jit(true, kNncDepartures);
+  expect_every_op_through(*make_libtorch_jit_backend(true), kNncDepartures, true);
 }
 
 TEST(RefVsLibTorchJit, TheNncVariantFusesAndThePlainOneDoesNot) {
@@ -619,31 +621,11 @@ TEST(RefVsLibTorchJit, AnOpTheJitCannotRunIsAnErrorOutcomeNotACrash) {
 }
 
 TEST(RefVsLibTorchStrided, EveryOpAgreesWithEveryTensorInAnotherLayout) {
-  const auto ref = make_reference_backend();
-  const auto strided = make_libtorch_strided_backend();
-  for (const NamedProgram& np : programs_per_op()) {
-    SCOPED_TRACE(to_text(np.program));
-    for (bool gradients : {false, true}) {
-      const Outcome r = ref->run(np.program, RunOptions{gradients});
-      const Outcome s = strided->run(np.program, RunOptions{gradients});
-      ASSERT_EQ(s.status, Status::Ok) << s.message;
-      EXPECT_TRUE(outcome_agrees(r, s, gradients)) << op_name(np.op);
-    }
-  }
+  expect_every_op_through(*make_libtorch_strided_backend(), {}, false);
 }
 
 TEST(RefVsLibTorchInplace, EveryOpAgreesThroughItsInPlaceForm) {
-  const auto ref = make_reference_backend();
-  const auto inplace = make_libtorch_inplace_backend();
-  for (const NamedProgram& np : programs_per_op()) {
-    SCOPED_TRACE(to_text(np.program));
-    for (bool gradients : {false, true}) {
-      const Outcome r = ref->run(np.program, RunOptions{gradients});
-      const Outcome s = inplace->run(np.program, RunOptions{gradients});
-      ASSERT_EQ(s.status, Status::Ok) << s.message;
-      EXPECT_TRUE(outcome_agrees(r, s, gradients)) << op_name(np.op);
-    }
-  }
+  expect_every_op_through(*make_libtorch_inplace_backend(), {}, false);
 }
 
 TEST(RefVsLibTorchJit, AnUnusedStatementThatRaisesStillRaisesAsInEager) {

@@ -136,18 +136,13 @@ BackendsResult make_backends(std::string_view spec, const RegistryOptions& optio
       backends.push_back(builtin->make(options));
       continue;
     }
-    if (auto child = child_spec(entry, options)) {
+    auto child = child_spec(entry, options);
+    // With isolation on, a plugin entry is its child: form, loaded in the child only.
+    if (!child && options.isolate_plugins)
+      child = child_spec("child:" + std::string(entry), options);
+    if (child) {
       if (const auto* error = std::get_if<std::string>(&*child)) return fail(*error);
       backends.push_back(make_child_backend(std::get<ChildSpec>(std::move(*child))));
-      continue;
-    }
-    if (options.isolate_plugins) {
-      // Loaded in the child only; the name says where it runs.
-      ChildSpec spec;
-      spec.name = "child:" + std::string(entry);
-      spec.inner = std::string(entry);
-      spec.timeout_seconds = options.child_timeout;
-      backends.push_back(make_child_backend(std::move(spec)));
       continue;
     }
     PluginLoadResult plugin = load_plugin_backend(entry);

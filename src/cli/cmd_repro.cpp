@@ -22,8 +22,9 @@ constexpr std::string_view kUsage = "--lang cpp|python [--path eager|scalar|stri
                                     "FILE";
 
 // The path of LibTorch the finding needs: eager when eager LibTorch diverges (the simplest
-// reproducer), else the JIT, else NNC: a finding only the fuser shows is reproduced fused.
-ReproPath path_for(const Verdict& verdict) {
+// reproducer), else the variant that does; nullopt when no diverging backend has a path of its
+// own (libtorch-inplace, a general child: form, a plugin).
+std::optional<ReproPath> path_for(const Verdict& verdict) {
   const auto diverges = [&](std::string_view backend) {
     return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
                        [&](const Divergence& d) { return d.backend == backend; });
@@ -33,7 +34,7 @@ ReproPath path_for(const Verdict& verdict) {
   if (diverges("libtorch-strided")) return ReproPath::Strided;
   if (diverges("libtorch-jit")) return ReproPath::Jit;
   if (diverges("libtorch-nnc")) return ReproPath::Nnc;
-  return ReproPath::Eager;
+  return std::nullopt;
 }
 
 } // namespace
@@ -117,21 +118,14 @@ int run_repro(std::span<const std::string_view> args) {
   std::optional<ReproCase> repro =
       reference_repro_case(*raw.front(), chosen, title, config.tolerance, gradients, error);
   if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
-  repro->path = path ? *path : path_for(finding->verdict);
-  // libtorch-inplace and the general child variants have no path of their own in the
-  // reproducers yet: say so rather than hand over one that may agree.
-  const bool covered =
-      std::any_of(finding->verdict.divergences.begin(), finding->verdict.divergences.end(),
-                  [](const Divergence& d) {
-                    return d.backend == "libtorch" || d.backend == "libtorch-scalar" ||
-                           d.backend == "libtorch-strided" || d.backend == "libtorch-jit" ||
-                           d.backend == "libtorch-nnc";
-                  });
-  if (!path && !covered)
+  const std::optional<ReproPath> needed = path_for(finding->verdict);
+  // Say so rather than hand over, silently, a reproducer that may agree.
+  if (!path && !needed)
     fmt::print(stderr,
                "burnmark: repro: note: no reproducer path for {} (the diverging backend); this one "
                "runs LibTorch eager and may agree\n",
                finding->verdict.divergences.front().backend);
+  repro->path = path.value_or(needed.value_or(ReproPath::Eager));
 
   const std::string name = "repro_" + signature.id;
   if (!out) {

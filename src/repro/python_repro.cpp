@@ -330,8 +330,8 @@ def layout(t, reg):
 // The runs of a scripted reproducer, as many as the libtorch-jit backend makes.
 constexpr int kScriptedRuns = 3;
 
+// Only for the scripted paths (Jit, Nnc).
 std::string scripted_path_setup(ReproPath path) {
-  if (path == ReproPath::Eager || path == ReproPath::Strided) return "";
   std::string out =
       "    # The executor profiles the first run and optimises from what it saw; the last of the\n"
       "    # runs is the one checked.\n";
@@ -392,7 +392,7 @@ std::string emit_python_repro(const ReproCase& repro) {
   for (std::size_t i = 0; i < p.stmts.size(); ++i) {
     const Stmt& s = p.stmts[i];
     const Reg r = static_cast<Reg>(i);
-    std::string& to = s.kind == StmtKind::Leaf ? leaves : body;
+    std::string& to = s.kind == StmtKind::Leaf && scripted ? leaves : body;
     const std::string& ind = s.kind == StmtKind::Leaf || !scripted ? indent : std::string("    ");
     switch (s.kind) {
     case StmtKind::Leaf: {
@@ -431,10 +431,6 @@ std::string emit_python_repro(const ReproCase& repro) {
       to += fmt::format("{}{} = {}  # {}\n", ind, reg(r), laid_out(call(p, s.instr, scripted), r),
                         stmt_to_text(p, r));
       break;
-    }
-    if (!scripted) {
-      body += leaves;
-      leaves.clear();
     }
   }
   const std::string args = fmt::format("{}", fmt::join(params, ", "));

@@ -31,6 +31,13 @@ concept Framework = requires(F f, const typename F::Tensor& t, const Leaf& leaf,
   { f.read(t) } -> std::same_as<HostTensor>;
 };
 
+// An unreached leaf has no gradient in any framework; its gradient is zero. For every backend
+// that reads gradients out itself (the walk below, the JIT backends).
+inline HostTensor zero_gradient(const Program& program, Reg leaf) {
+  const Shape& shape = program.shape_of(leaf);
+  return HostTensor{shape, std::vector<double>(static_cast<std::size_t>(shape.numel()), 0.0), {}};
+}
+
 template <Framework F>
 Outcome run_program(F& framework, const Program& program, const RunOptions& options) {
   Outcome out;
@@ -66,14 +73,7 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
       framework.backward(root);
       for (Reg r : program.leaf_registers()) {
         std::optional<HostTensor> g = framework.grad(regs[static_cast<std::size_t>(r)]);
-        if (!g) {
-          // An unreached leaf has no gradient in any framework; its gradient is zero.
-          g = HostTensor{
-              program.shape_of(r),
-              std::vector<double>(static_cast<std::size_t>(program.shape_of(r).numel()), 0.0),
-              {}};
-        }
-        out.grads.push_back(std::move(*g));
+        out.grads.push_back(g ? std::move(*g) : zero_gradient(program, r));
       }
     }
   } catch (const std::exception& e) {

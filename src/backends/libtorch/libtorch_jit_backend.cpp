@@ -148,11 +148,7 @@ private:
     const std::vector<Reg> leaf_regs = program.leaf_registers();
     for (std::size_t i = 0; i < leaves.size(); ++i) {
       std::optional<HostTensor> g = framework_.grad(leaves[i]);
-      const Shape& shape = program.shape_of(leaf_regs[i]);
-      // As in the shared walk (driver.h): a leaf no gradient reached has a zero gradient.
-      result->grads.push_back(
-          g ? std::move(*g)
-            : HostTensor{shape, std::vector<double>(static_cast<std::size_t>(shape.numel())), {}});
+      result->grads.push_back(g ? std::move(*g) : zero_gradient(program, leaf_regs[i]));
     }
   }
 

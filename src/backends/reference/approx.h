@@ -261,16 +261,19 @@ inline double sign_of(double x) {
   return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
 }
 
-// A gradient routed by a mask (where(mask, g, 0)). When the mask itself is uncertain (the input
-// interval touches the kink) the element is indeterminate, unless g is exactly 0 either way.
-// The other side of gate-grad-by-product is g * mask, as TorchScript's symbolic derivatives
-// compute it: a blocked inf or NaN gradient then becomes NaN instead of 0.
-inline Approx gate(Approx g, bool pass, bool uncertain) {
-  const Approx blocked =
-      other_side(Convention::GateGradByProduct) ? mul(g, Approx{0.0, 0.0}) : Approx{0.0, 0.0};
+// A gradient routed by a mask: selected, where(mask, g, 0), or `by_product`, g * mask (0 * inf
+// and 0 * NaN are NaN). When the mask itself is uncertain (the input interval touches the kink)
+// the element is indeterminate, unless g is exactly 0 either way.
+inline Approx gate_as(bool by_product, Approx g, bool pass, bool uncertain) {
+  const Approx blocked = by_product ? mul(g, Approx{0.0, 0.0}) : Approx{0.0, 0.0};
   const Approx out = pass ? g : blocked;
   if (uncertain && !(g.v == 0 && g.e == 0)) return {out.v, kInf};
   return out;
+}
+// The other side of gate-grad-by-product is the product, as TorchScript's symbolic derivatives
+// compute it: a blocked inf or NaN gradient then becomes NaN instead of 0.
+inline Approx gate(Approx g, bool pass, bool uncertain) {
+  return gate_as(other_side(Convention::GateGradByProduct), g, pass, uncertain);
 }
 
 // The interval x ± e reaches the point k (a kink of the op).

@@ -385,13 +385,10 @@ inline Approx open_hardtanh_backward(Approx g, Approx x, double lo, double hi) {
 inline Approx hardtanh_backward(Approx g, Approx x, Approx, const Attrs& at) {
   if (!other_side(Convention::HardtanhGradClosed))
     return open_hardtanh_backward(g, x, at.lo, at.hi);
-  const bool pass = x.v >= at.lo && x.v <= at.hi;
-  const Approx r = mul(g, Approx{pass ? 1.0 : 0.0, 0.0});
-  return (touches(x, at.lo) || touches(x, at.hi)) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf}
-                                                                             : r;
+  return gate_as(true, g, x.v >= at.lo && x.v <= at.hi, touches(x, at.lo) || touches(x, at.hi));
 }
-// relu6 = hardtanh(x, 0, 6), so its gradient is hardtanh's (TorchScript's relu6 derivative is
-// open at the bounds, so the convention does not apply).
+// relu6 = hardtanh(x, 0, 6), so its gradient is open hardtanh's (TorchScript's relu6 derivative
+// is open at the bounds too, so hardtanh-grad-closed does not apply).
 inline Approx relu6_forward(Approx x, const Attrs&) {
   return clamp(x, 0.0, 6.0);
 }
@@ -399,8 +396,7 @@ inline Approx relu6_forward(Approx x, const Attrs&) {
 // grad * ((result > 0) & (result < 6)): blocked at NaN, by product.
 inline Approx relu6_backward(Approx g, Approx x, Approx y, const Attrs&) {
   if (!other_side(Convention::ReluGradByProduct)) return open_hardtanh_backward(g, x, 0.0, 6.0);
-  const Approx r = mul(g, Approx{y.v > 0 && y.v < 6 ? 1.0 : 0.0, 0.0});
-  return (touches(x, 0.0) || touches(x, 6.0)) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
+  return gate_as(true, g, y.v > 0 && y.v < 6, touches(x, 0.0) || touches(x, 6.0));
 }
 
 // hardsigmoid = min(max(x + 3, 0), 6) / 6; x + 3 and the division each round.

@@ -208,13 +208,9 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     return unary(
         out, a, dx,
         [by_product = other_side(Convention::ReluGradByProduct)](Approx g, Approx x, Approx y) {
-          const bool pass = !(y.v <= 0);
-          if (by_product) {
-            // The product's mask is (result > 0), false at NaN (oneDNN, TorchScript).
-            const Approx r = mul(g, Approx{y.v > 0 ? 1.0 : 0.0, 0.0});
-            return touches(x, 0.0) && !(g.v == 0 && g.e == 0) ? Approx{r.v, kInf} : r;
-          }
-          return gate(g, pass, touches(x, 0.0));
+          // The product's mask is (result > 0), false at NaN (oneDNN, TorchScript).
+          if (by_product) return gate_as(true, g, y.v > 0, touches(x, 0.0));
+          return gate(g, !(y.v <= 0), touches(x, 0.0));
         });
   // sigmoid_backward: grad * (1 - y) * y
   case Op::Sigmoid:
