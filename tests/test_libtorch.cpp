@@ -556,7 +556,7 @@ TEST(LibTorchStrided, EachRegisterLayoutKeepsTheValuesInAnotherLayoutAndPassesGr
 
 TEST(LibTorchStrided, LeavesAreLaidOutTooAndKeepTheirOwnGradient) {
   LibTorchStridedFramework f;
-  f.reset();
+  f.reset(Program{});
   const Leaf leaf{{2, 3}, {1, 2, 3, 4, 5, 6}};
   const torch::Tensor a = f.leaf(leaf, true); // register 0: transposed storage
   const torch::Tensor b = f.leaf(leaf, true); // register 1: stride 2

@@ -331,7 +331,7 @@ public:
 
   explicit ToyFramework(bool wrong_relu_at_zero) : wrong_(wrong_relu_at_zero) {}
 
-  void reset() { nodes_.clear(); }
+  void reset(const Program&) { nodes_.clear(); }
   Tensor leaf(const Leaf& leaf, bool) {
     return push(leaf.shape, std::vector<double>(leaf.data.begin(), leaf.data.end()));
   }

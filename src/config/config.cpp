@@ -56,6 +56,20 @@ Error parse(std::string_view, std::string_view text, std::string& out, double, d
   return std::nullopt;
 }
 
+Error parse(std::string_view env, std::string_view text, std::vector<FloatDType>& out, double,
+            double) {
+  out.clear();
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string_view name = trim(text.substr(0, comma));
+    const auto dtype = float_dtype_from_name(name);
+    if (!dtype) return fmt::format("{}: unknown dtype '{}' (valid: comma list of f32, bf16, f16)", env, name);
+    out.push_back(*dtype);
+    if (comma == std::string_view::npos) return std::nullopt;
+    text.remove_prefix(comma + 1);
+  }
+}
+
 Error parse(std::string_view env, std::string_view text, HarnessMode& out, double, double) {
   if (text == "panic") {
     out = HarnessMode::Panic;
@@ -80,6 +94,7 @@ Error cross_check(const Config& c) {
 constexpr std::string_view range_for(std::string_view type, std::string_view numeric_range) {
   if (type == "Mode") return "panic|continuous";
   if (type == "Text") return {};
+  if (type == "DTypes") return "f32,bf16,f16";
   return numeric_range;
 }
 
@@ -144,6 +159,7 @@ GeneratorOptions generator_options(const Config& c) {
   g.max_dim = c.max_dim;
   g.special_rate = c.special_rate;
   g.edge_rate = c.edge_rate;
+  g.dtypes = c.dtypes;
   return g;
 }
 

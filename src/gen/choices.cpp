@@ -27,6 +27,12 @@ Knobs normalize(const GeneratorOptions& o) {
     k.edge_tags = 0;
   else
     k.edge_tags = std::clamp(static_cast<int>(std::lround(o.edge_rate * 256.0)), 1, 255);
+  k.dtype_count = 0;
+  for (FloatDType d : o.dtypes)
+    if (std::find(k.dtypes.begin(), k.dtypes.begin() + k.dtype_count, d) ==
+        k.dtypes.begin() + k.dtype_count)
+      k.dtypes[k.dtype_count++] = d;
+  if (k.dtype_count == 0) k.dtypes[k.dtype_count++] = FloatDType::F32;
   return k;
 }
 

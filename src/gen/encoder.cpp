@@ -63,6 +63,14 @@ public:
     if (p_.root != last)
       throw Unencodable{fmt::format(
           "the root is %{}, but the generator always roots the last register %{}", p_.root, last)};
+    dtype_ = p_.float_dtype;
+    const auto dtypes_end = k_.dtypes.begin() + k_.dtype_count;
+    const auto dtype_at = std::find(k_.dtypes.begin(), dtypes_end, dtype_);
+    if (dtype_at == dtypes_end)
+      throw Unencodable{fmt::format("the program is {}, which the generator's dtypes do not include",
+                                    float_dtype_name(dtype_))};
+    if (k_.dtype_count > 1)
+      out_.choice(static_cast<std::uint32_t>(dtype_at - k_.dtypes.begin()), k_.dtype_count);
     int leaves = 0;
     int ops = 0;
     std::size_t steps = 0;
@@ -324,7 +332,7 @@ private:
   void value(float v, std::size_t element) {
     std::optional<std::uint8_t> grid;
     for (int b = 0; b < 256 && !grid; ++b)
-      if (same_bits(grid_value(static_cast<std::uint8_t>(b)), v))
+      if (same_bits(rounded(grid_value(static_cast<std::uint8_t>(b))), v))
         grid = static_cast<std::uint8_t>(b);
     if (k_.special_tags == 0) {
       if (!grid)
@@ -342,7 +350,7 @@ private:
     }
     out_.byte(255);
     for (std::uint32_t i = 0; i < kSpecialValues.size(); ++i)
-      if (same_bits(kSpecialValues[i], v)) return out_.choice(i, kSpecialAlternatives);
+      if (same_bits(special_value(i, dtype_), v)) return out_.choice(i, kSpecialAlternatives);
     if (std::isnan(v) && !same_bits(v, std::copysign(std::numeric_limits<float>::quiet_NaN(), v)))
       fail(fmt::format(
           "element {} is a NaN with payload bits {:#010x}; the generator only makes quiet NaNs",
@@ -365,7 +373,9 @@ private:
   void params(const Instr& instr) {
     const std::span<const Attrs> table = op_info(instr.op).params;
     if (table.empty()) return;
-    const auto it = std::find(table.begin(), table.end(), table_key(instr.attrs));
+    const Attrs key = table_key(instr.attrs);
+    const auto it = std::find_if(table.begin(), table.end(),
+                                 [&](const Attrs& entry) { return rounded_attrs(entry, dtype_) == key; });
     if (it == table.end())
       fail(fmt::format("these attributes are not in {}'s table in op_tables.h", op_name(instr.op)));
     out_.choice(static_cast<std::uint32_t>(it - table.begin()),
@@ -386,7 +396,8 @@ private:
     values(leaf.data, [&](float v, std::size_t element) {
       const auto alternatives = static_cast<std::uint32_t>(edges.size() + 1);
       for (std::size_t k = 0; k < edges.size(); ++k)
-        if (same_bits(edges[k], v)) return out_.choice(static_cast<std::uint32_t>(k), alternatives);
+        if (same_bits(rounded(edges[k]), v))
+          return out_.choice(static_cast<std::uint32_t>(k), alternatives);
       out_.choice(static_cast<std::uint32_t>(edges.size()), alternatives);
       value(v, element);
     });
@@ -692,8 +703,11 @@ private:
     }
   }
 
+  float rounded(float v) const { return static_cast<float>(round_to(v, dtype_)); }
+
   const Program& p_;
   Knobs k_;
+  FloatDType dtype_ = FloatDType::F32;
   Reg reg_ = 0;
   int edge_leaf_ = -1; // the register of the edge leaf the current op step carries, if any
   ByteWriter out_;

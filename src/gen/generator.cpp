@@ -28,6 +28,8 @@ public:
   }
 
   Program run() {
+    dtype_ = k_.dtypes[k_.dtype_count > 1 ? in_.choice(k_.dtype_count) : 0];
+    program_.float_dtype = dtype_;
     push_leaf(fresh_shape(false));
     int ops = 0;
     for (int step = 0; step < k_.max_steps; ++step) {
@@ -130,15 +132,18 @@ private:
     return s;
   }
 
+  float rounded(float v) const { return static_cast<float>(round_to(v, dtype_)); }
+
   float seed_value() {
-    if (k_.special_tags == 0) return grid_value(in_.byte());
-    if (in_.byte() < 256 - k_.special_tags) return grid_value(in_.byte());
+    if (k_.special_tags == 0) return rounded(grid_value(in_.byte()));
+    if (in_.byte() < 256 - k_.special_tags) return rounded(grid_value(in_.byte()));
     const std::uint32_t which = in_.choice(kSpecialAlternatives);
-    if (which != kRawBitsEscape) return kSpecialValues[which];
+    if (which != kRawBitsEscape) return special_value(which, dtype_);
     const float raw = std::bit_cast<float>(in_.u32_le());
     // NaN payloads collapse to the quiet NaN of the same sign: the text form keeps only that much,
     // and every generated program must survive a text round trip.
-    return std::isnan(raw) ? std::copysign(std::numeric_limits<float>::quiet_NaN(), raw) : raw;
+    return std::isnan(raw) ? std::copysign(std::numeric_limits<float>::quiet_NaN(), raw)
+                           : rounded(raw);
   }
 
   void push_leaf(const Shape& shape) {
@@ -283,7 +288,7 @@ private:
     const auto alternatives = static_cast<std::uint32_t>(edges.size() + 1);
     push_leaf(shape, [&] {
       const std::uint32_t which = in_.choice(alternatives);
-      return which < edges.size() ? edges[which] : seed_value();
+      return which < edges.size() ? rounded(edges[which]) : seed_value();
     });
     return static_cast<Reg>(num_regs() - 1);
   }
@@ -313,7 +318,7 @@ private:
   Attrs params(Op op) {
     const std::span<const Attrs> table = op_info(op).params;
     if (table.empty()) return {};
-    return table[in_.choice(static_cast<std::uint32_t>(table.size()))];
+    return rounded_attrs(table[in_.choice(static_cast<std::uint32_t>(table.size()))], dtype_);
   }
 
   template <std::size_t N> void elementwise(const std::array<Op, N>& ops, Reg a) {
@@ -624,6 +629,7 @@ private:
   Knobs k_;
   Program program_;
   int float_leaves_ = 0;            // MAX_LEAVES counts the gradient-tracked leaves only
+  FloatDType dtype_ = FloatDType::F32; // the program's, drawn first
   std::vector<Reg> scratch_;        // candidate registers, reused across steps
   std::vector<Attrs> attr_choices_; // reshape's alternatives, reused across steps
   std::vector<int> ints_;           // diag_embed's offsets, reused across steps

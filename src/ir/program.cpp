@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "burnmark/ir/shape_rules.h"
+#include "burnmark/ir/text.h"
 
 namespace burnmark {
 
@@ -14,6 +15,20 @@ bool Leaf::operator==(const Leaf& other) const {
          data.size() == other.data.size() &&
          (data.empty() ||
           std::memcmp(data.data(), other.data.data(), data.size() * sizeof(float)) == 0);
+}
+
+namespace {
+
+constexpr double Attrs::*kScalarAttrs[] = {
+    &Attrs::exponent, &Attrs::lo,     &Attrs::hi,        &Attrs::alpha,  &Attrs::slope, &Attrs::lambd,
+    &Attrs::beta,     &Attrs::threshold, &Attrs::weight, &Attrs::eps,    &Attrs::fill};
+
+} // namespace
+
+Attrs rounded_attrs(Attrs attrs, FloatDType dtype) {
+  for (double Attrs::*field : kScalarAttrs)
+    attrs.*field = round_to(attrs.*field, dtype);
+  return attrs;
 }
 
 std::vector<Reg> Program::leaf_registers() const {
@@ -46,6 +61,10 @@ std::string validate(const Program& p) {
         return where + "leaf has " + std::to_string(count) + " values for shape " +
                leaf.shape.to_string();
       if (!(s.shape == leaf.shape)) return where + "register shape differs from its leaf's";
+      for (float v : leaf.data)
+        if (!representable(v, p.float_dtype))
+          return where + "leaf value " + float_to_text(v) + " is not a " +
+                 std::string(float_dtype_name(p.float_dtype)) + " value";
       if (s.dtype != leaf.dtype) return where + "register type differs from its leaf's";
       break;
     }
@@ -75,6 +94,10 @@ std::string validate(const Program& p) {
       if (s.dtype != result_dtype(s.instr.op))
         return where + std::string(op_name(s.instr.op)) + " does not make a " +
                (s.dtype == DType::Bool ? "mask" : "f32 tensor");
+      for (double Attrs::*field : kScalarAttrs)
+        if (!representable(s.instr.attrs.*field, p.float_dtype))
+          return where + "attribute " + double_literal(s.instr.attrs.*field, "nan", "inf") + " is not a " +
+                 std::string(float_dtype_name(p.float_dtype)) + " value";
       const ShapeResult inferred = infer_shape(s.instr.op, s.instr.attrs, shapes);
       if (!inferred.ok()) return where + inferred.error();
       if (!(inferred.shape() == s.shape))

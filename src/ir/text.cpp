@@ -132,6 +132,9 @@ std::string stmt_to_text(const Program& p, Reg reg) {
 
 std::string to_text(const Program& p) {
   std::string out = "# burnmark program v1\n";
+  // f32 programs keep the form they always had.
+  if (p.float_dtype != FloatDType::F32)
+    out += fmt::format("dtype {}\n", float_dtype_name(p.float_dtype));
   for (std::size_t r = 0; r < p.stmts.size(); ++r) {
     out += stmt_to_text(p, static_cast<Reg>(r));
     const Stmt& s = p.stmts[r];
@@ -377,7 +380,9 @@ bool looks_like_program_text(std::string_view rest) {
     std::string_view line = rest.substr(0, eol);
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t' || line.front() == '\r'))
       line.remove_prefix(1);
-    if (line.starts_with("# burnmark program") || line.starts_with("%0 =")) return true;
+    if (line.starts_with("# burnmark program") || line.starts_with("%0 =") ||
+        line.starts_with("dtype "))
+      return true;
     if (!line.empty() && line.front() != '#') return false;
     if (eol == std::string_view::npos) break;
     rest.remove_prefix(eol + 1);
@@ -402,6 +407,14 @@ ParseResult parse_program(std::string_view text) {
     LineParser lp{line, {}};
     if (lp.done()) continue;
     if (have_root) return error("nothing may follow the root line");
+    if (lp.peek("dtype")) {
+      lp.word();
+      const auto dtype = float_dtype_from_name(lp.word());
+      if (!dtype || !lp.done()) return error("dtype must be f32, bf16 or f16");
+      if (!p.stmts.empty()) return error("the dtype line comes before the first statement");
+      p.float_dtype = *dtype;
+      continue;
+    }
     if (lp.peek("root")) {
       lp.word();
       if (!lp.reg(p.root) || !lp.done())

@@ -81,6 +81,13 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
   Outcome out;
   out.backend = name_;
   // The host, not the plugin, decides "unsupported": a plugin never sees an op it did not list.
+  // ABI v3 carries f32 buffers only.
+  if (program.float_dtype != FloatDType::F32) {
+    out.status = Status::Unsupported;
+    out.message = fmt::format("{} programs (plugin ABI v3 takes f32 only)",
+                              float_dtype_name(program.float_dtype));
+    return out;
+  }
   for (const Stmt& s : program.stmts) {
     if (s.kind != StmtKind::Op) continue;
     const OpInfo& info = op_info(s.instr.op);

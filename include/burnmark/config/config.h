@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "burnmark/gen/generator.h"
 #include "burnmark/oracle/oracle.h"
@@ -25,6 +26,7 @@ using Int = int;
 using Real = double;
 using Text = std::string;
 using Mode = HarnessMode;
+using DTypes = std::vector<FloatDType>;
 } // namespace knob_types
 
 struct Config {

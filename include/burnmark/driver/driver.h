@@ -20,9 +20,9 @@ namespace burnmark {
 template <class F>
 concept Framework = requires(F f, const typename F::Tensor& t, const Leaf& leaf, const Instr& instr,
                              std::span<const typename F::Tensor* const> operands,
-                             const Shape& shape) {
+                             const Shape& shape, const Program& program) {
   typename F::Tensor;
-  {f.reset()};                                                  // forget the previous program
+  {f.reset(program)}; // forget the previous program; this one's leaves come next
   { f.leaf(leaf, bool{}) } -> std::same_as<typename F::Tensor>; // bool: track gradient
   { f.alias(t) } -> std::same_as<typename F::Tensor>;           // same node, not a copy
   { f.apply(instr, operands, shape) } -> std::same_as<typename F::Tensor>; // shape: inferred result
@@ -42,7 +42,7 @@ template <Framework F>
 Outcome run_program(F& framework, const Program& program, const RunOptions& options) {
   Outcome out;
   try {
-    framework.reset();
+    framework.reset(program);
     std::vector<typename F::Tensor> regs;
     regs.reserve(program.num_registers());
     std::vector<const typename F::Tensor*> operands;

@@ -14,6 +14,10 @@
 // rank >= 1), whose seed entries are each one of the op's edge values or, for the last
 // alternative, an ordinary seed entry; the op then takes that leaf as its first operand.
 //
+// Dtype: with several dtypes in the options, a choice among them comes first. Leaf values, edge
+// values and attributes are then rounded to the program's dtype as they are drawn, and in f16
+// programs the special values are f16's own (see kSpecialValuesF16).
+//
 // Leaf values: a seed of 1..16 entries is cycled over the leaf's elements. With special_rate 0
 // an entry is one byte b giving b / 127.5f - 1.0f (single precision, so -1 and 1 are exact).
 // Otherwise an entry starts with a tag byte t; t < 256 - T (T = round(256 * special_rate), at
@@ -44,6 +48,9 @@ struct GeneratorOptions {
   int max_steps = 48;         // leaf + op steps after the first leaf
   double special_rate = 0.05; // share of leaf seed entries drawn from the special values
   double edge_rate = 0.15;    // share of op steps whose operand 0 is a fresh leaf of edge values
+  // BURNMARK_DTYPES: the float dtypes programs are drawn from (duplicates ignored, empty = f32).
+  // With more than one, the program's first byte picks it.
+  std::vector<FloatDType> dtypes = {FloatDType::F32};
 };
 
 // Every result passes validate(); the root is the last register.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "burnmark/ir/float_dtype.h"
 #include "burnmark/ir/op.h"
 #include "burnmark/ir/shape.h"
 
@@ -46,6 +47,7 @@ struct Stmt {
 };
 
 struct Program {
+  FloatDType float_dtype = FloatDType::F32; // of every float register ("f32" in Stmt::dtype)
   std::vector<Leaf> leaves;
   std::vector<Stmt> stmts;
   Reg root = -1;
@@ -62,7 +64,13 @@ struct Program {
 // defined exactly once in order, stored shapes equal what the shape rules infer, leaf data
 // lengths match, every shape is within the cap, operands have the types their op takes (a mask
 // or an index only where one is taken; an index operand is an i64 leaf whose values are in
-// range for its op), and the root exists and is f32.
+// range for its op), the root exists and is f32, and every leaf value and
+// scalar attribute is representable in the program's float dtype.
 std::string validate(const Program& program);
+
+// The scalar attributes (clamp bounds, slopes, fill values, ...) rounded to a float dtype: the
+// generator draws them from f32 tables, and a program holds only values its dtype represents,
+// so no backend has to choose between the f32 value and the rounded one.
+Attrs rounded_attrs(Attrs attrs, FloatDType dtype);
 
 } // namespace burnmark

@@ -2,6 +2,7 @@
 // the identical program (floats are printed so that they round-trip bit for bit).
 //
 //   # burnmark program v1
+//   dtype bf16            (every float tensor's dtype; the line is omitted for f32)
 //   %0 = leaf f32[2,3] [0.5, -1, nan, inf, -0, 1e-40]
 //   %1 = leaf f32[3] [1, 2, 3]
 //   %2 = add %0, %1 : f32[2,3]

@@ -36,6 +36,14 @@ Shape shape_of(const torch::Tensor& t) {
 
 } // namespace
 
+void LibTorchFramework::reset(const Program& program) {
+  switch (program.float_dtype) {
+  case FloatDType::F32: float_type_ = torch::kFloat32; break;
+  case FloatDType::BF16: float_type_ = torch::kBFloat16; break;
+  case FloatDType::F16: float_type_ = torch::kFloat16; break;
+  }
+}
+
 torch::Tensor LibTorchFramework::leaf(const Leaf& leaf, bool track_gradient) {
   // A fresh buffer rather than from_blob: the program's data must not be aliased by a tensor
   // that outlives it, and memcpy keeps every bit (NaN payloads, -0, subnormals).
@@ -49,6 +57,8 @@ torch::Tensor LibTorchFramework::leaf(const Leaf& leaf, bool track_gradient) {
   torch::Tensor t =
       torch::empty(sizes_of(leaf.shape), torch::TensorOptions().dtype(torch::kFloat32));
   std::memcpy(t.data_ptr<float>(), leaf.data.data(), leaf.data.size() * sizeof(float));
+  // Exact: a program's leaf values are representable in its dtype (validate).
+  if (float_type_ != torch::kFloat32) t = t.to(float_type_);
   if (track_gradient) t.set_requires_grad(true);
   return t;
 }
@@ -264,13 +274,16 @@ std::optional<HostTensor> LibTorchFramework::grad(const Tensor& t) {
 
 HostTensor LibTorchFramework::read(const Tensor& t) {
   // A silent dtype promotion would be a LibTorch finding, not something to convert away.
-  if (t.scalar_type() != torch::kFloat32)
-    throw std::runtime_error(
-        fmt::format("libtorch returned dtype {}, not float32", c10::toString(t.scalar_type())));
+  if (t.scalar_type() != float_type_)
+    throw std::runtime_error(fmt::format("libtorch returned dtype {}, not {}",
+                                         c10::toString(t.scalar_type()),
+                                         c10::toString(float_type_)));
   torch::Tensor c = t.detach().contiguous();
   // sgn's backward hands autograd an "efficient zero tensor", which reaches a leaf's .grad
   // without storage; its values are zeros (read through a copy, as printing it would).
   if (c._is_zerotensor()) c = torch::zeros(c.sizes(), c.options().dtype(torch::kFloat32));
+  // Widening to f32 is exact for every float dtype a program may have.
+  if (c.scalar_type() != torch::kFloat32) c = c.to(torch::kFloat32);
   HostTensor out;
   out.shape = shape_of(c);
   const float* p = c.data_ptr<float>();

@@ -15,13 +15,13 @@
 
 namespace burnmark {
 
-// CPU, float32, autograd. Tensors are LibTorch's own handles, so copying one shares the data
+// CPU, the program's float dtype, autograd. Tensors are LibTorch's own handles, so copying one shares the data
 // and the autograd node, which is what the alias protocol needs.
 class LibTorchFramework {
 public:
   using Tensor = torch::Tensor;
 
-  void reset() {}
+  void reset(const Program& program);
   Tensor leaf(const Leaf& leaf, bool track_gradient);
   // The very same tensor: a clone would be a new autograd node whose gradient never reaches the
   // aliased leaf, hiding exactly the bugs aliases are there to provoke.
@@ -31,6 +31,9 @@ public:
   void backward(const Tensor& root);
   std::optional<HostTensor> grad(const Tensor& t);
   HostTensor read(const Tensor& t);
+
+private:
+  torch::ScalarType float_type_ = torch::kFloat32; // the program's float dtype
 };
 
 } // namespace burnmark

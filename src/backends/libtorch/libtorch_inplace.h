@@ -20,7 +20,7 @@ class LibTorchInplaceFramework {
 public:
   using Tensor = torch::Tensor;
 
-  void reset() { eager_.reset(); }
+  void reset(const Program& program) { eager_.reset(program); }
   Tensor leaf(const Leaf& leaf, bool track_gradient) { return eager_.leaf(leaf, track_gradient); }
   Tensor alias(const Tensor& t) { return t; }
   Tensor apply(const Instr& instr, std::span<const Tensor* const> operands, const Shape& shape);

@@ -130,6 +130,7 @@ private:
                 Outcome* result) {
     std::vector<torch::Tensor> leaves;
     torch::jit::Stack stack;
+    framework_.reset(program);
     for (const Leaf& leaf : program.leaves) {
       leaves.push_back(framework_.leaf(leaf, options.gradients && leaf.dtype == DType::F32));
       stack.emplace_back(leaves.back());

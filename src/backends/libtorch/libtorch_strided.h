@@ -21,7 +21,10 @@ class LibTorchStridedFramework {
 public:
   using Tensor = torch::Tensor;
 
-  void reset() { next_register_ = 0; }
+  void reset(const Program& program) {
+    eager_.reset(program);
+    next_register_ = 0;
+  }
   Tensor leaf(const Leaf& leaf, bool track_gradient);
   Tensor alias(const Tensor& t) {
     ++next_register_;

@@ -1,6 +1,7 @@
 // Scalar arithmetic of the reference backend: every elementwise formula, forward and backward,
-// computed in double from f32 inputs, rounded to f32, and carried with a bound on how far a
-// correct f32 library may land from it (docs/conventions.md, "Error bounds").
+// computed in double from the program's inputs, rounded to the program's float dtype (f32,
+// bf16, f16), and carried with a bound on how far a correct library may land from it in that
+// dtype (docs/conventions.md, "Error bounds").
 #pragma once
 
 #include <algorithm>
@@ -8,16 +9,44 @@
 #include <limits>
 
 #include "burnmark/backends/conventions.h"
+#include "burnmark/ir/float_dtype.h"
 
 namespace burnmark::ref {
 
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
-// Unit roundoff of f32: half an ulp, relative.
-inline constexpr double kU = 0x1p-24;
-// Half the subnormal step: what a rounding may cost in absolute terms near zero.
-inline constexpr double kUnderflowStep = 0x1p-150;
-// Exact results of at least this magnitude round to infinity in f32 (FLT_MAX plus half an ulp).
-inline constexpr double kOverflow = 0x1.ffffffp127;
+
+// The float dtype of the program in progress on this thread (set by StorageScope around a run).
+// Every result is rounded to it and its bound counts its roundings, so the formulas below hold
+// for any IEEE format; f32 when no run is in progress.
+struct Storage {
+  FloatDType dtype = FloatDType::F32;
+  double u = 0x1p-24;               // unit roundoff: half an ulp, relative
+  double underflow_step = 0x1p-150; // half the subnormal step: a rounding's cost near zero
+  double overflow = 0x1.ffffffp127; // exact results at least this large round to infinity
+  double exp_overflow_input = 88.72283905206835; // ln(largest finite): exp is inf above it
+  double exp2_overflow_input = 128.0;            // log2 of the same
+};
+inline Storage storage_for(FloatDType d) {
+  if (d == FloatDType::F32) return {};
+  const FloatFormat f = float_format(d);
+  return {d,
+          f.unit_roundoff(),
+          f.half_subnormal_step(),
+          f.overflow_threshold(),
+          std::log(f.max_finite),
+          std::log2(f.max_finite)};
+}
+inline thread_local Storage storage;
+class StorageScope {
+public:
+  explicit StorageScope(FloatDType d) : saved_(storage) { storage = storage_for(d); }
+  ~StorageScope() { storage = saved_; }
+  StorageScope(const StorageScope&) = delete;
+  StorageScope& operator=(const StorageScope&) = delete;
+
+private:
+  Storage saved_;
+};
 
 // The conventions switched to their other side for the run in progress on this thread (set by
 // ConventionScope around a run; the scalar formulas consult it only at their convention points).
@@ -36,7 +65,7 @@ private:
   ConventionSet saved_;
 };
 
-// Ulp allowances in units of kU. Correctly rounded ops differ from ours only through their inputs,
+// Ulp allowances in units of storage.u. Correctly rounded ops differ from ours only through their inputs,
 // but two roundings of nearby exact values may land one ulp (2u) apart. Transcendentals: Sleef's
 // u10 kernels are within 1 ulp, composed ones (sigmoid) a few roundings more.
 inline constexpr double kExactUlps = 2;
@@ -49,8 +78,20 @@ struct Approx {
   double e = 0;
 };
 
+// For what a library computes in f32 whatever the program's dtype (constants, intermediates).
 inline double to_f32(double x) {
   return static_cast<double>(static_cast<float>(x));
+}
+// A result as the program's dtype stores it.
+inline double to_storage(double x) {
+  return storage.dtype == FloatDType::F32 ? to_f32(x) : round_to(x, storage.dtype);
+}
+// A double scalar a formula multiplies a tensor by (derivatives.yaml's constants, 1 - weight):
+// LibTorch keeps it in f32 for some kernels and casts it to the tensor's dtype for others, so
+// either value is correct; the bound spans both (it is 0 in f32 programs).
+inline Approx scalar_operand(double c) {
+  const double f = to_f32(c);
+  return {f, std::fabs(f - to_storage(c))};
 }
 inline bool indeterminate(Approx a) {
   return std::isinf(a.e);
@@ -67,7 +108,7 @@ inline double scaled(double d, double e) {
   return e == 0 ? 0.0 : d * e;
 }
 inline Approx unknown(double exact_value) {
-  return {to_f32(exact_value), kInf};
+  return {to_storage(exact_value), kInf};
 }
 // Cheap upper bounds of expm1(d) and -log1p(-d) for d >= 0 (d + d^2 holds for d <= 1/2); the
 // libm calls only for large d. Bounds run on every element, so they must cost little.
@@ -84,16 +125,16 @@ inline double neg_log1p_neg_bound(double d) {
 inline Approx finish_edge(double exact_value, double v, double mag, double e) {
   if (!std::isfinite(exact_value)) return {v, 0.0};
   if (std::isnan(e)) e = kInf;
-  if (mag + e >= kOverflow && mag - e < kOverflow) return {v, kInf};
+  if (mag + e >= storage.overflow && mag - e < storage.overflow) return {v, kInf};
   if (!std::isfinite(v)) return {v, 0.0};
   return {v, e};
 }
 inline Approx finish(double exact_value, double e, double ulps) {
   const double mag = std::fabs(exact_value);
-  const double v = to_f32(exact_value);
-  e += ulps * (kU * mag + kUnderflowStep);
+  const double v = to_storage(exact_value);
+  e += ulps * (storage.u * mag + storage.underflow_step);
   // One comparison clears the common case: finite, far from overflow, bound not NaN.
-  if (mag + e < 0x1p127) [[likely]]
+  if (mag + e < 0.5 * storage.overflow) [[likely]]
     return {v, e};
   return finish_edge(exact_value, v, mag, e);
 }
@@ -154,13 +195,12 @@ inline Approx div(Approx a, Approx b) {
 // point where the function overflows (`limit`, ln(FLT_MAX) for exp): otherwise a correct library
 // may return a finite value (the interval of copysign with a NaN's unknown sign spans both signs).
 inline bool overflow_uncertain(double z, Approx x, double limit) {
-  return std::isinf(to_f32(z)) && x.e > 0 && x.v - x.e <= limit;
+  return std::isinf(to_storage(z)) && x.e > 0 && x.v - x.e <= limit;
 }
-inline constexpr double kExpOverflowInput = 88.72283905206835; // ln(FLT_MAX)
 
 inline Approx exp(Approx a) {
   const double z = std::exp(a.v);
-  if (indeterminate(a) || overflow_uncertain(z, a, kExpOverflowInput)) return unknown(z);
+  if (indeterminate(a) || overflow_uncertain(z, a, storage.exp_overflow_input)) return unknown(z);
   return finish_transcendental(z, scaled(std::fabs(z), expm1_bound(a.e)));
 }
 

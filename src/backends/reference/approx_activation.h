@@ -29,7 +29,7 @@ inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // exp(x) is below the f32 normal range from here down (ln 2^-126): the kernels' exp and
 // 1 / (1 + exp(-x)) lose precision or flush to 0 there.
 inline constexpr double kExpSubnormal = -87.33654475;
-// Ulps (units of kU) for kernels built from a few Sleef u10 calls and roundings.
+// Ulps (units of storage.u) for kernels built from a few Sleef u10 calls and roundings.
 inline constexpr double kKernelUlps = 4;
 // selu's constants as PyTorch documents them (torch.nn.SELU).
 inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
@@ -54,7 +54,7 @@ inline constexpr double kTermUlps = 2;
 inline Approx fin(double z, double e, double ulps, double terms = 0) {
   const double mag = std::fabs(z);
   if (mag < 0x1p-126) e += mag;
-  return finish(z, e + kTermUlps * kU * terms, ulps);
+  return finish(z, e + kTermUlps * storage.u * terms, ulps);
 }
 
 // g * f'(x) with f'(x) = d known within e_d (input spread plus the kernel's rounding).
@@ -76,7 +76,7 @@ inline double softplus1(double x) { // log(1 + exp(x)) without overflow
 // The error of an f32 tanh(u): an ulp, but no more than its distance to ±1, 2 sigmoid(-2|u|)
 // (a library returns ±1 exactly once tanh has saturated in f32).
 inline double sat_err(double u) {
-  return std::min(2 * kU * std::fabs(std::tanh(u)), 4 * sigmoid(-2 * std::fabs(u)));
+  return std::min(2 * storage.u * std::fabs(std::tanh(u)), 4 * sigmoid(-2 * std::fabs(u)));
 }
 
 inline constexpr double kSqrtHalf = 0.70710678118654752440;
@@ -118,7 +118,7 @@ inline double elu_general(double x, double alpha, double scale, double in_scale)
 // exp(x * c) with c != 1 rounds its argument (and c itself, celu's f32(1 / alpha)): a relative
 // error of the result of 2 |c x| u.
 inline double arg_err(double x, double c) {
-  return c == 1 ? 0.0 : 2 * kU * std::fabs(c * x);
+  return c == 1 ? 0.0 : 2 * storage.u * std::fabs(c * x);
 }
 
 inline Approx elu_forward(Approx x, double alpha, double scale, double in_scale) {
@@ -140,7 +140,7 @@ inline Approx elu_backward(Approx g, Approx x, double alpha, double scale, doubl
   const auto d = [=](double t) { return t <= 0 ? neg * std::exp(in_scale * t) : scale; };
   const bool kink = std::fabs(alpha * in_scale - 1) > 1e-12;
   const double dv = d(x.v);
-  if (indeterminate(x)) return {mul(g, {to_f32(dv), 0.0}).v, kInf};
+  if (indeterminate(x)) return {mul(g, {to_storage(dv), 0.0}).v, kInf};
   const double e =
       spread(d, x, dv, 0.0) + (x.v <= 0 ? arg_err(x.v, in_scale) * std::fabs(dv) : 0.0);
   const Approx r = x.v <= 0
@@ -200,13 +200,13 @@ inline Approx softplus_forward(Approx x, const Attrs& at) {
     const double hi = x.v + x.e;
     const double e = std::max(std::max(soft(hi), hi) - z, z - std::min(soft(lo), lo));
     const double jump = std::fabs(soft(x.v) - x.v);
-    if (jump > act::kKernelUlps * kU * std::fabs(z)) return {to_f32(z), kInf};
+    if (jump > act::kKernelUlps * storage.u * std::fabs(z)) return {to_storage(z), kInf};
     return act::fin(z, e + jump, act::kKernelUlps);
   }
   if (lin) return {x.v, x.e};
   // Rounding beta x costs up to |beta x| u in exp; exp below the normal range loses the rest.
   const double w = beta * x.v;
-  const double arg = beta == 1 ? 0.0 : 2 * kU * std::fabs(w) * act::sigmoid(w) / std::fabs(beta);
+  const double arg = beta == 1 ? 0.0 : 2 * storage.u * std::fabs(w) * act::sigmoid(w) / std::fabs(beta);
   const double sub = w < act::kExpSubnormal ? std::fabs(z) : 0.0;
   return act::fin(z, act::spread(soft, x, z) + arg + sub, act::kKernelUlps);
 }
@@ -221,12 +221,12 @@ inline Approx softplus_backward(Approx g, Approx x, Approx, const Attrs& at) {
   if (indeterminate(x)) return unknown(g.v * dv);
   if (act::softplus_switches(x, beta, th)) {
     const double jump = std::fabs(1 - d(x.v));
-    if (jump > act::kKernelUlps * kU && !(g.v == 0 && g.e == 0)) return {to_f32(g.v * dv), kInf};
+    if (jump > act::kKernelUlps * storage.u && !(g.v == 0 && g.e == 0)) return {to_storage(g.v * dv), kInf};
     return act::times(g, dv, act::spread(d, x, dv) + jump, act::kKernelUlps);
   }
   if (lin) return g;
   const double w = beta * x.v;
-  const double arg = beta == 1 ? 0.0 : 2 * kU * std::fabs(w) * dv * act::sigmoid(-w);
+  const double arg = beta == 1 ? 0.0 : 2 * storage.u * std::fabs(w) * dv * act::sigmoid(-w);
   const double sub = w < act::kExpSubnormal ? dv : 0.0;
   return act::times(g, dv, act::spread(d, x, dv) + arg + sub, act::kKernelUlps);
 }
@@ -260,7 +260,7 @@ inline Approx gelu_backward(Approx g, Approx x, Approx, const Attrs& at) {
     const double s = act::sigmoid(2 * u);
     const double sech2 = 4 * s * act::sigmoid(-2 * u); // 1 - tanh^2 without cancellation
     d = s + 0.5 * t * sech2 * du;
-    const double et = act::sat_err(u) + 3 * kU * sech2 * std::fabs(u);
+    const double et = act::sat_err(u) + 3 * storage.u * sech2 * std::fabs(u);
     extra = et * (0.5 + std::fabs(t) * du * std::fabs(th));
     terms = s + 0.5 * std::fabs(t) * du * sech2;
   } else {
@@ -317,7 +317,7 @@ inline Approx mish_backward(Approx g, Approx x, Approx, const Attrs&) {
     const double sp = act::softplus1(v);
     d = t + v * s * (1 - t * t);
     // t off by its ulp and by softplus's roundings; 1 - t^2 then by 2 |t| times that.
-    const double et = act::sat_err(sp) + 4 * kU * (1 - t * t) * sp;
+    const double et = act::sat_err(sp) + 4 * storage.u * (1 - t * t) * sp;
     extra = et * (1 + 2 * std::fabs(v) * s * std::fabs(t));
     terms = std::fabs(t) + std::fabs(v) * s * (1 - t * t);
     // Below ln 2^-126 the kernel's sigmoid is 1 / (1 + inf) = 0: d comes out as exp(x), not
@@ -549,7 +549,7 @@ struct LogitRange {
 };
 inline LogitRange logit_range(const Attrs& at) {
   if (at.variant != 1) return {false, 0.0, 1.0};
-  return {true, at.eps, to_f32(1 - at.eps)};
+  return {true, at.eps, to_storage(1 - at.eps)}; // scalar_t(1) - eps
 }
 inline double logit_clamp(double x, LogitRange r) {
   return r.clamped && !std::isnan(x) ? (x < r.lo ? r.lo : (x > r.hi ? r.hi : x)) : x;
@@ -589,7 +589,7 @@ inline Approx logit_backward(Approx g, Approx x, Approx, const Attrs& at) {
   }
   // x (1 - x) is exact in double; the kernel rounds 1 - x and the product.
   const double p = v * (1 - v);
-  const Approx res = div(g, {p, 2 * kExactUlps * kU * p + scaled(std::fabs(1 - 2 * v) + x.e, x.e)});
+  const Approx res = div(g, {p, 2 * kExactUlps * storage.u * p + scaled(std::fabs(1 - 2 * v) + x.e, x.e)});
   return edge && !(g.v == 0 && g.e == 0) ? Approx{res.v, kInf} : res;
 }
 

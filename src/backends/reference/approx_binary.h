@@ -141,11 +141,11 @@ inline bool quotient_jumps(Approx a, Approx b, IntegerRange r) {
 }
 
 inline Approx div_rounded(Approx a, Approx b, bool floor_mode) {
-  const double v = to_f32(rounded_division(a.v, b.v, floor_mode));
-  // From 2^24 on the integer itself is rounded, and f32 divmod formulas (LibTorch's) round
+  const double v = to_storage(rounded_division(a.v, b.v, floor_mode));
+  // From 2^digits on (2^24 in f32) the integer itself is rounded, and divmod formulas (LibTorch's) round
   // the quotient and a - fmod(a, b) on the way: one ulp, as for a division.
   const double big =
-      std::isfinite(v) && std::fabs(v) >= 0x1p24 ? kExactUlps * kU * std::fabs(v) : 0;
+      std::isfinite(v) && std::fabs(v) >= 1 / storage.u ? kExactUlps * storage.u * std::fabs(v) : 0;
   if (exact(a) && exact(b)) return {v, big};
   if (indeterminate(a) || indeterminate(b) || straddles_zero(b)) return {v, kInf};
   if (std::isnan(a.v) || std::isnan(b.v)) return {v, 0.0};
@@ -156,7 +156,7 @@ inline Approx div_rounded(Approx a, Approx b, bool floor_mode) {
   // near an integer that is a jump of 1 (or more).
   double e = 0;
   for (const double end : {r.lo, r.hi}) {
-    const double f = to_f32(end);
+    const double f = to_storage(end);
     if (f != v) e = std::max(e, std::fabs(f - v));
   }
   if (std::isnan(e) || (std::isinf(e) && std::isfinite(v))) return {v, kInf};
@@ -339,7 +339,7 @@ inline std::array<Approx, 2> pow_tensor_backward(Approx g, Approx a, Approx b, A
 inline Approx remainder_forward(Approx a, Approx b, const Attrs&) {
   using namespace binary_detail;
   const double r = remainder_exact(a.v, b.v);
-  if (exact(a) && exact(b)) return {to_f32(r), 0.0};
+  if (exact(a) && exact(b)) return {to_storage(r), 0.0};
   if (indeterminate(a) || indeterminate(b) || straddles_zero(b)) return unknown(r);
   if (std::isnan(r)) return {r, 0.0}; // b exactly 0, or a infinite
   // b = ±inf: a' itself, or ±inf where a' has the other sign.
@@ -451,7 +451,7 @@ inline Approx copysign_forward(Approx a, Approx b, const Attrs&) {
   if (std::isnan(a.v)) return {a.v, 0.0};
   if (!(indeterminate(b) || std::isnan(b.v) || straddles_zero(b))) return {z, a.e};
   if (std::isinf(a.v)) return {z, kInf};
-  return {z, 2 * std::fabs(a.v) + a.e + kUnderflowStep};
+  return {z, 2 * std::fabs(a.v) + a.e + storage.underflow_step};
 }
 
 // F copysign_tensor_self_backward: ratio = result / self, masked_fill_(self == 0, 0),
@@ -490,17 +490,17 @@ inline Approx lerp_forward(Approx a, Approx b, const Attrs& at) {
   const double d = std::fabs(b.v - a.v);
   if ((w == 0 || w == 1) && exact(a) && exact(b)) {
     const double v = w == 0 ? a.v : b.v;
-    return {v, v == 0 ? kUnderflowStep : 0.0};
+    return {v, v == 0 ? storage.underflow_step : 0.0};
   }
   const double e = std::fabs(1 - w) * a.e + std::fabs(w) * b.e +
-                   3 * kU * std::max(std::fabs(w), std::fabs(1 - w)) * d + 3 * kUnderflowStep;
+                   3 * storage.u * std::max(std::fabs(w), std::fabs(1 - w)) * d + 3 * storage.underflow_step;
   return finish(z, e, kExactUlps);
 }
 
 // D lerp.Scalar: self: grad * (1 - weight.toDouble()) (the double 1 - w rounded to f32 as the
 // scalar factor); end: grad * weight.
 inline std::array<Approx, 2> lerp_backward(Approx g, Approx, Approx, Approx, const Attrs& at) {
-  return {mul(g, {to_f32(1 - at.weight), 0.0}), mul(g, {at.weight, 0.0})};
+  return {mul(g, scalar_operand(1 - at.weight)), mul(g, {at.weight, 0.0})};
 }
 
 // ---- comparisons: IEEE (NaN compares false except ne; -0 == +0)

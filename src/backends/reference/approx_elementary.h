@@ -37,7 +37,7 @@ inline constexpr double kLn10F = static_cast<float>(2.3025850929940456);
 // a value up to |z| + e, so the propagated part gets its share too (measured: expm1 and exp2
 // across a wide interval land just beyond a bound without it).
 inline double far_end(double e, double ulps) {
-  return e + ulps * kU * e;
+  return e + ulps * storage.u * e;
 }
 // Finish for the libm-backed ops: ulps allowance, overflow reach, non-finite results exact.
 inline Approx finish_libm(double exact_value, double e) {
@@ -117,7 +117,7 @@ inline Approx log1p_backward(Approx g, Approx x, Approx, const Attrs&) {
 inline Approx expm1_forward(Approx x, const Attrs&) {
   using namespace elementary_detail;
   const double z = std::expm1(x.v);
-  if (indeterminate(x) || overflow_uncertain(z, x, kExpOverflowInput)) return unknown(z);
+  if (indeterminate(x) || overflow_uncertain(z, x, storage.exp_overflow_input)) return unknown(z);
   // Convex and increasing: the far side is above, exp(x) * expm1(e).
   return finish_libm(z, scaled(std::exp(x.v), expm1_bound(x.e)));
 }
@@ -160,7 +160,7 @@ inline Approx log10_backward(Approx g, Approx x, Approx, const Attrs&) {
 inline Approx exp2_forward(Approx x, const Attrs&) {
   using namespace elementary_detail;
   const double z = std::exp2(x.v);
-  if (indeterminate(x) || overflow_uncertain(z, x, 128.0)) return unknown(z);
+  if (indeterminate(x) || overflow_uncertain(z, x, storage.exp2_overflow_input)) return unknown(z);
   // An exact integer input has an exact power of two for result, which exp2 kernels return (the
   // scaling step is exact; measured for LibTorch at 128, -126, -149, -150). Without this the
   // ulps allowance would make exp2(128) = inf indeterminate.

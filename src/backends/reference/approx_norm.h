@@ -18,7 +18,7 @@ namespace burnmark::ref {
 // rounding of x - m (u |x - m|, at most n / e over the row in total, weighted by the terms) and
 // its own few ulps, the sum (n - 1) u, the log and the final addition of m.
 inline double lse_rounding(double n, double log_s, double r) {
-  return kU * (n / 2.718281828459045 + 4 + n) + 4 * kU * std::fabs(log_s) + 2 * kU * std::fabs(r);
+  return storage.u * (n / 2.718281828459045 + 4 + n) + 4 * storage.u * std::fabs(log_s) + 2 * storage.u * std::fabs(r);
 }
 
 inline Approx logsumexp_forward(Row x) {
@@ -96,7 +96,7 @@ inline Approx vector_norm_forward(Row x, double p) {
   // The terms' powers, the sum in unknown order and the root: (n + 3) u / p relative, plus
   // the root's own few ulps; max and min of |x| are exact.
   const bool extremum = std::isinf(p);
-  const double rounding = extremum ? 0.0 : r * ((n + 3) * kU / p + 4 * kU);
+  const double rounding = extremum ? 0.0 : r * ((n + 3) * storage.u / p + 4 * storage.u);
   return extremum ? finish_exact(r, spread) : finish_transcendental(r, spread + rounding);
 }
 

@@ -17,7 +17,7 @@ inline constexpr double kCosineEps = 1e-8;
 
 // max(r, eps): 1-Lipschitz, NaN passes through (clamp_min).
 inline Approx clamp_norm(Approx r, double eps) {
-  const double e32 = to_f32(eps);
+  const double e32 = to_storage(eps); // clamp_min casts its scalar to the dtype
   if (std::isnan(r.v)) return r;
   if (r.v >= e32) return r;
   return r.v + r.e < e32 ? Approx{e32, 0.0} : Approx{e32, r.v + r.e - e32};
@@ -38,7 +38,7 @@ inline Approx grad_through_denominator(Row x, Row g, Approx r, Approx denom, dou
   for (std::size_t k = 0; k < x.size(); ++k)
     terms[k] = neg(mul(g[k], div(div(x[k], denom), denom)));
   const Approx c = sum_of(Row(terms));
-  const double e32 = to_f32(eps);
+  const double e32 = to_storage(eps); // clamp_min casts its scalar to the dtype
   return gate(c, r.v >= e32, touches(r, e32));
 }
 

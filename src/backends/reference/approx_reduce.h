@@ -32,8 +32,8 @@ struct SumAccumulator {
   // The sum of the n terms so far, with `extra` more roundings (a mean's division, a caller's
   // own steps).
   Approx value(double n, double extra_roundings = 0) const {
-    if (indet || (abs_sum >= kOverflow && ((pos && negative) || non_finite))) return unknown(sum);
-    return finish_exact(sum, err + (n - 1 + extra_roundings) * kU * abs_sum);
+    if (indet || (abs_sum >= storage.overflow && ((pos && negative) || non_finite))) return unknown(sum);
+    return finish_exact(sum, err + (n - 1 + extra_roundings) * storage.u * abs_sum);
   }
 };
 
@@ -101,7 +101,7 @@ inline Approx product_of(Row x, std::int64_t skip, double roundings) {
     return may_underflow || uncertain_zero ? Approx{signed_inf, kInf} : Approx{signed_inf, 0.0};
   const double exact = std::ldexp(mant, static_cast<int>(std::clamp(exp2, -2000LL, 2000LL)));
   if (may_overflow || (may_underflow && big_log > 0)) return unknown(exact);
-  const double growth = 1 + 1.01 * roundings * kU;
+  const double growth = 1 + 1.01 * roundings * storage.u;
   double e = 0;
   if (uncertain_zero) {
     // The product may be anything of magnitude up to prod(|x_i| + e_i).
@@ -112,7 +112,7 @@ inline Approx product_of(Row x, std::int64_t skip, double roundings) {
   }
   // Below the normal range every multiplication may lose up to half a subnormal step; the
   // factors are all at most 1 here, so later ones do not magnify it.
-  if (may_underflow) e += (roundings + 1) * kUnderflowStep;
+  if (may_underflow) e += (roundings + 1) * storage.underflow_step;
   return finish_exact(exact, e);
 }
 
@@ -273,7 +273,7 @@ inline Spread spread_of(Row x) {
   }
   if (r.non_finite || r.indeterminate) return r;
   r.mean = sum / n;
-  const double dm = (n + 1) * kU * abs_sum / n;
+  const double dm = (n + 1) * storage.u * abs_sum / n;
   double q = 0, prop = 0;
   for (const Approx& a : x) {
     const double d = a.v - r.mean;
@@ -281,7 +281,7 @@ inline Spread spread_of(Row x) {
     q += a.v * a.v;
     prop += 2 * std::fabs(d) * a.e + a.e * a.e;
   }
-  r.s_e = prop + n * dm * dm + 4 * (n + 2) * kU * (r.s + std::sqrt(r.s * q));
+  r.s_e = prop + n * dm * dm + 4 * (n + 2) * storage.u * (r.s + std::sqrt(r.s * q));
   return r;
 }
 
@@ -317,7 +317,7 @@ inline Approx std_forward(Row x, int correction) {
 // inf there too.
 inline void var_backward(Row x, Approx g, int correction, RowOut dx) {
   const double n = static_cast<double>(x.size());
-  const Approx scale = mul(Approx{to_f32(2.0 / (n - correction)), 0.0}, g);
+  const Approx scale = mul(scalar_operand(2.0 / (n - correction)), g);
   const Approx mean = div(sum_of(x), Approx{n, 0.0});
   for (std::size_t j = 0; j < x.size(); ++j)
     dx[j] = mul(scale, sub(x[j], mean));

@@ -77,7 +77,7 @@ inline void logcumsumexp_forward(Row x, RowOut y) {
     indet = indet || indeterminate(x[k]);
     r = log_add_exp(r, x[k].v);
     if (std::isfinite(x[k].v)) max_e = std::max(max_e, x[k].e);
-    rounding += 6 * kU * (std::fabs(r) + 1);
+    rounding += 6 * storage.u * (std::fabs(r) + 1);
     if (indet) {
       y[k] = unknown(r);
       continue;
@@ -103,7 +103,7 @@ inline void logcumsumexp_backward(Row x, Row y, Row g, RowOut dx, std::vector<Ap
       }
       const double log_g = g[k].v == 0 ? 0.0 : std::log(std::fabs(g[k].v));
       const double log_space =
-          4 * kU * (std::fabs(x[j].v) + std::fabs(y[k].v) + std::fabs(log_g) + 1);
+          4 * storage.u * (std::fabs(x[j].v) + std::fabs(y[k].v) + std::fabs(log_g) + 1);
       const Approx factor = finish_transcendental(t, t * expm1_bound(x[j].e + y[k].e + log_space));
       terms.push_back(mul(g[k], factor));
     }
@@ -155,7 +155,7 @@ inline void softmax_forward(Row x, RowOut y) {
     const double d = x[j].v - sh.m;
     const double v = std::exp(d) / sh.s;
     const double rel =
-        expm1_bound(2 * sh.max_e) + kU * (std::fabs(d) + n / 2.718281828459045 + n + 9);
+        expm1_bound(2 * sh.max_e) + storage.u * (std::fabs(d) + n / 2.718281828459045 + n + 9);
     y[j] = finish_transcendental(v, v * rel);
   }
 }
@@ -173,7 +173,7 @@ inline void log_softmax_forward(Row x, RowOut y) {
       continue;
     }
     const double v = d - log_s;
-    const double e = x[j].e + sh.max_e + kU * std::fabs(d) + lse_rounding(n, log_s, sh.m);
+    const double e = x[j].e + sh.max_e + storage.u * std::fabs(d) + lse_rounding(n, log_s, sh.m);
     y[j] = finish_transcendental(v, e);
   }
 }

@@ -28,7 +28,7 @@ inline double endpoint_spread(double (*f)(double), Approx a, double z) {
   return std::max(std::fabs(f(a.v + a.e) - z), std::fabs(f(a.v - a.e) - z));
 }
 
-// finish_transcendental with another ulps allowance (units of kU).
+// finish_transcendental with another ulps allowance (units of storage.u).
 inline Approx finish_ulps(double z, double e, double ulps) {
   const double mag = std::fabs(z);
   return finish(z, mag < 0x1p-126 ? e + mag : e, ulps);
@@ -218,7 +218,7 @@ inline double trigamma_d(double xd) {
   return static_cast<double>(sign * (acc + series));
 }
 
-// Ulps allowances (units of kU = half an f32 ulp; k kU |z| is at least k/2 ulps): the error of
+// Ulps allowances (units of storage.u = half an f32 ulp; k storage.u |z| is at least k/2 ulps): the error of
 // the f32 library LibTorch calls, plus our own half ulp, measured against these double values.
 // Sleef u10 kernels (sin ... erf, lgamma) are within 1 ulp (measured: 0.9); Sleef's erfc u15
 // within 1.5 (measured 1.1); glibc 2.36's float asinh/acosh/atanh within 2 (measured 1.8);
@@ -419,12 +419,12 @@ inline Approx erfc_forward(Approx x, const Attrs&) {
 // self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad; the double constant meets a float tensor
 // as a wrapped scalar and is rounded to f32 first.
 inline Approx erf_backward(Approx g, Approx x, Approx, const Attrs&) {
-  const Approx c{to_f32(1.1283791670955126), 0.0};
+  const Approx c = scalar_operand(1.1283791670955126);
   return mul(mul(c, exp(neg(mul(x, x)))), g);
 }
 // self: -2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad
 inline Approx erfc_backward(Approx g, Approx x, Approx, const Attrs&) {
-  const Approx c{to_f32(-1.1283791670955126), 0.0};
+  const Approx c = scalar_operand(-1.1283791670955126);
   return mul(mul(c, exp(neg(mul(x, x)))), g);
 }
 
@@ -439,7 +439,7 @@ inline Approx erfinv_forward(Approx x, const Attrs&) {
 // self: 0.5 * sqrt(M_PI) * exp(self.erfinv().pow(2)) * grad; self.erfinv() is the forward
 // result y again (the same kernel on the same input).
 inline Approx erfinv_backward(Approx g, Approx, Approx y, const Attrs&) {
-  const Approx c{to_f32(0.88622692545275801), 0.0};
+  const Approx c = scalar_operand(0.88622692545275801);
   return mul(mul(c, exp(mul(y, y))), g);
 }
 
@@ -469,7 +469,7 @@ inline Approx digamma_forward(Approx x, const Attrs&) {
   const double z = digamma_d(x.v);
   if (indeterminate(x) || gamma_pole_within(x)) return unknown(z);
   double e = endpoint_spread(digamma_d, x, z);
-  if (x.v < 0 && std::isfinite(z)) e += kU10 * kU * 2 * std::fabs(digamma_d(1 - x.v));
+  if (x.v < 0 && std::isfinite(z)) e += kU10 * storage.u * 2 * std::fabs(digamma_d(1 - x.v));
   return finish_ulps(z, e, kU10);
 }
 // self: grad * polygamma(1, self)

@@ -21,6 +21,7 @@ public:
   const std::string& name() const override { return name_; }
   Outcome run(const Program& program, const RunOptions& options) override {
     const ref::ConventionScope scope(other_side_);
+    const ref::StorageScope storage(program.float_dtype);
     Outcome out = run_program(framework_, program, options);
     out.backend = name_;
     return out;

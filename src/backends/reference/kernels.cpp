@@ -19,7 +19,7 @@ enum ReduceFlag : unsigned char {
 // there is something to cancel against.
 bool partial_sums_may_overflow(double abs_sum, unsigned flags) {
   const bool mixed = (flags & kPositive) && (flags & kNegative);
-  return abs_sum >= kOverflow && (mixed || (flags & kNonFinite));
+  return abs_sum >= storage.overflow && (mixed || (flags & kNonFinite));
 }
 
 unsigned sign_flags(double x) {
@@ -47,8 +47,8 @@ Shape batch_of(const Shape& s) {
 // sign of a product that underflows to zero: a BLAS adds it to a +0 accumulator (+0 + -0 = +0),
 // an FMA keeps -0. The sign of such a zero is the library's choice, so it is left uncertain.
 double dot_rounding(double sum, double abs_sum, std::int64_t len) {
-  if (len > 1) return static_cast<double>(len) * kU * abs_sum;
-  return sum != 0 && to_f32(sum) == 0 ? kUnderflowStep : 0.0;
+  if (len > 1) return static_cast<double>(len) * storage.u * abs_sum;
+  return sum != 0 && to_storage(sum) == 0 ? storage.underflow_step : 0.0;
 }
 
 // One dot product of f32 vectors: products summed in double, rounded once; the bound of a float
@@ -96,7 +96,7 @@ Approx dot(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::in
     abs_sum += std::fabs(a * b);
     err += std::fabs(b) * ea + std::fabs(a) * eb + ea * eb;
   }
-  if (!(abs_sum < kOverflow * 0x1p-8) || !(err < kOverflow * 0x1p-8))
+  if (!(abs_sum < storage.overflow * 0x1p-8) || !(err < storage.overflow * 0x1p-8))
     return dot_checked(x, x0, xs, y, y0, ys, len);
   const double rounding = dot_rounding(sum, abs_sum, len);
   return finish_exact(sum, err + rounding);
@@ -175,7 +175,7 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
       dst.set(jj, {s.sum[j], s.err[j]}); // a one-term sum is a copy in every library
     } else {
       dst.set(jj, finish_exact(s.sum[j],
-                               s.err[j] + static_cast<double>(terms - 1) * kU * s.abs_sum[j]));
+                               s.err[j] + static_cast<double>(terms - 1) * storage.u * s.abs_sum[j]));
     }
   }
 }

@@ -69,10 +69,10 @@ inline Approx addmm_element(const Buf& m1, std::int64_t row0, const Buf& m2, std
   // A product or partial sum of finite terms that overflows f32 in some order may meet a term
   // of the other sign, or an infinity: inf - inf is possible, as for matmul
   // (partial_sums_may_overflow), whatever the exact value.
-  if (mag >= kOverflow && ((positive && negative) || non_finite)) return unknown(value);
+  if (mag >= storage.overflow && ((positive && negative) || non_finite)) return unknown(value);
   if (non_finite) return finish_exact(value, 0.0); // IEEE's infinities: the same in any order
   const double e = std::fabs(alpha) * err + (use_c ? std::fabs(beta) * c.e : 0.0) +
-                   static_cast<double>(k + 2) * kU * mag;
+                   static_cast<double>(k + 2) * storage.u * mag;
   return finish_exact(value, e);
 }
 

@@ -95,7 +95,7 @@ struct SquareFacts {
 };
 
 inline double gamma(int k) {
-  return k * kU / (1 - k * kU);
+  return k * storage.u / (1 - k * storage.u);
 }
 
 inline SquareFacts square_facts(const Buf& x, std::int64_t offset, int n) {
@@ -162,7 +162,7 @@ inline SquareFacts square_facts(const Buf& x, std::int64_t offset, int n) {
       lu_abs[static_cast<std::size_t>(row_of[static_cast<std::size_t>(i)] * n + j)] = s;
     }
   // Subnormal results inside the elimination cost an absolute half-step each.
-  const double tiny = 2.0 * n * 0x1p-149;
+  const double tiny = 2.0 * n * (2 * storage.underflow_step);
   Square box{};
   for (int i = 0; i < nn; ++i) {
     const auto k = static_cast<std::size_t>(i);
@@ -175,7 +175,7 @@ inline SquareFacts square_facts(const Buf& x, std::int64_t offset, int n) {
       n, [&](int i, int j) { return box[static_cast<std::size_t>(i * n + j)]; }, true);
   // The double sums themselves carry relative errors of a few 2^-53.
   f.perturbation = (perm_box - perm) + 0x1p-48 * perm_box;
-  f.det_e = f.perturbation + (n - 1) * kU * (std::fabs(f.det) + f.perturbation) + 0x1p-149;
+  f.det_e = f.perturbation + (n - 1) * storage.u * (std::fabs(f.det) + f.perturbation) + (2 * storage.underflow_step);
 
   double most = 0, least = kInf;
   for (unsigned mask = 1; mask < (1u << n); ++mask) {
@@ -199,11 +199,11 @@ inline Approx det_value(const SquareFacts& f) {
   if (f.inf || f.growth_overflow) return unknown(f.det);
   // Exactly 0, but its sign is the product of the other pivots' and the permutation's: the
   // half-step bound makes it uncertain, as for a product that underflows in matmul.
-  if (f.zero_line) return {0.0, kUnderflowStep};
+  if (f.zero_line) return {0.0, storage.underflow_step};
   double e = f.det_e;
   if (f.product_underflow) e = std::max(e, std::fabs(f.det));
   const Approx r = finish(f.det, e, 0.0);
-  if (f.product_overflow && !(std::fabs(f.det) - f.det_e >= kOverflow)) return unknown(f.det);
+  if (f.product_overflow && !(std::fabs(f.det) - f.det_e >= storage.overflow)) return unknown(f.det);
   return r;
 }
 
@@ -218,7 +218,7 @@ inline Approx logabsdet_value(const SquareFacts& f) {
   const double d = std::fabs(f.det);
   if (d <= f.perturbation) return unknown(std::log(d));
   const double e =
-      neg_log1p_neg_bound(f.perturbation / d) + 2.0 * f.n * kU * f.log_pivots + f.n * 0x1p-149;
+      neg_log1p_neg_bound(f.perturbation / d) + 2.0 * f.n * storage.u * f.log_pivots + f.n * (2 * storage.underflow_step);
   return finish(std::log(d), e, 0.0);
 }
 
@@ -270,7 +270,7 @@ inline InverseFacts inverse_facts(const SquareFacts& f) {
         s += wd[static_cast<std::size_t>(i * n + k)] * w[static_cast<std::size_t>(k * n + j)];
       // The solve's own roundings of each result: a few ulps of |X| per substitution step.
       out.bound[static_cast<std::size_t>(i * n + j)] =
-          s / (1 - r) + 2.0 * n * kU * w[static_cast<std::size_t>(i * n + j)];
+          s / (1 - r) + 2.0 * n * storage.u * w[static_cast<std::size_t>(i * n + j)];
     }
   out.ok = true;
   return out;
@@ -313,7 +313,7 @@ inline void inv_forward(const Node& a, Buf& out, bool& error_possible) {
       const auto k = static_cast<std::size_t>(i);
       // Indeterminate entries show adj(A) / det(A) where that is a number.
       out.set(m * n * n + i, inv.ok ? finish(inv.x[k], inv.bound[k], kExactUlps)
-                                    : Approx{to_f32(cofactor(f, i % n, i / n) / f.det), kInf});
+                                    : Approx{to_storage(cofactor(f, i % n, i / n) / f.det), kInf});
     }
   }
 }
@@ -368,7 +368,7 @@ inline void det_backward(const Node& out, const Node& a, std::array<InputGrad, 3
         const double minor_box = leibniz(
             mm, [&](int r, int q) { return std::fabs(f.at(row(r), col(q))) + box(r, q); }, true);
         // The products and sums that assemble each entry: a few roundings of its terms.
-        const double e = (minor_box - minor_perm) + (4.0 * n * kU + 0x1p-48) * minor_box;
+        const double e = (minor_box - minor_perm) + (4.0 * n * storage.u + 0x1p-48) * minor_box;
         d.set(base + i * n + j,
               finish(v, std::fabs(g.v) * e + scaled(std::fabs(c), g.e), kExactUlps));
       }

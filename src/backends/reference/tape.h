@@ -70,7 +70,7 @@ public:
     int node = -1;
   };
 
-  void reset() {
+  void reset(const Program&) {
     used_ = 0;
     scratch_.error_possible = false;
   }
