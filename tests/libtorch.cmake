@@ -8,7 +8,7 @@ target_include_directories(test_libtorch PRIVATE ${PROJECT_SOURCE_DIR}/src/backe
 if(TARGET burnmark_ref)
   # Also libtorch-jit and libtorch-nnc on the same programs.
   burnmark_test(test_ref_vs_libtorch test_ref_vs_libtorch.cpp)
-  target_link_libraries(test_ref_vs_libtorch PRIVATE burnmark_ref burnmark_libtorch burnmark_oracle
+  target_link_libraries(test_ref_vs_libtorch PRIVATE burnmark_ref burnmark_libtorch burnmark_oracle burnmark_gen
                                                      burnmark_ir)
   target_include_directories(test_ref_vs_libtorch PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endif()

@@ -23,6 +23,7 @@ std::optional<ReproCase> reference_repro_case(Backend& reference, const Program&
   c.program = program;
   c.title = std::move(title);
   c.expected_root = o.root.values;
+  c.root_bound = o.root.error_bound;
   c.tolerance = tolerance;
   c.check_gradients = gradients;
   if (gradients) {
@@ -31,8 +32,10 @@ std::optional<ReproCase> reference_repro_case(Backend& reference, const Program&
                           program.leaves.size());
       return std::nullopt;
     }
-    for (const HostTensor& g : o.grads)
+    for (const HostTensor& g : o.grads) {
       c.expected_grads.push_back(g.values);
+      c.grad_bounds.push_back(g.error_bound);
+    }
   }
   return c;
 }

@@ -36,6 +36,54 @@ Knobs normalize(const GeneratorOptions& o) {
   return k;
 }
 
+namespace {
+
+// "'prod_cpu' not implemented for 'BFloat16'", "lu_cpu", "linalg.inv: Low precision dtypes not
+// supported"; hardtanh's backward dispatches as hardshrink_backward, which has no bf16 kernel.
+constexpr Op kNotInBf16[] = {Op::Det,  Op::Slogdet, Op::Inv,     Op::Trace, Op::Prod,
+                             Op::ProdDim, Op::Mish, Op::Hardtanh, Op::Relu6};
+// f16 on the CPU in 1.13.1 has arithmetic, reductions, views and indexing, but none of the
+// transcendental, clamp-based or matrix-product kernels.
+constexpr Op kNotInF16[] = {
+    Op::Det,       Op::Slogdet,     Op::Inv,       Op::Trace,      Op::Prod,      Op::ProdDim,
+    Op::Mish,      Op::Hardtanh,    Op::Relu6,     Op::Acos,       Op::Acosh,     Op::Addmm,
+    Op::Asin,      Op::Asinh,       Op::Atan,      Op::Atan2,      Op::Atanh,     Op::Bmm,
+    Op::Ceil,      Op::Celu,        Op::ClampMax,  Op::ClampMin,   Op::Clamp,     Op::Cos,
+    Op::Cosh,      Op::CosineSimilarity, Op::Cumprod, Op::Cumsum, Op::Digamma,    Op::Elu,
+    Op::Erf,       Op::Erfc,        Op::Erfinv,    Op::Exp,        Op::Expm1,     Op::Floor,
+    Op::Gelu,      Op::Hardshrink,  Op::Hardsigmoid, Op::Hardswish, Op::Hypot,    Op::LeakyRelu,
+    Op::Lerp,      Op::Lgamma,      Op::Log,       Op::Log10,      Op::Log1p,     Op::Log2,
+    Op::LogSoftmax, Op::Logcumsumexp, Op::Logit,   Op::LogSigmoid, Op::Logsumexp, Op::Matmul,
+    Op::Mm,        Op::Mv,          Op::Dot,       Op::Normalize,  Op::PowTensor, Op::Relu,
+    Op::Round,     Op::Rsqrt,       Op::Selu,      Op::Sigmoid,    Op::Silu,      Op::Sin,
+    Op::Sinh,      Op::Softmax,     Op::Softplus,  Op::Softshrink, Op::Sqrt,      Op::Tan,
+    Op::Tanh,      Op::Tanhshrink,  Op::Trunc};
+
+template <std::size_t N> constexpr bool listed(const Op (&ops)[N], Op op) {
+  for (Op o : ops)
+    if (o == op) return true;
+  return false;
+}
+
+} // namespace
+
+} // namespace burnmark::gen_detail
+
+namespace burnmark {
+
+bool op_generated_at(Op op, FloatDType dtype) {
+  switch (dtype) {
+  case FloatDType::F32: return true;
+  case FloatDType::BF16: return !gen_detail::listed(gen_detail::kNotInBf16, op);
+  case FloatDType::F16: return !gen_detail::listed(gen_detail::kNotInF16, op);
+  }
+  return true;
+}
+
+} // namespace burnmark
+
+namespace burnmark::gen_detail {
+
 bool dims_in_range(const Knobs& k, const Shape& s) {
   for (int i = 0; i < s.rank(); ++i)
     if (s[i] < k.min_dim || s[i] > k.max_dim) return false;

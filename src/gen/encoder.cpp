@@ -71,6 +71,11 @@ public:
                                     float_dtype_name(dtype_))};
     if (k_.dtype_count > 1)
       out_.choice(static_cast<std::uint32_t>(dtype_at - k_.dtypes.begin()), k_.dtype_count);
+    for (std::size_t i = 0; i < p_.stmts.size(); ++i)
+      if (p_.stmts[i].kind == StmtKind::Op && !op_generated_at(p_.stmts[i].instr.op, dtype_))
+        throw Unencodable{fmt::format("%{}: {} is not generated in {} programs (LibTorch has no "
+                                      "kernel for it there)",
+                                      i, op_name(p_.stmts[i].instr.op), float_dtype_name(dtype_))};
     int leaves = 0;
     int ops = 0;
     std::size_t steps = 0;
@@ -365,8 +370,16 @@ private:
     out_.choice(*index, static_cast<std::uint32_t>(candidates.size()));
   }
 
+  // The index of `op` among the family's ops the program's dtype is generated with.
   template <std::size_t N> void choose_op(const std::array<Op, N>& ops, Op op) {
-    out_.choice(*index_in(ops, op), N);
+    std::uint32_t index = 0;
+    std::uint32_t drawable = 0;
+    for (Op o : ops) {
+      if (!op_generated_at(o, dtype_)) continue;
+      if (o == op) index = drawable;
+      ++drawable;
+    }
+    out_.choice(index, drawable);
   }
 
   // The attribute choice of ops with a table in ops.def.

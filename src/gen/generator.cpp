@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "burnmark/gen/generator.h"
 #include "burnmark/ir/shape_rules.h"
@@ -321,9 +322,20 @@ private:
     return rounded_attrs(table[in_.choice(static_cast<std::uint32_t>(table.size()))], dtype_);
   }
 
+  // One of `ops` that the program's dtype is generated with, or none when no op is (the step
+  // then becomes a unary op, as steps that cannot apply do).
+  template <std::size_t N> std::optional<Op> draw_op(const std::array<Op, N>& ops) {
+    drawable_.clear();
+    for (Op op : ops)
+      if (op_generated_at(op, dtype_)) drawable_.push_back(op);
+    if (drawable_.empty()) return std::nullopt;
+    return drawable_[in_.choice(static_cast<std::uint32_t>(drawable_.size()))];
+  }
+
   template <std::size_t N> void elementwise(const std::array<Op, N>& ops, Reg a) {
-    const Op op = ops[in_.choice(N)];
-    push_op(op, {a}, params(op));
+    const std::optional<Op> op = draw_op(ops);
+    if (!op) return unary(a);
+    push_op(*op, {a}, params(*op));
   }
   void unary(Reg a) { elementwise(kUnaryOps, a); }
 
@@ -344,7 +356,9 @@ private:
     case OpFamily::Unary: return unary(a);
     case OpFamily::Activation: return elementwise(kActivationOps, a);
     case OpFamily::Binary: {
-      const Op op = kBinaryOps[in_.choice(kBinaryOps.size())];
+      const std::optional<Op> drawn = draw_op(kBinaryOps);
+      if (!drawn) return unary(a);
+      const Op op = *drawn;
       binary_partners(regs(), a, scratch_);
       const Reg b = pick(scratch_);
       push_op(op, {a, b}, params(op));
@@ -371,7 +385,7 @@ private:
     case OpFamily::Index: return index_step(a);
     case OpFamily::Matmul:
       matmul_partners(regs(), a, scratch_);
-      if (scratch_.empty()) return unary(a);
+      if (scratch_.empty() || !op_generated_at(Op::Matmul, dtype_)) return unary(a);
       push_op(Op::Matmul, {a, pick(scratch_)}, attrs);
       return;
     case OpFamily::Transpose: {
@@ -384,7 +398,9 @@ private:
     }
     case OpFamily::ReduceDim: {
       if (sa.rank() < 1) return unary(a);
-      const Op op = kDimReduceOps[in_.choice(kDimReduceOps.size())];
+      const std::optional<Op> drawn = draw_op(kDimReduceOps);
+      if (!drawn) return unary(a);
+      const Op op = *drawn;
       const int dim = choose_dim();
       const bool keepdim = in_.choice(2) == 1;
       attrs = params(op);
@@ -394,13 +410,17 @@ private:
       return;
     }
     case OpFamily::ReduceAll: {
-      const Op op = kAllReduceOps[in_.choice(kAllReduceOps.size())];
+      const std::optional<Op> drawn = draw_op(kAllReduceOps);
+      if (!drawn) return unary(a);
+      const Op op = *drawn;
       push_op(op, {a}, params(op));
       return;
     }
     case OpFamily::AlongDim: {
       if (sa.rank() < 1) return unary(a);
-      const Op op = kAlongDimOps[in_.choice(kAlongDimOps.size())];
+      const std::optional<Op> drawn = draw_op(kAlongDimOps);
+      if (!drawn) return unary(a);
+      const Op op = *drawn;
       const int dim = choose_dim();
       attrs = params(op);
       attrs.dim = dim;
@@ -408,7 +428,9 @@ private:
       return;
     }
     case OpFamily::View: {
-      const Op op = kViewOps[in_.choice(kViewOps.size())];
+      const std::optional<Op> drawn = draw_op(kViewOps);
+      if (!drawn) return unary(a);
+      const Op op = *drawn;
       const int rank = sa.rank();
       const auto pick_int = [&](int n) {
         return static_cast<int>(in_.choice(static_cast<std::uint32_t>(n)));
@@ -520,7 +542,9 @@ private:
       return;
     }
     case OpFamily::Linalg: {
-      const Op op = kLinalgOps[in_.choice(kLinalgOps.size())];
+      const std::optional<Op> drawn = draw_op(kLinalgOps);
+      if (!drawn) return unary(a);
+      const Op op = *drawn;
       if (square_op(op)) return square_step(op, a);
       if (op == Op::Trace) {
         if (sa.rank() != 2) return unary(a);
@@ -544,7 +568,9 @@ private:
       return;
     }
     case OpFamily::Similarity: {
-      const Op op = kSimilarityOps[in_.choice(kSimilarityOps.size())];
+      const std::optional<Op> drawn = draw_op(kSimilarityOps);
+      if (!drawn) return unary(a);
+      const Op op = *drawn;
       binary_partners(regs(), a, scratch_);
       const Reg b = pick(scratch_);
       const auto both = broadcast(sa, shape_of(b));
@@ -585,7 +611,9 @@ private:
   void index_step(Reg a) {
     const Shape sa = shape_of(a);
     if (sa.rank() < 1) return unary(a);
-    const Op op = kIndexOps[in_.choice(kIndexOps.size())];
+    const std::optional<Op> drawn = draw_op(kIndexOps);
+    if (!drawn) return unary(a);
+    const Op op = *drawn;
     Attrs attrs = params(op);
     attrs.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank())));
     const auto upto = [&](std::int64_t n) { return 1 + in_.choice(static_cast<std::uint32_t>(n)); };
@@ -631,6 +659,7 @@ private:
   int float_leaves_ = 0;            // MAX_LEAVES counts the gradient-tracked leaves only
   FloatDType dtype_ = FloatDType::F32; // the program's, drawn first
   std::vector<Reg> scratch_;        // candidate registers, reused across steps
+  std::vector<Op> drawable_;        // draw_op's alternatives, reused across steps
   std::vector<Attrs> attr_choices_; // reshape's alternatives, reused across steps
   std::vector<int> ints_;           // diag_embed's offsets, reused across steps
   std::vector<Shape> lanes_;        // lane_shapes of the knobs

@@ -31,6 +31,16 @@ Attrs rounded_attrs(Attrs attrs, FloatDType dtype) {
   return attrs;
 }
 
+Program with_float_dtype(Program program, FloatDType dtype) {
+  program.float_dtype = dtype;
+  for (Leaf& leaf : program.leaves)
+    for (float& v : leaf.data)
+      v = static_cast<float>(round_to(v, dtype));
+  for (Stmt& s : program.stmts)
+    if (s.kind == StmtKind::Op) s.instr.attrs = rounded_attrs(s.instr.attrs, dtype);
+  return program;
+}
+
 std::vector<Reg> Program::leaf_registers() const {
   std::vector<Reg> regs(leaves.size(), -1);
   for (std::size_t r = 0; r < stmts.size(); ++r)

@@ -31,8 +31,10 @@ std::string double_literal(double value, const std::string& nan, const std::stri
 
 namespace {
 
-std::string shape_text(const Shape& s, DType dtype = DType::F32) {
-  return std::string(dtype_name(dtype)) + s.to_string();
+// A float register is spelled with the program's float dtype (f32[2,3], bf16[2,3]).
+std::string shape_text(const Shape& s, DType dtype, FloatDType float_dtype) {
+  return std::string(dtype == DType::F32 ? float_dtype_name(float_dtype) : dtype_name(dtype)) +
+         s.to_string();
 }
 
 std::string real_text(double v) {
@@ -115,15 +117,15 @@ std::string attrs_text(Op op, const Attrs& a) {
 std::string stmt_to_text(const Program& p, Reg reg) {
   const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
   switch (s.kind) {
-  case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape, s.dtype));
+  case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape, s.dtype, p.float_dtype));
   case StmtKind::Alias:
-    return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape, s.dtype));
+    return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape, s.dtype, p.float_dtype));
   case StmtKind::Op: {
     std::string line = fmt::format("%{} = {}", reg, op_name(s.instr.op));
     for (std::size_t i = 0; i < s.instr.operands.size(); ++i)
       line += fmt::format("{}%{}", i ? ", " : " ", s.instr.operands[i]);
     line += attrs_text(s.instr.op, s.instr.attrs);
-    line += " : " + shape_text(s.shape, s.dtype);
+    line += " : " + shape_text(s.shape, s.dtype, p.float_dtype);
     return line;
   }
   }
@@ -161,6 +163,7 @@ namespace {
 struct LineParser {
   std::string_view rest;
   std::string error;
+  FloatDType float_dtype = FloatDType::F32; // how float registers are spelled
 
   void skip_space() {
     while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
@@ -232,8 +235,10 @@ struct LineParser {
     } else if (peek("i64[")) {
       dtype = DType::I64;
       literal("i64");
-    } else if (!literal("f32")) {
-      return false;
+    } else if (!literal(float_dtype_name(float_dtype))) {
+      return fail(fmt::format("expected a type like {}[2,3] (the program's float dtype), bool[...] "
+                              "or i64[...]",
+                              float_dtype_name(float_dtype)));
     }
     if (!literal("[")) return false;
     out = Shape{};
@@ -404,7 +409,7 @@ ParseResult parse_program(std::string_view text) {
     ++line_no;
     if (const std::size_t hash = line.find('#'); hash != std::string_view::npos)
       line = line.substr(0, hash);
-    LineParser lp{line, {}};
+    LineParser lp{line, {}, p.float_dtype};
     if (lp.done()) continue;
     if (have_root) return error("nothing may follow the root line");
     if (lp.peek("dtype")) {

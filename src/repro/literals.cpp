@@ -26,6 +26,17 @@ std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_
   return out;
 }
 
+bool any_nonzero(const std::vector<double>& bounds) {
+  for (double b : bounds)
+    if (b != 0) return true;
+  return false;
+}
+
+const std::vector<double>& bounds_of(const ReproCase& repro, std::size_t leaf) {
+  static const std::vector<double> none;
+  return leaf < repro.grad_bounds.size() ? repro.grad_bounds[leaf] : none;
+}
+
 void check_case(const ReproCase& repro) {
   const Program& p = repro.program;
   if (const std::string err = validate(p); !err.empty())
@@ -34,6 +45,9 @@ void check_case(const ReproCase& repro) {
   if (repro.expected_root.size() != root_numel)
     throw std::invalid_argument(fmt::format("repro: {} expected root values for {} elements",
                                             repro.expected_root.size(), root_numel));
+  if (!repro.root_bound.empty() && repro.root_bound.size() != root_numel)
+    throw std::invalid_argument(fmt::format("repro: {} root bounds for {} elements",
+                                            repro.root_bound.size(), root_numel));
   if (!repro.check_gradients) return;
   if (repro.expected_grads.size() != p.leaves.size())
     throw std::invalid_argument(fmt::format("repro: {} expected gradients for {} leaves",
@@ -43,6 +57,10 @@ void check_case(const ReproCase& repro) {
       throw std::invalid_argument(
           fmt::format("repro: gradient of leaf {} has {} values for {} elements", i,
                       repro.expected_grads[i].size(), p.leaves[i].shape.numel()));
+  for (std::size_t i = 0; i < repro.grad_bounds.size(); ++i)
+    if (!repro.grad_bounds[i].empty() && repro.grad_bounds[i].size() != repro.expected_grads[i].size())
+      throw std::invalid_argument(fmt::format("repro: gradient of leaf {} has {} bounds", i,
+                                              repro.grad_bounds[i].size()));
 }
 
 Shape result_shape(const Program& p, const Instr& in) {

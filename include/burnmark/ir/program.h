@@ -72,5 +72,7 @@ std::string validate(const Program& program);
 // generator draws them from f32 tables, and a program holds only values its dtype represents,
 // so no backend has to choose between the f32 value and the rounded one.
 Attrs rounded_attrs(Attrs attrs, FloatDType dtype);
+// The same program in another float dtype: leaf values and scalar attributes rounded to it.
+Program with_float_dtype(Program program, FloatDType dtype);
 
 } // namespace burnmark

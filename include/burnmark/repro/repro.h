@@ -27,6 +27,11 @@ struct ReproCase {
   // check_gradients is false.
   std::vector<double> expected_root;
   std::vector<std::vector<double>> expected_grads;
+  // Per element, how far a correct implementation may land from the expected value (the
+  // reference's error bound; +inf: either answer is right). Empty: 0 everywhere. They matter in
+  // reduced-precision programs, where a correct result may be ulps of bf16 away.
+  std::vector<double> root_bound;
+  std::vector<std::vector<double>> grad_bounds;
   double tolerance = 1e-4; // the seed's values_diverge rule, relative to max(1, |a|, |b|)
   bool check_gradients = true;
   ReproPath path = ReproPath::Eager; // Strided, Jit and Nnc: Python only
