@@ -49,6 +49,7 @@ TEST(Config, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(g.min_dim, d.min_dim);
   EXPECT_EQ(g.max_dim, d.max_dim);
   EXPECT_EQ(g.special_rate, d.special_rate);
+  EXPECT_EQ(g.dtypes, d.dtypes);
   EXPECT_EQ(oracle_options(c, true).tolerance, kDefaultTolerance);
 }
 
@@ -62,7 +63,8 @@ TEST(Config, EveryKnobIsReadAndMapped) {
                                {"BURNMARK_TOLERANCE", "1e-3"},
                                {"BURNMARK_SPECIAL_RATE", "0"},
                                {"BURNMARK_THREADS", "4"},
-                               {"BURNMARK_FINDINGS_DIR", "/tmp/f"}});
+                               {"BURNMARK_FINDINGS_DIR", "/tmp/f"},
+                               {"BURNMARK_DTYPES", "bf16, f16"}});
   ASSERT_TRUE(r.ok()) << r.error();
   const Config& c = r.config();
   EXPECT_EQ(c.backends, "ref,libtorch,eigen");
@@ -75,6 +77,7 @@ TEST(Config, EveryKnobIsReadAndMapped) {
   EXPECT_EQ(g.min_dim, 2);
   EXPECT_EQ(g.max_dim, 48);
   EXPECT_EQ(g.special_rate, 0.0);
+  EXPECT_EQ(g.dtypes, (std::vector<FloatDType>{FloatDType::BF16, FloatDType::F16}));
   const OracleOptions o = oracle_options(c, false);
   EXPECT_EQ(o.tolerance, 1e-3);
   EXPECT_FALSE(o.gradients);
@@ -105,6 +108,8 @@ TEST(Config, BadValuesGiveOneLineNamingTheValidChoices) {
             "BURNMARK_TOLERANCE: '-1e-4' out of range (valid: 0..1)");
   EXPECT_EQ(error_of({{"BURNMARK_SPECIAL_RATE", "1.5"}}),
             "BURNMARK_SPECIAL_RATE: '1.5' out of range (valid: 0..1)");
+  EXPECT_EQ(error_of({{"BURNMARK_DTYPES", "f32,f64"}}),
+            "BURNMARK_DTYPES: unknown dtype 'f64' (valid: comma list of f32, bf16, f16)");
   EXPECT_EQ(error_of({{"FUZZ_MIN_DIM", "20"}}),
             "FUZZ_MIN_DIM: 20 exceeds FUZZ_MAX_DIM 16 (valid: FUZZ_MIN_DIM <= FUZZ_MAX_DIM)");
 }

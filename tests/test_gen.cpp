@@ -506,3 +506,89 @@ TEST(Generate, SquareOpsMeetExactlySingularMatrices) {
     EXPECT_GT(count, 0);
   EXPECT_GT(zero_row + repeated + scaled, distinct / 10) << "singular matrices are not rare";
 }
+
+// ---- dtypes ----
+
+namespace {
+
+GeneratorOptions with_dtypes(GeneratorOptions o, std::vector<FloatDType> dtypes) {
+  o.dtypes = std::move(dtypes);
+  return o;
+}
+
+} // namespace
+
+// In a reduced dtype every value and attribute is one of the dtype's, every op LibTorch has
+// there is reached and no other; encode and the text form round-trip.
+TEST(Generate, ReducedDtypeProgramsReachTheirOpsAndRoundTrip) {
+  std::mt19937 rng(16);
+  for (FloatDType d : {FloatDType::BF16, FloatDType::F16}) {
+    std::array<int, kOpCount> per_op{};
+    for (const GeneratorOptions& base : {GeneratorOptions{}, options(8, 0.5), options(4, 0.0)}) {
+      const GeneratorOptions o = with_dtypes(base, {d});
+      for (int n = 0; n < 4000; ++n) {
+        const Program p = generate(random_bytes(rng, 400), o);
+        ASSERT_EQ(p.float_dtype, d);
+        ASSERT_EQ(validate(p), "") << to_text(p); // representable values and attributes
+        for (const Stmt& s : p.stmts)
+          if (s.kind == StmtKind::Op) ++per_op[static_cast<std::size_t>(s.instr.op)];
+        if (n % 8 != 0) continue;
+        const EncodeResult e = encode(p, o);
+        ASSERT_TRUE(e.ok()) << e.error() << "\n" << to_text(p);
+        ASSERT_EQ(generate(e.bytes(), o), p) << to_text(p);
+        const ParseResult back = parse_program(to_text(p));
+        ASSERT_TRUE(back.ok()) << back.error();
+        ASSERT_EQ(back.program(), p);
+      }
+    }
+    for (const OpInfo& info : kOpTable) {
+      if (op_generated_at(info.op, d))
+        EXPECT_GT(per_op[static_cast<std::size_t>(info.op)], 0)
+            << info.name << " in " << float_dtype_name(d);
+      else
+        EXPECT_EQ(per_op[static_cast<std::size_t>(info.op)], 0)
+            << info.name << " in " << float_dtype_name(d);
+    }
+  }
+}
+
+TEST(Generate, SeveralDtypesAreDrawnByTheFirstByteAndF16HasItsOwnSpecials) {
+  const GeneratorOptions o =
+      with_dtypes(options(4, 1.0), {FloatDType::F32, FloatDType::BF16, FloatDType::F16});
+  std::mt19937 rng(3);
+  std::set<FloatDType> seen;
+  bool f16_max = false;
+  for (int n = 0; n < 600; ++n) {
+    const std::vector<std::uint8_t> bytes = random_bytes(rng, 300);
+    const Program p = generate(bytes, o);
+    seen.insert(p.float_dtype);
+    if (!bytes.empty()) EXPECT_EQ(p.float_dtype, o.dtypes[bytes[0] % 3]);
+    for (const Leaf& leaf : p.leaves)
+      for (float v : leaf.data) {
+        if (p.float_dtype == FloatDType::F16) f16_max |= std::fabs(v) == 65504.0f;
+        // No f32-only magnitudes survive in f16: they became f16 values or infinities.
+        if (p.float_dtype == FloatDType::F16 && std::isfinite(v)) EXPECT_LE(std::fabs(v), 65504.0f);
+      }
+    const EncodeResult e = encode(p, o);
+    ASSERT_TRUE(e.ok()) << e.error();
+    ASSERT_EQ(generate(e.bytes(), o), p);
+  }
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_TRUE(f16_max);
+  // One dtype reads no byte for it: f32 programs decode exactly as before.
+  const std::vector<std::uint8_t> bytes = random_bytes(rng, 300);
+  EXPECT_EQ(generate(bytes, with_dtypes(GeneratorOptions{}, {FloatDType::F32})),
+            generate(bytes, GeneratorOptions{}));
+}
+
+TEST(Encode, RefusesOpsAndDtypesTheGeneratorWouldNotDraw) {
+  const ParseResult mm = parse_program("dtype f16\n%0 = leaf f16[2,2] [1, 2, 3, 4]\n"
+                                       "%1 = mm %0, %0 : f16[2,2]\n");
+  ASSERT_TRUE(mm.ok()) << mm.error();
+  const EncodeResult e = encode(mm.program(), with_dtypes(GeneratorOptions{}, {FloatDType::F16}));
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().find("mm is not generated in f16"), std::string::npos) << e.error();
+  const EncodeResult f32_only = encode(mm.program(), GeneratorOptions{});
+  ASSERT_FALSE(f32_only.ok());
+  EXPECT_NE(f32_only.error().find("the program is f16"), std::string::npos) << f32_only.error();
+}

@@ -314,3 +314,91 @@ TEST(InputFile, ReadsARegularFileAndRefusesEverythingElseWithOneLine) {
   EXPECT_EQ(error.find('\n'), std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+// ---- float dtypes ----
+
+// Expected values from the formats' definitions (IEEE 754 binary16, bfloat16 = the top half of
+// binary32), worked out by hand, not by another rounding routine.
+TEST(FloatDType, RoundsToNearestEvenInEachFormat) {
+  // bf16 has 8 significand bits: around 1 the step is 2^-7.
+  EXPECT_EQ(round_to(1 + 0x1p-8, FloatDType::BF16), 1.0);             // tie, to even
+  EXPECT_EQ(round_to(1 + 3 * 0x1p-8, FloatDType::BF16), 1 + 0x1p-6);  // tie, to even (up)
+  EXPECT_EQ(round_to(1 + 0x1p-8 + 0x1p-30, FloatDType::BF16), 1 + 0x1p-7);
+  // Through f32 first that last one would round twice: f32 drops 2^-30, leaving a tie.
+  EXPECT_EQ(round_to(round_to(1 + 0x1p-8 + 0x1p-30, FloatDType::F32), FloatDType::BF16), 1.0);
+  EXPECT_EQ(round_to(0x1.fep127, FloatDType::BF16), 0x1.fep127);     // largest finite
+  EXPECT_EQ(round_to(0x1.fefffp127, FloatDType::BF16), 0x1.fep127);
+  EXPECT_TRUE(std::isinf(round_to(0x1.ffp127, FloatDType::BF16)));   // max + half ulp: inf
+  EXPECT_EQ(round_to(0x1p-133, FloatDType::BF16), 0x1p-133);         // smallest subnormal
+  EXPECT_EQ(round_to(0x1p-134, FloatDType::BF16), 0.0);              // half of it: tie to 0
+  EXPECT_EQ(round_to(1.5 * 0x1p-134, FloatDType::BF16), 0x1p-133);
+  // f16: 11 bits, largest finite 65504, smallest subnormal 2^-24.
+  EXPECT_EQ(round_to(65519.0, FloatDType::F16), 65504.0);
+  EXPECT_TRUE(std::isinf(round_to(65520.0, FloatDType::F16)));
+  EXPECT_EQ(round_to(-65520.0, FloatDType::F16), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(round_to(0x1p-25, FloatDType::F16), 0.0);
+  EXPECT_EQ(round_to(0.75 * 0x1p-24, FloatDType::F16), 0x1p-24);
+  EXPECT_EQ(round_to(1 + 0x1p-11, FloatDType::F16), 1.0);
+  EXPECT_EQ(round_to(2049.0, FloatDType::F16), 2048.0); // integers stop being exact at 2^11
+  // Signed zero and NaN survive; f32 is the plain conversion.
+  EXPECT_TRUE(std::signbit(round_to(-0.0, FloatDType::F16)));
+  EXPECT_TRUE(std::isnan(round_to(std::nan(""), FloatDType::BF16)));
+  EXPECT_EQ(round_to(0.1, FloatDType::F32), static_cast<double>(0.1f));
+  EXPECT_TRUE(representable(0.5, FloatDType::F16));
+  EXPECT_FALSE(representable(0.1f, FloatDType::BF16));
+}
+
+TEST(FloatDType, FormatsKnowTheirRoundoffAndRange) {
+  EXPECT_EQ(float_format(FloatDType::F32).unit_roundoff(), 0x1p-24);
+  EXPECT_EQ(float_format(FloatDType::BF16).unit_roundoff(), 0x1p-8);
+  EXPECT_EQ(float_format(FloatDType::F16).unit_roundoff(), 0x1p-11);
+  EXPECT_EQ(float_format(FloatDType::F32).half_subnormal_step(), 0x1p-150);
+  EXPECT_EQ(float_format(FloatDType::F16).half_subnormal_step(), 0x1p-25);
+  EXPECT_EQ(float_format(FloatDType::F32).overflow_threshold(), 0x1.ffffffp127);
+  EXPECT_EQ(float_format(FloatDType::BF16).overflow_threshold(), 0x1.ffp127);
+  EXPECT_EQ(float_format(FloatDType::F16).overflow_threshold(), 65520.0);
+}
+
+TEST(Text, TheDtypeLineRoundTripsAndSpellsEveryFloatRegister) {
+  const std::string text = "dtype bf16\n"
+                           "%0 = leaf bf16[2] [0.5, -1.5]\n"
+                           "%1 = leaf i64[1] [1]\n"
+                           "%2 = index_select %0, %1, dim=0 : bf16[1]\n"
+                           "%3 = gt %2, %2 : bool[1]\n"
+                           "root %2\n";
+  const ParseResult r = parse_program(text);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.program().float_dtype, FloatDType::BF16);
+  const std::string printed = to_text(r.program());
+  EXPECT_NE(printed.find("\ndtype bf16\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("%2 = index_select %0, %1, dim=0 : bf16[1]"), std::string::npos);
+  const ParseResult again = parse_program(printed);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_EQ(again.program(), r.program());
+  EXPECT_TRUE(looks_like_program_text(text));
+  // f32 programs print as they always did: no dtype line.
+  EXPECT_EQ(to_text(with_float_dtype(r.program(), FloatDType::F32)).find("dtype"),
+            std::string::npos);
+}
+
+TEST(Text, AProgramHoldsOnlyValuesItsDtypeRepresents) {
+  const auto error_of = [](const std::string& text) {
+    const ParseResult r = parse_program(text);
+    return r.ok() ? std::string() : r.error();
+  };
+  EXPECT_NE(error_of("dtype bf16\n%0 = leaf f32[1] [1]\n").find("bf16[2,3]"), std::string::npos);
+  EXPECT_NE(error_of("dtype f64\n%0 = leaf f32[1] [1]\n").find("dtype must be"), std::string::npos);
+  EXPECT_NE(error_of("%0 = leaf f32[1] [1]\ndtype f16\n").find("before the first statement"),
+            std::string::npos);
+  EXPECT_NE(error_of("dtype bf16\n%0 = leaf bf16[1] [0.1]\n").find("not a bf16 value"),
+            std::string::npos);
+  EXPECT_NE(error_of("dtype f16\n%0 = leaf f16[1] [1]\n%1 = clamp_min %0, min=0.1 : f16[1]\n")
+                .find("attribute 0.1"),
+            std::string::npos);
+  // with_float_dtype rounds both, so the result is a valid program.
+  const ParseResult f32 = parse_program("%0 = leaf f32[1] [0.1]\n%1 = clamp_min %0, min=0.1 : f32[1]\n");
+  ASSERT_TRUE(f32.ok()) << f32.error();
+  const Program f16 = with_float_dtype(f32.program(), FloatDType::F16);
+  EXPECT_EQ(validate(f16), "");
+  EXPECT_EQ(f16.leaves[0].data[0], static_cast<float>(round_to(0.1, FloatDType::F16)));
+}

@@ -884,6 +884,51 @@ TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
   fs::remove_all(dir);
 }
 
+// gelu(x, approximate="tanh") = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), from its
+// definition in double, rounded to the program's dtype; one ulp of that dtype allowed.
+ReproCase gelu_tanh_case(FloatDType dtype) {
+  ProgramBuilder b;
+  Attrs tanh_form;
+  tanh_form.variant = 1;
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Gelu, {b.leaf({1}, {-2.59375f})}, tanh_form));
+  c.program.float_dtype = dtype;
+  const double x = -2.59375;
+  const double exact = x / 2 * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  c.title = "gelu(-2.59375, approximate=tanh)";
+  c.expected_root = {round_to(exact, dtype)};
+  c.root_bound = {2 * float_format(dtype).unit_roundoff() * std::fabs(exact)};
+  c.check_gradients = false;
+  return c;
+}
+
+TEST(ReproBuild, EmittedReproducersRunInTheProgramsDtype) {
+  const std::string python = python_with_torch();
+  if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
+  const fs::path dir = make_temp_dir("burnmark_repro_dtype");
+  // 27^2 = 729 is not a bf16 value (8 significand bits): it rounds to 728.
+  ReproCase hand = hand_computed_case();
+  hand.program.float_dtype = FloatDType::BF16;
+  hand.expected_root = {169, 728};
+  const std::string script = emit_python_repro(hand);
+  expect_contains(script, "DTYPE = torch.bfloat16");
+  expect_contains(script, "# %0 = leaf bf16[2,2]");
+  write_file(dir / "hand.py", script);
+  const RunResult good = run(python + " " + (dir / "hand.py").string());
+  EXPECT_EQ(good.status, 0) << good.output;
+  expect_contains(good.output, "[1]  torch  728  expected  728\n");
+  expect_contains(emit_cpp_repro(hand), "const torch::ScalarType kDType = torch::kBFloat16;");
+  // LibTorch 1.13.1's bf16 gelu(tanh) rounds 1 + tanh(u) to bf16 (bugs.md,
+  // libtorch-bf16-gelu-tanh-cancellation); in f32 it is right.
+  write_file(dir / "gelu_bf16.py", emit_python_repro(gelu_tanh_case(FloatDType::BF16)));
+  const RunResult bf16 = run(python + " " + (dir / "gelu_bf16.py").string());
+  EXPECT_EQ(bf16.status, 1) << bf16.output;
+  write_file(dir / "gelu_f32.py", emit_python_repro(gelu_tanh_case(FloatDType::F32)));
+  const RunResult f32 = run(python + " " + (dir / "gelu_f32.py").string());
+  EXPECT_EQ(f32.status, 0) << f32.output;
+  fs::remove_all(dir);
+}
+
 // frac(-0.375)^2 = 0.140625, gradient 2 * frac(x) * frac'(x) = -0.75 (by hand). NNC lowers frac
 // as x - floor(x) (bugs.md, libtorch-nnc-frac-floor): 0.625^2 = 0.390625 when fused.
 ReproCase frac_case(ReproPath path) {

@@ -235,7 +235,9 @@ struct LineParser {
     } else if (peek("i64[")) {
       dtype = DType::I64;
       literal("i64");
-    } else if (!literal(float_dtype_name(float_dtype))) {
+    } else if (peek(float_dtype_name(float_dtype))) {
+      literal(float_dtype_name(float_dtype));
+    } else {
       return fail(fmt::format("expected a type like {}[2,3] (the program's float dtype), bool[...] "
                               "or i64[...]",
                               float_dtype_name(float_dtype)));
