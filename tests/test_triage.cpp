@@ -40,6 +40,7 @@ public:
 
   Outcome run(const Program& p, const RunOptions& options) override {
     Program q;
+    q.float_dtype = p.float_dtype;
     std::vector<Reg> map(p.stmts.size(), -1);
     std::vector<std::size_t> injected;
     for (std::size_t r = 0; r < p.stmts.size(); ++r) {
@@ -579,4 +580,21 @@ TEST(Sweep, ChainLengthCondition) {
   EXPECT_EQ(row->tried, "1-4");
   EXPECT_EQ(row->hits, "1-4");
   EXPECT_EQ(row->condition, "any");
+}
+
+// A bf16 finding stays a bf16 program through minimisation, and its signature is not the f32
+// one of the same graph (another kernel, usually another bug).
+TEST(Minimize, KeepsTheProgramsDtypeAndTheSignatureNamesIt) {
+  Bench bench;
+  const Program f32 = exp_program(1.0f); // exp(-inf) planted as 1
+  const Program bf16 = with_float_dtype(f32, FloatDType::BF16);
+  const auto in_f32 = characterize(bench.runner, f32);
+  const auto in_bf16 = characterize(bench.runner, bf16);
+  ASSERT_TRUE(in_f32 && in_bf16);
+  EXPECT_EQ(in_bf16->minimized.float_dtype, FloatDType::BF16);
+  EXPECT_EQ(validate(in_bf16->minimized), "");
+  EXPECT_EQ(in_bf16->signature.ops, in_f32->signature.ops);
+  EXPECT_NE(in_bf16->signature.id, in_f32->signature.id);
+  EXPECT_EQ(in_bf16->signature.text.rfind("sig1|dtype=bf16|", 0), 0u) << in_bf16->signature.text;
+  EXPECT_EQ(in_f32->signature.text.rfind("sig1|div=", 0), 0u) << in_f32->signature.text;
 }

@@ -12,6 +12,7 @@ namespace {
 // `subst` first (subst[r] == r when r is not replaced). Leaves are renumbered in order.
 Program copy_kept(const Program& p, const std::vector<bool>& keep, const std::vector<Reg>& subst) {
   Program out;
+  out.float_dtype = p.float_dtype;
   std::vector<Reg> map(p.stmts.size(), -1);
   const auto rename = [&](Reg r) {
     return map[static_cast<std::size_t>(subst[static_cast<std::size_t>(r)])];
@@ -96,6 +97,7 @@ Program replace_register(const Program& p, Reg reg, Reg with) {
 
 Program cut_to_leaf(const Program& p, Reg reg, std::vector<float> data) {
   Program out;
+  out.float_dtype = p.float_dtype;
   for (std::size_t r = 0; r < p.stmts.size(); ++r) {
     Stmt s = p.stmts[r];
     if (static_cast<Reg>(r) == reg) {

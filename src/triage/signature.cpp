@@ -47,6 +47,13 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return out;
 }
 
+// The same op graph failing in bf16 and in f32 is usually two bugs (two kernels): a reduced
+// dtype is part of the identity. Empty for f32, so f32 signatures stay what they were.
+std::string dtype_part(const Program& p) {
+  if (p.float_dtype == FloatDType::F32) return {};
+  return fmt::format("dtype={}|", float_dtype_name(p.float_dtype));
+}
+
 bool commutative(const Stmt& s) {
   return s.kind == StmtKind::Op && (s.instr.op == Op::Add || s.instr.op == Op::Mul);
 }
@@ -136,8 +143,8 @@ Signature make_signature(const Program& minimized, const Verdict& verdict) {
   sig.ops = canon.ops();
   // Only what the root reads counts, even if the caller passed an uncompacted program.
   sig.specials = special_classes(minimized, canon.visited());
-  sig.text = fmt::format("sig1|div={}|graph={}|special={}", join(sig.kinds, ","),
-                         join(canon.nodes(), ";"), join(sig.specials, ","));
+  sig.text = fmt::format("sig1|{}div={}|graph={}|special={}", dtype_part(minimized),
+                         join(sig.kinds, ","), join(canon.nodes(), ";"), join(sig.specials, ","));
   sig.id = short_id(sig.text);
   return sig;
 }
@@ -156,7 +163,7 @@ std::string pre_signature(const Program& p, const Finding& f) {
     for (Reg o : inputs(p.stmts[i]))
       in_cone[static_cast<std::size_t>(o)] = true;
   }
-  return fmt::format("pre1|{}|{}({})|special={}", f.primary, f.culprit_label,
+  return fmt::format("pre1|{}{}|{}({})|special={}", dtype_part(p), f.primary, f.culprit_label,
                      join(operand_labels, ","), join(special_classes(p, cone), ","));
 }
 
