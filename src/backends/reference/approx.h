@@ -268,6 +268,27 @@ inline Approx tanh(Approx a) {
   return finish_transcendental(z, monotone_spread(tanh_exact, a, z));
 }
 
+// One LibTorch kernel that the reference writes as several rounded steps (1 / sqrt(x), x * x * x).
+// In a reduced dtype the kernel may keep its intermediates in f32 (its opmath type) and round
+// once, or round every step to the dtype (Vectorized<BFloat16> arithmetic): both are correct
+// implementations, so the bound spans the two. In f32 there is one answer.
+template <class Steps> Approx one_kernel(Steps steps) {
+  const Approx per_step = steps();
+  if (storage.dtype == FloatDType::F32 || indeterminate(per_step)) return per_step;
+  Approx in_f32;
+  {
+    const StorageScope opmath(FloatDType::F32);
+    in_f32 = steps();
+  }
+  if (indeterminate(in_f32)) return {per_step.v, kInf};
+  const Approx once = finish(in_f32.v, in_f32.e, in_f32.e == 0 ? 1.0 : kExactUlps);
+  if (!std::isfinite(once.v) || !std::isfinite(per_step.v))
+    return std::isnan(once.v) == std::isnan(per_step.v) && (once.v == per_step.v || std::isnan(once.v))
+               ? per_step
+               : Approx{per_step.v, kInf};
+  return {per_step.v, std::max(per_step.e, std::fabs(once.v - per_step.v) + once.e)};
+}
+
 // pow with a scalar exponent through LibTorch's fast paths, which decide the f32 roundings and
 // the results at -0 and NaN: c = 0 fills 1, c = 1 copies, 2 and 3 multiply, -2 is 1/(x*x),
 // 0.5 / -0.5 / -1 are sqrt / 1/sqrt / reciprocal, anything else is pow.
@@ -276,8 +297,8 @@ inline Approx pow(Approx x, double c) {
   if (c == 0) return one;
   if (c == 1) return x;
   if (c == 2) return mul(x, x);
-  if (c == 3) return mul(mul(x, x), x);
-  if (c == -2) return div(one, mul(x, x));
+  if (c == 3) return one_kernel([&] { return mul(mul(x, x), x); });
+  if (c == -2) return one_kernel([&] { return div(one, mul(x, x)); });
   // C's pow gives +0 and +inf at -0, where the fast paths' sqrt keeps the sign of zero, and
   // +inf and +0 at -inf (C99 F.9.4.4), where sqrt(-inf) is NaN.
   if ((c == 0.5 || c == -0.5) && x.e == 0 && other_side(Convention::PowNegZeroAsCPow)) {
@@ -285,7 +306,7 @@ inline Approx pow(Approx x, double c) {
     if (x.v == -kInf) return {c > 0 ? kInf : 0.0, 0.0};
   }
   if (c == 0.5) return sqrt(x);
-  if (c == -0.5) return div(one, sqrt(x));
+  if (c == -0.5) return one_kernel([&] { return div(one, sqrt(x)); });
   if (c == -1) return div(one, x);
   const double z = std::pow(x.v, c);
   if (indeterminate(x)) return unknown(z);

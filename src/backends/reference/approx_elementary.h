@@ -29,9 +29,10 @@ inline constexpr double kLibmUlps = kTranscendentalUlps;
 // refined hardware estimate. Two of them may differ by 3 u, so not exact even on exact inputs.
 inline constexpr double kRsqrtUlps = 4;
 
-// The f32 constants LibTorch multiplies by: a double Scalar is cast to the f32 op type.
-inline constexpr double kLn2F = static_cast<float>(0.6931471805599453);
-inline constexpr double kLn10F = static_cast<float>(2.3025850929940456);
+// The constants derivatives.yaml multiplies by: a double Scalar, cast to f32 in f32 programs and
+// to f32 or the dtype in reduced ones (1.13.1's bf16 log2 gradient rounds ln 2 to bf16).
+inline constexpr double kLn2 = 0.6931471805599453;
+inline constexpr double kLn10 = 2.3025850929940456;
 
 // finish() charges the ulps at |z|; a library evaluating at the far end of the interval rounds
 // a value up to |z| + e, so the propagated part gets its share too (measured: expm1 and exp2
@@ -140,7 +141,7 @@ inline Approx log2_forward(Approx x, const Attrs&) {
 // subnormal self underflows further, so log2'(1e-40) = inf.
 inline Approx log2_backward(Approx g, Approx x, Approx, const Attrs&) {
   using namespace elementary_detail;
-  return div(g, mul(x, {kLn2F, 0.0}));
+  return div(g, mul(x, scalar_operand(kLn2)));
 }
 
 inline Approx log10_forward(Approx x, const Attrs&) {
@@ -152,7 +153,7 @@ inline Approx log10_forward(Approx x, const Attrs&) {
 // D: grad / (self * 2.3025850929940456).
 inline Approx log10_backward(Approx g, Approx x, Approx, const Attrs&) {
   using namespace elementary_detail;
-  return div(g, mul(x, {kLn10F, 0.0}));
+  return div(g, mul(x, scalar_operand(kLn10)));
 }
 
 // exp2: inf from 128 on; gradual underflow below -126 (2^-149 at -149, 0 at -150, the tie
@@ -171,7 +172,7 @@ inline Approx exp2_forward(Approx x, const Attrs&) {
 // not (exp2(127.5) with grad 2 gives inf).
 inline Approx exp2_backward(Approx g, Approx, Approx y, const Attrs&) {
   using namespace elementary_detail;
-  return mul(mul(g, y), {kLn2F, 0.0});
+  return mul(mul(g, y), scalar_operand(kLn2));
 }
 
 // ---- powers ----

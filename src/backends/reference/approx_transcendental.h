@@ -37,7 +37,7 @@ inline Approx finish_ulps(double z, double e, double ulps) {
 // 1 / sqrt(s): LibTorch's rsqrt is a division by a square root (two roundings), vector body and
 // scalar tail alike (vec256_float.h: _mm256_div_ps(1, _mm256_sqrt_ps(x))).
 inline Approx rsqrt(Approx s) {
-  return div(kOne, sqrt(s));
+  return one_kernel([&] { return div(kOne, sqrt(s)); });
 }
 
 // The input interval crosses the edge of a closed domain [-1, 1]: an f32 library may land inside
