@@ -152,7 +152,7 @@ int run_triage(std::span<const std::string_view> args) {
 
   std::size_t diverging = 0;
   for (const TriageGroup& g : report.groups) {
-    const KnownBug* k = known.find(g.signature.id);
+    const KnownBug* k = known.find(g.signature);
     diverging += g.members.size();
     fmt::print("BUG {} count={} kinds={} ops={} special={} example={} known={}\n", g.signature.id,
                g.members.size(), join(g.signature.kinds, ","), join(g.signature.ops, ","),
@@ -161,7 +161,7 @@ int run_triage(std::span<const std::string_view> args) {
   fmt::print("TRIAGE files={} diverging={} bugs={} agreeing={} unreadable={}\n", paths.size(),
              diverging, report.groups.size(), report.agreeing.size(), unreadable);
   for (const TriageGroup& g : report.groups) {
-    const KnownBug* k = known.find(g.signature.id);
+    const KnownBug* k = known.find(g.signature);
     fmt::print("\n# bug {} ({} files{}{})\n# {}\n{}", g.signature.id, g.members.size(),
                k ? ", known: " : "", k ? k->anchor + " " + k->description : "",
                signature_line(g.signature), to_text(g.minimized));

@@ -87,6 +87,11 @@ const KnownBug* Suppressions::find(std::string_view id) const {
   return nullptr;
 }
 
+const KnownBug* Suppressions::find(const Signature& signature) const {
+  if (const KnownBug* own = find(std::string_view(signature.id))) return own;
+  return signature.f32_id.empty() ? nullptr : find(std::string_view(signature.f32_id));
+}
+
 KnownBugFilter::KnownBugFilter(Suppressions suppressions, Runner runner, MinimizeOptions options)
     : suppressions_(std::move(suppressions)), runner_(std::move(runner)),
       options_(std::move(options)) {}
@@ -100,7 +105,7 @@ const KnownBug* KnownBugFilter::match(const Program& program) {
   if (it == signature_of_pre_.end()) {
     ++minimisations_;
     const Characterization c = characterize(runner_, program, *finding, options_);
-    it = signature_of_pre_.emplace(pre, c.signature.id).first;
+    it = signature_of_pre_.emplace(pre, c.signature).first;
   }
   return suppressions_.find(it->second);
 }

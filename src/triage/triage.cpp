@@ -31,6 +31,14 @@ Characterization characterize(Runner& runner, const Program& program, const Find
   c.exhausted = m.exhausted;
   c.minimized_verdict = runner.check(c.minimized);
   c.signature = make_signature(c.minimized, c.minimized_verdict);
+  if (c.minimized.float_dtype != FloatDType::F32) {
+    const Program in_f32 = with_float_dtype(c.minimized, FloatDType::F32);
+    const Verdict v = runner.check(in_f32);
+    if (!v.agree()) {
+      const Signature f32 = make_signature(in_f32, v);
+      if (f32.kinds == c.signature.kinds) c.signature.f32_id = f32.id;
+    }
+  }
   return c;
 }
 

@@ -35,6 +35,10 @@ struct Signature {
   std::vector<std::string> kinds; // "backend:kind", sorted
   std::vector<std::string> ops;   // op labels of the canonical walk, in order (leaves left out)
   std::vector<std::string> specials;
+  // A reduced-dtype finding whose program diverges the same way (same kinds) in f32: the f32
+  // signature's id, so a known f32 bug is recognised in bf16 too (characterize fills it; empty
+  // otherwise). A bf16-only behaviour of the same graph keeps only its own id.
+  std::string f32_id;
 };
 
 Signature make_signature(const Program& minimized, const Verdict& verdict);

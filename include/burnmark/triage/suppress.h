@@ -48,7 +48,9 @@ public:
   const std::vector<KnownBug>& bugs() const { return bugs_; }
   // The entry for this signature id, or nullptr.
   const KnownBug* find(std::string_view id) const;
-  bool matches(const Signature& signature) const { return find(signature.id) != nullptr; }
+  // The entry for the signature's own id, else for its f32 id (the same bug in f32).
+  const KnownBug* find(const Signature& signature) const;
+  bool matches(const Signature& signature) const { return find(signature) != nullptr; }
 
 private:
   std::vector<KnownBug> bugs_;
@@ -71,7 +73,7 @@ private:
   Suppressions suppressions_;
   Runner runner_;
   MinimizeOptions options_;
-  std::unordered_map<std::string, std::string> signature_of_pre_; // pre-signature -> id
+  std::unordered_map<std::string, Signature> signature_of_pre_; // pre-signature -> signature
   std::size_t minimisations_ = 0;
 };
 
