@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the binary fuzz seeds from the text programs: every corpus/programs/NAME.txt
 # becomes corpus/fuzz_autograd/NAME and corpus/fuzz_tensor_ops/NAME (fuzzer bytes that decode
-# to exactly that program, via `burnmark encode`). Run after editing a program or the generator.
+# to exactly that program, via `burnmark encode`), and every corpus/programs-bf16/NAME.txt
+# (-f16) becomes corpus/fuzz_autograd_bf16/NAME (_f16), seeds for BURNMARK_DTYPES=bf16 (f16)
+# campaigns. Run after editing a program or the generator.
 #
 #   corpus/regenerate.sh [BUILD_DIR]     (default: build/test; configured and built if needed)
 #   BURNMARK=/path/to/burnmark corpus/regenerate.sh     (use an existing binary)
@@ -20,7 +22,7 @@ if [[ -z $burnmark ]]; then
 fi
 
 # The seeds must decode under the fuzzers' default knobs, whatever this shell has set.
-unset MAX_LEAVES MIN_OPS FUZZ_MIN_DIM FUZZ_MAX_DIM BURNMARK_SPECIAL_RATE BURNMARK_EDGE_RATE
+unset MAX_LEAVES MIN_OPS FUZZ_MIN_DIM FUZZ_MAX_DIM BURNMARK_SPECIAL_RATE BURNMARK_EDGE_RATE BURNMARK_DTYPES
 
 shopt -s nullglob
 programs=("$root"/corpus/programs/*.txt)
@@ -35,3 +37,12 @@ for program in "${programs[@]}"; do
   cp "$root/corpus/fuzz_autograd/$name" "$root/corpus/fuzz_tensor_ops/$name"
 done
 echo "regenerate.sh: ${#programs[@]} seeds in corpus/fuzz_autograd and corpus/fuzz_tensor_ops"
+for dtype in bf16 f16; do
+  typed=("$root"/corpus/programs-$dtype/*.txt)
+  mkdir -p "$root/corpus/fuzz_autograd_$dtype"
+  for program in "${typed[@]}"; do
+    BURNMARK_DTYPES=$dtype "$burnmark" encode "$program" \
+      "$root/corpus/fuzz_autograd_$dtype/$(basename "$program" .txt)"
+  done
+  echo "regenerate.sh: ${#typed[@]} seeds in corpus/fuzz_autograd_$dtype"
+done

@@ -11,4 +11,5 @@ if(TARGET burnmark_ref)
   target_link_libraries(test_ref_vs_libtorch PRIVATE burnmark_ref burnmark_libtorch burnmark_oracle burnmark_gen
                                                      burnmark_ir)
   target_include_directories(test_ref_vs_libtorch PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(test_ref_vs_libtorch PRIVATE BURNMARK_FALLBACK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 endif()

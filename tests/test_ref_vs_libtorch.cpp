@@ -7,7 +7,11 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -714,4 +718,43 @@ TEST(RefVsLibTorchDtypes, EveryOpLibTorchHasAgreesInBf16AndF16) {
   EXPECT_GE(std::count_if(checked.begin(), checked.end(),
                           [](const auto& c) { return c.first == FloatDType::F16; }),
             55);
+}
+
+// corpus/programs-bf16 and -f16: every program is in its directory's dtype, is a seed the
+// generator can produce at that dtype (corpus/regenerate.sh encodes them), and replays in
+// agreement, gradients included.
+TEST(RefVsLibTorchDtypes, TheReducedDtypeCorpusReplaysInAgreement) {
+  const char* env = std::getenv("BURNMARK_SOURCE_DIR");
+  const std::filesystem::path root = env ? env : BURNMARK_FALLBACK_SOURCE_DIR;
+  const auto ref = make_reference_backend();
+  const auto lt = make_libtorch_backend(1);
+  for (FloatDType d : {FloatDType::BF16, FloatDType::F16}) {
+    const std::filesystem::path dir =
+        root / "corpus" / ("programs-" + std::string(float_dtype_name(d)));
+    ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+    GeneratorOptions options;
+    options.dtypes = {d};
+    int files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() != ".txt") continue;
+      ++files;
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      const ParseResult parsed = parse_program(text.str());
+      ASSERT_TRUE(parsed.ok()) << entry.path() << ": " << parsed.error();
+      const Program& p = parsed.program();
+      SCOPED_TRACE(entry.path().string());
+      EXPECT_EQ(p.float_dtype, d);
+      const EncodeResult e = encode(p, options);
+      ASSERT_TRUE(e.ok()) << e.error();
+      EXPECT_EQ(generate(e.bytes(), options), p);
+      const Outcome r = ref->run(p, RunOptions{true});
+      const Outcome l = lt->run(p, RunOptions{true});
+      ASSERT_EQ(r.status, Status::Ok) << r.message;
+      ASSERT_EQ(l.status, Status::Ok) << l.message;
+      EXPECT_TRUE(outcome_agrees(r, l, true));
+    }
+    EXPECT_GE(files, 5) << dir;
+  }
 }
