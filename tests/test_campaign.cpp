@@ -331,11 +331,19 @@ TEST(CampaignCommand, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
   const std::string cmd = "cd " + dir.string() + " && env -u MODE " + kPlanted + " " +
                           BURNMARK_CAMPAIGN_CLI + " campaign --fuzzer " + BURNMARK_FUZZ_AUTOGRAD +
                           " --time 120 --out findings --seeds " + BURNMARK_TEST_SOURCE_DIR +
-                          "/corpus/fuzz_autograd >stdout 2>stderr & pid=$!; sleep 4; "
-                          "kill -TERM $pid; wait $pid; echo $? > status";
+                          "/corpus/fuzz_autograd >stdout 2>stderr & pid=$!; "
+                          // Signal once libFuzzer has written to its log: the campaign's stop
+                          // handler is installed before it spawns the fuzzer. No fixed sleep,
+                          // so a loaded machine cannot make the signal arrive too early.
+                          // (Absolute paths: `cd && campaign &` backgrounds the cd too.)
+                          "for i in $(seq 1200); do grep -q INFO: " +
+                          (dir / "findings/.scratch/fuzzer.log").string() +
+                          " 2>/dev/null && break; sleep 0.1; done; "
+                          "kill -TERM $pid; wait $pid; echo $? > " + (dir / "status").string();
   const auto start = std::chrono::steady_clock::now();
   ASSERT_EQ(std::system(cmd.c_str()), 0);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  // Stopped by the signal, well before its 120 s (a generous margin: CI machines are loaded).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(110));
   EXPECT_NE(slurp(dir / "stderr").find("(interrupted)"), std::string::npos)
       << slurp(dir / "stderr");
   Ledger ledger;
