@@ -339,7 +339,8 @@ TEST(CampaignCommand, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
                           "for i in $(seq 1200); do grep -q INFO: " +
                           (dir / "findings/.scratch/fuzzer.log").string() +
                           " 2>/dev/null && break; sleep 0.1; done; "
-                          "kill -TERM $pid; wait $pid; echo $? > " + (dir / "status").string();
+                          "kill -TERM $pid; wait $pid; echo $? > " +
+                          (dir / "status").string();
   const auto start = std::chrono::steady_clock::now();
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   // Stopped by the signal, well before its 120 s (a generous margin: CI machines are loaded).

@@ -321,16 +321,16 @@ TEST(InputFile, ReadsARegularFileAndRefusesEverythingElseWithOneLine) {
 // binary32), worked out by hand, not by another rounding routine.
 TEST(FloatDType, RoundsToNearestEvenInEachFormat) {
   // bf16 has 8 significand bits: around 1 the step is 2^-7.
-  EXPECT_EQ(round_to(1 + 0x1p-8, FloatDType::BF16), 1.0);             // tie, to even
-  EXPECT_EQ(round_to(1 + 3 * 0x1p-8, FloatDType::BF16), 1 + 0x1p-6);  // tie, to even (up)
+  EXPECT_EQ(round_to(1 + 0x1p-8, FloatDType::BF16), 1.0);            // tie, to even
+  EXPECT_EQ(round_to(1 + 3 * 0x1p-8, FloatDType::BF16), 1 + 0x1p-6); // tie, to even (up)
   EXPECT_EQ(round_to(1 + 0x1p-8 + 0x1p-30, FloatDType::BF16), 1 + 0x1p-7);
   // Through f32 first that last one would round twice: f32 drops 2^-30, leaving a tie.
   EXPECT_EQ(round_to(round_to(1 + 0x1p-8 + 0x1p-30, FloatDType::F32), FloatDType::BF16), 1.0);
-  EXPECT_EQ(round_to(0x1.fep127, FloatDType::BF16), 0x1.fep127);     // largest finite
+  EXPECT_EQ(round_to(0x1.fep127, FloatDType::BF16), 0x1.fep127); // largest finite
   EXPECT_EQ(round_to(0x1.fefffp127, FloatDType::BF16), 0x1.fep127);
-  EXPECT_TRUE(std::isinf(round_to(0x1.ffp127, FloatDType::BF16)));   // max + half ulp: inf
-  EXPECT_EQ(round_to(0x1p-133, FloatDType::BF16), 0x1p-133);         // smallest subnormal
-  EXPECT_EQ(round_to(0x1p-134, FloatDType::BF16), 0.0);              // half of it: tie to 0
+  EXPECT_TRUE(std::isinf(round_to(0x1.ffp127, FloatDType::BF16))); // max + half ulp: inf
+  EXPECT_EQ(round_to(0x1p-133, FloatDType::BF16), 0x1p-133);       // smallest subnormal
+  EXPECT_EQ(round_to(0x1p-134, FloatDType::BF16), 0.0);            // half of it: tie to 0
   EXPECT_EQ(round_to(1.5 * 0x1p-134, FloatDType::BF16), 0x1p-133);
   // f16: 11 bits, largest finite 65504, smallest subnormal 2^-24.
   EXPECT_EQ(round_to(65519.0, FloatDType::F16), 65504.0);
@@ -396,7 +396,8 @@ TEST(Text, AProgramHoldsOnlyValuesItsDtypeRepresents) {
                 .find("attribute 0.1"),
             std::string::npos);
   // with_float_dtype rounds both, so the result is a valid program.
-  const ParseResult f32 = parse_program("%0 = leaf f32[1] [0.1]\n%1 = clamp_min %0, min=0.1 : f32[1]\n");
+  const ParseResult f32 =
+      parse_program("%0 = leaf f32[1] [0.1]\n%1 = clamp_min %0, min=0.1 : f32[1]\n");
   ASSERT_TRUE(f32.ok()) << f32.error();
   const Program f16 = with_float_dtype(f32.program(), FloatDType::F16);
   EXPECT_EQ(validate(f16), "");

@@ -772,7 +772,7 @@ TEST(ReferenceErrorBounds, LargeAfterCancellation) {
   const double bound = out.root.error_bound[0];
   EXPECT_GT(bound, 1e-4 * std::max(1.0, std::fabs(v)));
   EXPECT_LE(std::fabs(v - std::exp(-7.0)), bound); // covers the distance to the exact answer
-  EXPECT_LT(bound, 3 * 2 * 4 * kU32 * 1e4);          // of the order of 1e4's rounding, not arbitrary
+  EXPECT_LT(bound, 3 * 2 * 4 * kU32 * 1e4);        // of the order of 1e4's rounding, not arbitrary
 }
 
 // exp(0) is 1 here but only within Sleef's ulps elsewhere, so (y + 1e4) - 1e4 - y is exactly 0

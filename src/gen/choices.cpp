@@ -40,24 +40,48 @@ namespace {
 
 // "'prod_cpu' not implemented for 'BFloat16'", "lu_cpu", "linalg.inv: Low precision dtypes not
 // supported"; hardtanh's backward dispatches as hardshrink_backward, which has no bf16 kernel.
-constexpr Op kNotInBf16[] = {Op::Det,  Op::Slogdet, Op::Inv,     Op::Trace, Op::Prod,
-                             Op::ProdDim, Op::Mish, Op::Hardtanh, Op::Relu6};
+constexpr Op kNotInBf16[] = {Op::Det,     Op::Slogdet, Op::Inv,      Op::Trace, Op::Prod,
+                             Op::ProdDim, Op::Mish,    Op::Hardtanh, Op::Relu6};
 // f16 on the CPU in 1.13.1 has arithmetic, reductions, views and indexing, but none of the
 // transcendental, clamp-based or matrix-product kernels.
-constexpr Op kNotInF16[] = {
-    Op::Det,       Op::Slogdet,     Op::Inv,       Op::Trace,      Op::Prod,      Op::ProdDim,
-    Op::Mish,      Op::Hardtanh,    Op::Relu6,     Op::Acos,       Op::Acosh,     Op::Addmm,
-    Op::Asin,      Op::Asinh,       Op::Atan,      Op::Atan2,      Op::Atanh,     Op::Bmm,
-    Op::Ceil,      Op::Celu,        Op::ClampMax,  Op::ClampMin,   Op::Clamp,     Op::Cos,
-    Op::Cosh,      Op::CosineSimilarity, Op::Cumprod, Op::Cumsum, Op::Digamma,    Op::Elu,
-    Op::Erf,       Op::Erfc,        Op::Erfinv,    Op::Exp,        Op::Expm1,     Op::Floor,
-    Op::Gelu,      Op::Hardshrink,  Op::Hardsigmoid, Op::Hardswish, Op::Hypot,    Op::LeakyRelu,
-    Op::Lerp,      Op::Lgamma,      Op::Log,       Op::Log10,      Op::Log1p,     Op::Log2,
-    Op::LogSoftmax, Op::Logcumsumexp, Op::Logit,   Op::LogSigmoid, Op::Logsumexp, Op::Matmul,
-    Op::Mm,        Op::Mv,          Op::Dot,       Op::Normalize,  Op::PowTensor, Op::Relu,
-    Op::Round,     Op::Rsqrt,       Op::Selu,      Op::Sigmoid,    Op::Silu,      Op::Sin,
-    Op::Sinh,      Op::Softmax,     Op::Softplus,  Op::Softshrink, Op::Sqrt,      Op::Tan,
-    Op::Tanh,      Op::Tanhshrink,  Op::Trunc};
+constexpr Op kNotInF16[] = {Op::Det,         Op::Slogdet,
+                            Op::Inv,         Op::Trace,
+                            Op::Prod,        Op::ProdDim,
+                            Op::Mish,        Op::Hardtanh,
+                            Op::Relu6,       Op::Acos,
+                            Op::Acosh,       Op::Addmm,
+                            Op::Asin,        Op::Asinh,
+                            Op::Atan,        Op::Atan2,
+                            Op::Atanh,       Op::Bmm,
+                            Op::Ceil,        Op::Celu,
+                            Op::ClampMax,    Op::ClampMin,
+                            Op::Clamp,       Op::Cos,
+                            Op::Cosh,        Op::CosineSimilarity,
+                            Op::Cumprod,     Op::Cumsum,
+                            Op::Digamma,     Op::Elu,
+                            Op::Erf,         Op::Erfc,
+                            Op::Erfinv,      Op::Exp,
+                            Op::Expm1,       Op::Floor,
+                            Op::Gelu,        Op::Hardshrink,
+                            Op::Hardsigmoid, Op::Hardswish,
+                            Op::Hypot,       Op::LeakyRelu,
+                            Op::Lerp,        Op::Lgamma,
+                            Op::Log,         Op::Log10,
+                            Op::Log1p,       Op::Log2,
+                            Op::LogSoftmax,  Op::Logcumsumexp,
+                            Op::Logit,       Op::LogSigmoid,
+                            Op::Logsumexp,   Op::Matmul,
+                            Op::Mm,          Op::Mv,
+                            Op::Dot,         Op::Normalize,
+                            Op::PowTensor,   Op::Relu,
+                            Op::Round,       Op::Rsqrt,
+                            Op::Selu,        Op::Sigmoid,
+                            Op::Silu,        Op::Sin,
+                            Op::Sinh,        Op::Softmax,
+                            Op::Softplus,    Op::Softshrink,
+                            Op::Sqrt,        Op::Tan,
+                            Op::Tanh,        Op::Tanhshrink,
+                            Op::Trunc};
 
 template <std::size_t N> constexpr bool listed(const Op (&ops)[N], Op op) {
   for (Op o : ops)

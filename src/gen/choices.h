@@ -30,7 +30,7 @@ struct Knobs {
   // >= 256 - edge_tags (0: no tag byte is read; at most 255, so "no edge leaf" stays encodable).
   int edge_tags;
   std::array<FloatDType, std::size(kFloatDTypes)> dtypes; // distinct, in the options' order
-  std::uint32_t dtype_count;                               // at least 1
+  std::uint32_t dtype_count;                              // at least 1
 };
 Knobs normalize(const GeneratorOptions& options);
 
@@ -228,21 +228,20 @@ inline constexpr std::array<float, 14> kSpecialValues = {
     1e-30f};
 // f16 has neither f32's range nor its subnormals: the same roles at f16's own extremes (its
 // smallest subnormal and normal, values past its range, its largest finite value).
-inline constexpr std::array<float, 14> kSpecialValuesF16 = {
-    std::numeric_limits<float>::quiet_NaN(),
-    std::numeric_limits<float>::infinity(),
-    -std::numeric_limits<float>::infinity(),
-    0.0f,
-    -0.0f,
-    0x1p-24f, // smallest subnormal
-    0x1p-14f, // smallest normal
-    1.0f,
-    -1.0f,
-    65520.0f, // rounds to inf
-    -65520.0f,
-    65504.0f, // largest finite
-    -65504.0f,
-    0x1p-20f};
+inline constexpr std::array<float, 14> kSpecialValuesF16 = {std::numeric_limits<float>::quiet_NaN(),
+                                                            std::numeric_limits<float>::infinity(),
+                                                            -std::numeric_limits<float>::infinity(),
+                                                            0.0f,
+                                                            -0.0f,
+                                                            0x1p-24f, // smallest subnormal
+                                                            0x1p-14f, // smallest normal
+                                                            1.0f,
+                                                            -1.0f,
+                                                            65520.0f, // rounds to inf
+                                                            -65520.0f,
+                                                            65504.0f, // largest finite
+                                                            -65504.0f,
+                                                            0x1p-20f};
 // Special value `which` of the table for `dtype`, rounded to it.
 inline float special_value(std::uint32_t which, FloatDType dtype) {
   const float v = dtype == FloatDType::F16 ? kSpecialValuesF16[which] : kSpecialValues[which];

@@ -67,8 +67,9 @@ public:
     const auto dtypes_end = k_.dtypes.begin() + k_.dtype_count;
     const auto dtype_at = std::find(k_.dtypes.begin(), dtypes_end, dtype_);
     if (dtype_at == dtypes_end)
-      throw Unencodable{fmt::format("the program is {}, which the generator's dtypes do not include",
-                                    float_dtype_name(dtype_))};
+      throw Unencodable{
+          fmt::format("the program is {}, which the generator's dtypes do not include",
+                      float_dtype_name(dtype_))};
     if (k_.dtype_count > 1)
       out_.choice(static_cast<std::uint32_t>(dtype_at - k_.dtypes.begin()), k_.dtype_count);
     for (std::size_t i = 0; i < p_.stmts.size(); ++i)
@@ -387,8 +388,9 @@ private:
     const std::span<const Attrs> table = op_info(instr.op).params;
     if (table.empty()) return;
     const Attrs key = table_key(instr.attrs);
-    const auto it = std::find_if(table.begin(), table.end(),
-                                 [&](const Attrs& entry) { return rounded_attrs(entry, dtype_) == key; });
+    const auto it = std::find_if(table.begin(), table.end(), [&](const Attrs& entry) {
+      return rounded_attrs(entry, dtype_) == key;
+    });
     if (it == table.end())
       fail(fmt::format("these attributes are not in {}'s table in op_tables.h", op_name(instr.op)));
     out_.choice(static_cast<std::uint32_t>(it - table.begin()),

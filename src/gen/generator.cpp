@@ -656,13 +656,13 @@ private:
   ByteReader in_;
   Knobs k_;
   Program program_;
-  int float_leaves_ = 0;            // MAX_LEAVES counts the gradient-tracked leaves only
+  int float_leaves_ = 0;               // MAX_LEAVES counts the gradient-tracked leaves only
   FloatDType dtype_ = FloatDType::F32; // the program's, drawn first
-  std::vector<Reg> scratch_;        // candidate registers, reused across steps
-  std::vector<Op> drawable_;        // draw_op's alternatives, reused across steps
-  std::vector<Attrs> attr_choices_; // reshape's alternatives, reused across steps
-  std::vector<int> ints_;           // diag_embed's offsets, reused across steps
-  std::vector<Shape> lanes_;        // lane_shapes of the knobs
+  std::vector<Reg> scratch_;           // candidate registers, reused across steps
+  std::vector<Op> drawable_;           // draw_op's alternatives, reused across steps
+  std::vector<Attrs> attr_choices_;    // reshape's alternatives, reused across steps
+  std::vector<int> ints_;              // diag_embed's offsets, reused across steps
+  std::vector<Shape> lanes_;           // lane_shapes of the knobs
 };
 
 } // namespace

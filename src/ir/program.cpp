@@ -19,9 +19,10 @@ bool Leaf::operator==(const Leaf& other) const {
 
 namespace {
 
-constexpr double Attrs::*kScalarAttrs[] = {
-    &Attrs::exponent, &Attrs::lo,     &Attrs::hi,        &Attrs::alpha,  &Attrs::slope, &Attrs::lambd,
-    &Attrs::beta,     &Attrs::threshold, &Attrs::weight, &Attrs::eps,    &Attrs::fill};
+constexpr double Attrs::*kScalarAttrs[] = {&Attrs::exponent, &Attrs::lo,        &Attrs::hi,
+                                           &Attrs::alpha,    &Attrs::slope,     &Attrs::lambd,
+                                           &Attrs::beta,     &Attrs::threshold, &Attrs::weight,
+                                           &Attrs::eps,      &Attrs::fill};
 
 } // namespace
 
@@ -106,8 +107,8 @@ std::string validate(const Program& p) {
                (s.dtype == DType::Bool ? "mask" : "f32 tensor");
       for (double Attrs::*field : kScalarAttrs)
         if (!representable(s.instr.attrs.*field, p.float_dtype))
-          return where + "attribute " + double_literal(s.instr.attrs.*field, "nan", "inf") + " is not a " +
-                 std::string(float_dtype_name(p.float_dtype)) + " value";
+          return where + "attribute " + double_literal(s.instr.attrs.*field, "nan", "inf") +
+                 " is not a " + std::string(float_dtype_name(p.float_dtype)) + " value";
       const ShapeResult inferred = infer_shape(s.instr.op, s.instr.attrs, shapes);
       if (!inferred.ok()) return where + inferred.error();
       if (!(inferred.shape() == s.shape))

@@ -117,9 +117,11 @@ std::string attrs_text(Op op, const Attrs& a) {
 std::string stmt_to_text(const Program& p, Reg reg) {
   const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
   switch (s.kind) {
-  case StmtKind::Leaf: return fmt::format("%{} = leaf {}", reg, shape_text(s.shape, s.dtype, p.float_dtype));
+  case StmtKind::Leaf:
+    return fmt::format("%{} = leaf {}", reg, shape_text(s.shape, s.dtype, p.float_dtype));
   case StmtKind::Alias:
-    return fmt::format("%{} = alias %{} : {}", reg, s.source, shape_text(s.shape, s.dtype, p.float_dtype));
+    return fmt::format("%{} = alias %{} : {}", reg, s.source,
+                       shape_text(s.shape, s.dtype, p.float_dtype));
   case StmtKind::Op: {
     std::string line = fmt::format("%{} = {}", reg, op_name(s.instr.op));
     for (std::size_t i = 0; i < s.instr.operands.size(); ++i)

@@ -417,9 +417,9 @@ std::string emit_cpp_repro(const ReproCase& repro) {
     const std::vector<Reg> leaf_regs = p.leaf_registers();
     for (std::size_t i = 0; i < leaf_regs.size(); ++i)
       if (p.leaves[i].dtype == DType::F32) // index leaves are never differentiated
-        out += fmt::format("  bad += check(\"grad %{}\", grad_of({}), {});\n", leaf_regs[i],
-                           reg(leaf_regs[i]),
-                           expected_args(repro.expected_grads[i], repro_detail::bounds_of(repro, i)));
+        out += fmt::format(
+            "  bad += check(\"grad %{}\", grad_of({}), {});\n", leaf_regs[i], reg(leaf_regs[i]),
+            expected_args(repro.expected_grads[i], repro_detail::bounds_of(repro, i)));
   }
   out += "  std::printf(bad ? \"DIVERGES: %d element(s)\\n\" : \"AGREES (%d diverging "
          "elements)\\n\", bad);\n";

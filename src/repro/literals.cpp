@@ -46,8 +46,8 @@ void check_case(const ReproCase& repro) {
     throw std::invalid_argument(fmt::format("repro: {} expected root values for {} elements",
                                             repro.expected_root.size(), root_numel));
   if (!repro.root_bound.empty() && repro.root_bound.size() != root_numel)
-    throw std::invalid_argument(fmt::format("repro: {} root bounds for {} elements",
-                                            repro.root_bound.size(), root_numel));
+    throw std::invalid_argument(
+        fmt::format("repro: {} root bounds for {} elements", repro.root_bound.size(), root_numel));
   if (!repro.check_gradients) return;
   if (repro.expected_grads.size() != p.leaves.size())
     throw std::invalid_argument(fmt::format("repro: {} expected gradients for {} leaves",
@@ -58,9 +58,10 @@ void check_case(const ReproCase& repro) {
           fmt::format("repro: gradient of leaf {} has {} values for {} elements", i,
                       repro.expected_grads[i].size(), p.leaves[i].shape.numel()));
   for (std::size_t i = 0; i < repro.grad_bounds.size(); ++i)
-    if (!repro.grad_bounds[i].empty() && repro.grad_bounds[i].size() != repro.expected_grads[i].size())
-      throw std::invalid_argument(fmt::format("repro: gradient of leaf {} has {} bounds", i,
-                                              repro.grad_bounds[i].size()));
+    if (!repro.grad_bounds[i].empty() &&
+        repro.grad_bounds[i].size() != repro.expected_grads[i].size())
+      throw std::invalid_argument(
+          fmt::format("repro: gradient of leaf {} has {} bounds", i, repro.grad_bounds[i].size()));
 }
 
 Shape result_shape(const Program& p, const Instr& in) {

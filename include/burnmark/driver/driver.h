@@ -23,8 +23,8 @@ concept Framework = requires(F f, const typename F::Tensor& t, const Leaf& leaf,
                              const Shape& shape, const Program& program) {
   typename F::Tensor;
   {f.reset(program)}; // forget the previous program; this one's leaves come next
-  { f.leaf(leaf, bool{}) } -> std::same_as<typename F::Tensor>; // bool: track gradient
-  { f.alias(t) } -> std::same_as<typename F::Tensor>;           // same node, not a copy
+  { f.leaf(leaf, bool{}) } -> std::same_as<typename F::Tensor>;            // bool: track gradient
+  { f.alias(t) } -> std::same_as<typename F::Tensor>;                      // same node, not a copy
   { f.apply(instr, operands, shape) } -> std::same_as<typename F::Tensor>; // shape: inferred result
   {f.backward(t)};                                          // seeded with ones of t's shape
   { f.grad(t) } -> std::same_as<std::optional<HostTensor>>; // nullopt: no gradient reached it

@@ -3,7 +3,8 @@
 //
 // The signature of a MINIMISED program is the canonical text
 //   sig1|div=<sorted backend:kind classes>|graph=<canonical DAG>|special=<value classes>
-// (with `dtype=bf16|` after `sig1|` in a program of a reduced dtype) and its id is the first 12 hex digits of the text's FNV-1a-64 hash.
+// (with `dtype=bf16|` after `sig1|` in a program of a reduced dtype) and its id is the first 12 hex
+// digits of the text's FNV-1a-64 hash.
 //   - graph: a post-order walk from the root, each node numbered on first visit, written as
 //     `label(args)`; operands of add and mul are ordered by a structural hash, so two programs
 //     that differ only in register numbering, in the order of independent statements or in the

@@ -15,8 +15,8 @@
 
 namespace burnmark {
 
-// CPU, the program's float dtype, autograd. Tensors are LibTorch's own handles, so copying one shares the data
-// and the autograd node, which is what the alias protocol needs.
+// CPU, the program's float dtype, autograd. Tensors are LibTorch's own handles, so copying one
+// shares the data and the autograd node, which is what the alias protocol needs.
 class LibTorchFramework {
 public:
   using Tensor = torch::Tensor;

@@ -65,9 +65,9 @@ private:
   ConventionSet saved_;
 };
 
-// Ulp allowances in units of storage.u. Correctly rounded ops differ from ours only through their inputs,
-// but two roundings of nearby exact values may land one ulp (2u) apart. Transcendentals: Sleef's
-// u10 kernels are within 1 ulp, composed ones (sigmoid) a few roundings more.
+// Ulp allowances in units of storage.u. Correctly rounded ops differ from ours only through their
+// inputs, but two roundings of nearby exact values may land one ulp (2u) apart. Transcendentals:
+// Sleef's u10 kernels are within 1 ulp, composed ones (sigmoid) a few roundings more.
 inline constexpr double kExactUlps = 2;
 inline constexpr double kTranscendentalUlps = 4;
 
@@ -283,7 +283,8 @@ template <class Steps> Approx one_kernel(Steps steps) {
   if (indeterminate(in_f32)) return {per_step.v, kInf};
   const Approx once = finish(in_f32.v, in_f32.e, in_f32.e == 0 ? 1.0 : kExactUlps);
   if (!std::isfinite(once.v) || !std::isfinite(per_step.v))
-    return std::isnan(once.v) == std::isnan(per_step.v) && (once.v == per_step.v || std::isnan(once.v))
+    return std::isnan(once.v) == std::isnan(per_step.v) &&
+                   (once.v == per_step.v || std::isnan(once.v))
                ? per_step
                : Approx{per_step.v, kInf};
   return {per_step.v, std::max(per_step.e, std::fabs(once.v - per_step.v) + once.e)};

@@ -206,7 +206,8 @@ inline Approx softplus_forward(Approx x, const Attrs& at) {
   if (lin) return {x.v, x.e};
   // Rounding beta x costs up to |beta x| u in exp; exp below the normal range loses the rest.
   const double w = beta * x.v;
-  const double arg = beta == 1 ? 0.0 : 2 * storage.u * std::fabs(w) * act::sigmoid(w) / std::fabs(beta);
+  const double arg =
+      beta == 1 ? 0.0 : 2 * storage.u * std::fabs(w) * act::sigmoid(w) / std::fabs(beta);
   const double sub = w < act::kExpSubnormal ? std::fabs(z) : 0.0;
   return act::fin(z, act::spread(soft, x, z) + arg + sub, act::kKernelUlps);
 }
@@ -221,7 +222,8 @@ inline Approx softplus_backward(Approx g, Approx x, Approx, const Attrs& at) {
   if (indeterminate(x)) return unknown(g.v * dv);
   if (act::softplus_switches(x, beta, th)) {
     const double jump = std::fabs(1 - d(x.v));
-    if (jump > act::kKernelUlps * storage.u && !(g.v == 0 && g.e == 0)) return {to_storage(g.v * dv), kInf};
+    if (jump > act::kKernelUlps * storage.u && !(g.v == 0 && g.e == 0))
+      return {to_storage(g.v * dv), kInf};
     return act::times(g, dv, act::spread(d, x, dv) + jump, act::kKernelUlps);
   }
   if (lin) return g;
@@ -589,7 +591,8 @@ inline Approx logit_backward(Approx g, Approx x, Approx, const Attrs& at) {
   }
   // x (1 - x) is exact in double; the kernel rounds 1 - x and the product.
   const double p = v * (1 - v);
-  const Approx res = div(g, {p, 2 * kExactUlps * storage.u * p + scaled(std::fabs(1 - 2 * v) + x.e, x.e)});
+  const Approx res =
+      div(g, {p, 2 * kExactUlps * storage.u * p + scaled(std::fabs(1 - 2 * v) + x.e, x.e)});
   return edge && !(g.v == 0 && g.e == 0) ? Approx{res.v, kInf} : res;
 }
 

@@ -142,8 +142,8 @@ inline bool quotient_jumps(Approx a, Approx b, IntegerRange r) {
 
 inline Approx div_rounded(Approx a, Approx b, bool floor_mode) {
   const double v = to_storage(rounded_division(a.v, b.v, floor_mode));
-  // From 2^digits on (2^24 in f32) the integer itself is rounded, and divmod formulas (LibTorch's) round
-  // the quotient and a - fmod(a, b) on the way: one ulp, as for a division.
+  // From 2^digits on (2^24 in f32) the integer itself is rounded, and divmod formulas (LibTorch's)
+  // round the quotient and a - fmod(a, b) on the way: one ulp, as for a division.
   const double big =
       std::isfinite(v) && std::fabs(v) >= 1 / storage.u ? kExactUlps * storage.u * std::fabs(v) : 0;
   if (exact(a) && exact(b)) return {v, big};
@@ -493,7 +493,8 @@ inline Approx lerp_forward(Approx a, Approx b, const Attrs& at) {
     return {v, v == 0 ? storage.underflow_step : 0.0};
   }
   const double e = std::fabs(1 - w) * a.e + std::fabs(w) * b.e +
-                   3 * storage.u * std::max(std::fabs(w), std::fabs(1 - w)) * d + 3 * storage.underflow_step;
+                   3 * storage.u * std::max(std::fabs(w), std::fabs(1 - w)) * d +
+                   3 * storage.underflow_step;
   return finish(z, e, kExactUlps);
 }
 

@@ -18,7 +18,8 @@ namespace burnmark::ref {
 // rounding of x - m (u |x - m|, at most n / e over the row in total, weighted by the terms) and
 // its own few ulps, the sum (n - 1) u, the log and the final addition of m.
 inline double lse_rounding(double n, double log_s, double r) {
-  return storage.u * (n / 2.718281828459045 + 4 + n) + 4 * storage.u * std::fabs(log_s) + 2 * storage.u * std::fabs(r);
+  return storage.u * (n / 2.718281828459045 + 4 + n) + 4 * storage.u * std::fabs(log_s) +
+         2 * storage.u * std::fabs(r);
 }
 
 inline Approx logsumexp_forward(Row x) {

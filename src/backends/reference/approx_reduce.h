@@ -32,7 +32,8 @@ struct SumAccumulator {
   // The sum of the n terms so far, with `extra` more roundings (a mean's division, a caller's
   // own steps).
   Approx value(double n, double extra_roundings = 0) const {
-    if (indet || (abs_sum >= storage.overflow && ((pos && negative) || non_finite))) return unknown(sum);
+    if (indet || (abs_sum >= storage.overflow && ((pos && negative) || non_finite)))
+      return unknown(sum);
     return finish_exact(sum, err + (n - 1 + extra_roundings) * storage.u * abs_sum);
   }
 };

@@ -218,10 +218,10 @@ inline double trigamma_d(double xd) {
   return static_cast<double>(sign * (acc + series));
 }
 
-// Ulps allowances (units of storage.u = half an f32 ulp; k storage.u |z| is at least k/2 ulps): the error of
-// the f32 library LibTorch calls, plus our own half ulp, measured against these double values.
-// Sleef u10 kernels (sin ... erf, lgamma) are within 1 ulp (measured: 0.9); Sleef's erfc u15
-// within 1.5 (measured 1.1); glibc 2.36's float asinh/acosh/atanh within 2 (measured 1.8);
+// Ulps allowances (units of storage.u = half an f32 ulp; k storage.u |z| is at least k/2 ulps): the
+// error of the f32 library LibTorch calls, plus our own half ulp, measured against these double
+// values. Sleef u10 kernels (sin ... erf, lgamma) are within 1 ulp (measured: 0.9); Sleef's erfc
+// u15 within 1.5 (measured 1.1); glibc 2.36's float asinh/acosh/atanh within 2 (measured 1.8);
 // glibc's lgammaf, LibTorch's scalar tail of lgamma, within 2.1 ulps for x > 0 and 5.2 for x < 0.
 // erfinv, digamma and trigamma have no vendor kernel; a correct f32 erfinv is within 2 ulps
 // (CUDA's erfinvf documents 2), digamma and trigamma within 1 (a double evaluation rounded once).

@@ -174,8 +174,8 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
     } else if (terms == 1) {
       dst.set(jj, {s.sum[j], s.err[j]}); // a one-term sum is a copy in every library
     } else {
-      dst.set(jj, finish_exact(s.sum[j],
-                               s.err[j] + static_cast<double>(terms - 1) * storage.u * s.abs_sum[j]));
+      dst.set(jj, finish_exact(s.sum[j], s.err[j] + static_cast<double>(terms - 1) * storage.u *
+                                                        s.abs_sum[j]));
     }
   }
 }

@@ -175,7 +175,8 @@ inline SquareFacts square_facts(const Buf& x, std::int64_t offset, int n) {
       n, [&](int i, int j) { return box[static_cast<std::size_t>(i * n + j)]; }, true);
   // The double sums themselves carry relative errors of a few 2^-53.
   f.perturbation = (perm_box - perm) + 0x1p-48 * perm_box;
-  f.det_e = f.perturbation + (n - 1) * storage.u * (std::fabs(f.det) + f.perturbation) + (2 * storage.underflow_step);
+  f.det_e = f.perturbation + (n - 1) * storage.u * (std::fabs(f.det) + f.perturbation) +
+            (2 * storage.underflow_step);
 
   double most = 0, least = kInf;
   for (unsigned mask = 1; mask < (1u << n); ++mask) {
@@ -203,7 +204,8 @@ inline Approx det_value(const SquareFacts& f) {
   double e = f.det_e;
   if (f.product_underflow) e = std::max(e, std::fabs(f.det));
   const Approx r = finish(f.det, e, 0.0);
-  if (f.product_overflow && !(std::fabs(f.det) - f.det_e >= storage.overflow)) return unknown(f.det);
+  if (f.product_overflow && !(std::fabs(f.det) - f.det_e >= storage.overflow))
+    return unknown(f.det);
   return r;
 }
 
@@ -217,8 +219,8 @@ inline Approx logabsdet_value(const SquareFacts& f) {
   if (f.zero_line) return {-kInf, 0.0};
   const double d = std::fabs(f.det);
   if (d <= f.perturbation) return unknown(std::log(d));
-  const double e =
-      neg_log1p_neg_bound(f.perturbation / d) + 2.0 * f.n * storage.u * f.log_pivots + f.n * (2 * storage.underflow_step);
+  const double e = neg_log1p_neg_bound(f.perturbation / d) + 2.0 * f.n * storage.u * f.log_pivots +
+                   f.n * (2 * storage.underflow_step);
   return finish(std::log(d), e, 0.0);
 }
 
