@@ -2,8 +2,8 @@
 # Regenerates the binary fuzz seeds from the text programs: every corpus/programs/NAME.txt
 # becomes corpus/fuzz_autograd/NAME and corpus/fuzz_tensor_ops/NAME (fuzzer bytes that decode
 # to exactly that program, via `burnmark encode`), and every corpus/programs-bf16/NAME.txt
-# (-f16) becomes corpus/fuzz_autograd_bf16/NAME (_f16), seeds for BURNMARK_DTYPES=bf16 (f16)
-# campaigns. Run after editing a program or the generator.
+# (-f16, -f64) becomes corpus/fuzz_autograd_bf16/NAME (_f16, _f64), seeds for campaigns at
+# that BURNMARK_DTYPES. Run after editing a program or the generator.
 #
 #   corpus/regenerate.sh [BUILD_DIR]     (default: build/test; configured and built if needed)
 #   BURNMARK=/path/to/burnmark corpus/regenerate.sh     (use an existing binary)
@@ -37,7 +37,7 @@ for program in "${programs[@]}"; do
   cp "$root/corpus/fuzz_autograd/$name" "$root/corpus/fuzz_tensor_ops/$name"
 done
 echo "regenerate.sh: ${#programs[@]} seeds in corpus/fuzz_autograd and corpus/fuzz_tensor_ops"
-for dtype in bf16 f16; do
+for dtype in bf16 f16 f64; do
   typed=("$root"/corpus/programs-$dtype/*.txt)
   mkdir -p "$root/corpus/fuzz_autograd_$dtype"
   for program in "${typed[@]}"; do

@@ -108,8 +108,8 @@ TEST(Config, BadValuesGiveOneLineNamingTheValidChoices) {
             "BURNMARK_TOLERANCE: '-1e-4' out of range (valid: 0..1)");
   EXPECT_EQ(error_of({{"BURNMARK_SPECIAL_RATE", "1.5"}}),
             "BURNMARK_SPECIAL_RATE: '1.5' out of range (valid: 0..1)");
-  EXPECT_EQ(error_of({{"BURNMARK_DTYPES", "f32,f64"}}),
-            "BURNMARK_DTYPES: unknown dtype 'f64' (valid: comma list of f32, bf16, f16)");
+  EXPECT_EQ(error_of({{"BURNMARK_DTYPES", "f32,f8"}}),
+            "BURNMARK_DTYPES: unknown dtype 'f8' (valid: comma list of f32, bf16, f16, f64)");
   EXPECT_EQ(error_of({{"FUZZ_MIN_DIM", "20"}}),
             "FUZZ_MIN_DIM: 20 exceeds FUZZ_MAX_DIM 16 (valid: FUZZ_MIN_DIM <= FUZZ_MAX_DIM)");
 }

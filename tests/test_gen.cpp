@@ -522,7 +522,7 @@ GeneratorOptions with_dtypes(GeneratorOptions o, std::vector<FloatDType> dtypes)
 // there is reached and no other; encode and the text form round-trip.
 TEST(Generate, ReducedDtypeProgramsReachTheirOpsAndRoundTrip) {
   std::mt19937 rng(16);
-  for (FloatDType d : {FloatDType::BF16, FloatDType::F16}) {
+  for (FloatDType d : {FloatDType::BF16, FloatDType::F16, FloatDType::F64}) {
     std::array<int, kOpCount> per_op{};
     for (const GeneratorOptions& base : {GeneratorOptions{}, options(8, 0.5), options(4, 0.0)}) {
       const GeneratorOptions o = with_dtypes(base, {d});

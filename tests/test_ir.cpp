@@ -387,7 +387,7 @@ TEST(Text, AProgramHoldsOnlyValuesItsDtypeRepresents) {
     return r.ok() ? std::string() : r.error();
   };
   EXPECT_NE(error_of("dtype bf16\n%0 = leaf f32[1] [1]\n").find("bf16[2,3]"), std::string::npos);
-  EXPECT_NE(error_of("dtype f64\n%0 = leaf f32[1] [1]\n").find("dtype must be"), std::string::npos);
+  EXPECT_NE(error_of("dtype f8\n%0 = leaf f32[1] [1]\n").find("dtype must be"), std::string::npos);
   EXPECT_NE(error_of("%0 = leaf f32[1] [1]\ndtype f16\n").find("before the first statement"),
             std::string::npos);
   EXPECT_NE(error_of("dtype bf16\n%0 = leaf bf16[1] [0.1]\n").find("not a bf16 value"),

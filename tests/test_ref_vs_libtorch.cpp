@@ -688,13 +688,13 @@ TEST(RefVsLibTorchDtypes, LibTorchLacksExactlyTheOpsTheGeneratorLeavesOut) {
   }
 }
 
-// In bf16 and f16 the reference rounds and bounds in the dtype; LibTorch agrees with it on every
-// op it has, forward and backward, except where a departure is recorded.
-TEST(RefVsLibTorchDtypes, EveryOpLibTorchHasAgreesInBf16AndF16) {
+// In bf16, f16 and f64 the reference rounds and bounds in the dtype; LibTorch agrees with it on
+// every op it has, forward and backward, except where a departure is recorded.
+TEST(RefVsLibTorchDtypes, EveryOpLibTorchHasAgreesInBf16F16AndF64) {
   const auto ref = make_reference_backend();
   const auto lt = make_libtorch_backend(1);
   std::set<std::pair<FloatDType, Op>> checked;
-  for (FloatDType d : {FloatDType::BF16, FloatDType::F16})
+  for (FloatDType d : {FloatDType::BF16, FloatDType::F16, FloatDType::F64})
     for (const NamedProgram& np : programs_per_op()) {
       const Program p = with_float_dtype(np.program, d);
       if (!every_op_generated_at(p, d)) continue;
@@ -718,9 +718,12 @@ TEST(RefVsLibTorchDtypes, EveryOpLibTorchHasAgreesInBf16AndF16) {
   EXPECT_GE(std::count_if(checked.begin(), checked.end(),
                           [](const auto& c) { return c.first == FloatDType::F16; }),
             55);
+  EXPECT_EQ(std::count_if(checked.begin(), checked.end(),
+                          [](const auto& c) { return c.first == FloatDType::F64; }),
+            static_cast<std::ptrdiff_t>(kOpCount));
 }
 
-// corpus/programs-bf16 and -f16: every program is in its directory's dtype, is a seed the
+// corpus/programs-bf16, -f16 and -f64: every program is in its directory's dtype, is a seed the
 // generator can produce at that dtype (corpus/regenerate.sh encodes them), and replays in
 // agreement, gradients included.
 TEST(RefVsLibTorchDtypes, TheReducedDtypeCorpusReplaysInAgreement) {
@@ -728,7 +731,7 @@ TEST(RefVsLibTorchDtypes, TheReducedDtypeCorpusReplaysInAgreement) {
   const std::filesystem::path root = env ? env : BURNMARK_FALLBACK_SOURCE_DIR;
   const auto ref = make_reference_backend();
   const auto lt = make_libtorch_backend(1);
-  for (FloatDType d : {FloatDType::BF16, FloatDType::F16}) {
+  for (FloatDType d : {FloatDType::BF16, FloatDType::F16, FloatDType::F64}) {
     const std::filesystem::path dir =
         root / "corpus" / ("programs-" + std::string(float_dtype_name(d)));
     ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;

@@ -64,7 +64,7 @@ Error parse(std::string_view env, std::string_view text, std::vector<FloatDType>
     const std::string_view name = trim(text.substr(0, comma));
     const auto dtype = float_dtype_from_name(name);
     if (!dtype)
-      return fmt::format("{}: unknown dtype '{}' (valid: comma list of f32, bf16, f16)", env, name);
+      return fmt::format("{}: unknown dtype '{}' (valid: comma list of f32, bf16, f16, f64)", env, name);
     out.push_back(*dtype);
     if (comma == std::string_view::npos) return std::nullopt;
     text.remove_prefix(comma + 1);
@@ -95,7 +95,7 @@ Error cross_check(const Config& c) {
 constexpr std::string_view range_for(std::string_view type, std::string_view numeric_range) {
   if (type == "Mode") return "panic|continuous";
   if (type == "Text") return {};
-  if (type == "DTypes") return "f32,bf16,f16";
+  if (type == "DTypes") return "f32,bf16,f16,f64";
   return numeric_range;
 }
 

@@ -100,6 +100,7 @@ bool op_generated_at(Op op, FloatDType dtype) {
   case FloatDType::F32: return true;
   case FloatDType::BF16: return !gen_detail::listed(gen_detail::kNotInBf16, op);
   case FloatDType::F16: return !gen_detail::listed(gen_detail::kNotInF16, op);
+  case FloatDType::F64: return true;
   }
   return true;
 }

@@ -419,7 +419,7 @@ ParseResult parse_program(std::string_view text) {
     if (lp.peek("dtype")) {
       lp.word();
       const auto dtype = float_dtype_from_name(lp.word());
-      if (!dtype || !lp.done()) return error("dtype must be f32, bf16 or f16");
+      if (!dtype || !lp.done()) return error("dtype must be f32, bf16, f16 or f64");
       if (!p.stmts.empty()) return error("the dtype line comes before the first statement");
       p.float_dtype = *dtype;
       continue;

@@ -263,6 +263,7 @@ std::string_view torch_dtype(FloatDType d) {
   case FloatDType::F32: return "torch::kFloat32";
   case FloatDType::BF16: return "torch::kBFloat16";
   case FloatDType::F16: return "torch::kFloat16";
+  case FloatDType::F64: return "torch::kFloat64";
   }
   return "torch::kFloat32";
 }

@@ -266,6 +266,7 @@ std::string_view torch_dtype_name(FloatDType d) {
   case FloatDType::F32: return "float32";
   case FloatDType::BF16: return "bfloat16";
   case FloatDType::F16: return "float16";
+  case FloatDType::F64: return "float64";
   }
   return "float32";
 }

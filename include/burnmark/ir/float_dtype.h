@@ -12,8 +12,11 @@
 
 namespace burnmark {
 
-enum class FloatDType : unsigned char { F32, BF16, F16 };
-inline constexpr FloatDType kFloatDTypes[] = {FloatDType::F32, FloatDType::BF16, FloatDType::F16};
+// F64 programs hold f32-representable leaf values (leaf data is f32); everything computed from
+// them is f64.
+enum class FloatDType : unsigned char { F32, BF16, F16, F64 };
+inline constexpr FloatDType kFloatDTypes[] = {FloatDType::F32, FloatDType::BF16, FloatDType::F16,
+                                              FloatDType::F64};
 
 // The dtype's spelling in the text form and in BURNMARK_DTYPES.
 constexpr std::string_view float_dtype_name(FloatDType d) {
@@ -21,6 +24,7 @@ constexpr std::string_view float_dtype_name(FloatDType d) {
   case FloatDType::F32: return "f32";
   case FloatDType::BF16: return "bf16";
   case FloatDType::F16: return "f16";
+  case FloatDType::F64: return "f64";
   }
   return "?";
 }
@@ -38,9 +42,13 @@ struct FloatFormat {
   double max_finite;
   // Unit roundoff: half an ulp, relative.
   double unit_roundoff() const { return std::ldexp(1.0, -digits); }
-  // Half the subnormal step: what one rounding may cost in absolute terms near zero.
-  double half_subnormal_step() const { return std::ldexp(1.0, min_exponent - digits); }
-  // Exact results of at least this magnitude round to infinity (max finite plus half an ulp).
+  // Half the subnormal step: what one rounding may cost in absolute terms near zero (for f64,
+  // which double cannot go below, the whole step).
+  double half_subnormal_step() const {
+    return std::max(std::ldexp(1.0, min_exponent - digits), std::numeric_limits<double>::denorm_min());
+  }
+  // Exact results of at least this magnitude round to infinity (max finite plus half an ulp;
+  // infinity for f64, whose exact results a double cannot hold).
   double overflow_threshold() const {
     return max_finite + std::ldexp(1.0, std::ilogb(max_finite) - digits);
   }
@@ -51,6 +59,7 @@ constexpr FloatFormat float_format(FloatDType d) {
   case FloatDType::F32: return {24, -126, 0x1.fffffep127};
   case FloatDType::BF16: return {8, -126, 0x1.fep127};
   case FloatDType::F16: return {11, -14, 65504.0};
+  case FloatDType::F64: return {53, -1022, std::numeric_limits<double>::max()};
   }
   return {24, -126, 0x1.fffffep127};
 }
@@ -66,6 +75,7 @@ inline double round_to_format(double x, const FloatFormat& f) {
 }
 inline double round_to(double x, FloatDType d) {
   if (d == FloatDType::F32) return static_cast<double>(static_cast<float>(x));
+  if (d == FloatDType::F64) return x;
   return round_to_format(x, float_format(d));
 }
 // NaN is representable in every format (its payload is not part of a program).

@@ -41,6 +41,7 @@ void LibTorchFramework::reset(const Program& program) {
   case FloatDType::F32: float_type_ = torch::kFloat32; break;
   case FloatDType::BF16: float_type_ = torch::kBFloat16; break;
   case FloatDType::F16: float_type_ = torch::kFloat16; break;
+  case FloatDType::F64: float_type_ = torch::kFloat64; break;
   }
 }
 
@@ -282,10 +283,15 @@ HostTensor LibTorchFramework::read(const Tensor& t) {
   // sgn's backward hands autograd an "efficient zero tensor", which reaches a leaf's .grad
   // without storage; its values are zeros (read through a copy, as printing it would).
   if (c._is_zerotensor()) c = torch::zeros(c.sizes(), c.options().dtype(torch::kFloat32));
-  // Widening to f32 is exact for every float dtype a program may have.
-  if (c.scalar_type() != torch::kFloat32) c = c.to(torch::kFloat32);
   HostTensor out;
   out.shape = shape_of(c);
+  if (c.scalar_type() == torch::kFloat64) {
+    const double* p = c.data_ptr<double>();
+    out.values.assign(p, p + c.numel());
+    return out;
+  }
+  // Widening to f32 is exact for bf16 and f16.
+  if (c.scalar_type() != torch::kFloat32) c = c.to(torch::kFloat32);
   const float* p = c.data_ptr<float>();
   out.values.assign(p, p + c.numel());
   return out;

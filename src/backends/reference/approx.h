@@ -78,19 +78,21 @@ struct Approx {
   double e = 0;
 };
 
-// For what a library computes in f32 whatever the program's dtype (constants, intermediates).
-inline double to_f32(double x) {
-  return static_cast<double>(static_cast<float>(x));
+// What a kernel computes its constants and intermediates in: LibTorch's opmath type, f32 for
+// f32, bf16 and f16 programs, f64 for f64 ones.
+inline double to_opmath(double x) {
+  return storage.dtype == FloatDType::F64 ? x : static_cast<double>(static_cast<float>(x));
 }
 // A result as the program's dtype stores it.
 inline double to_storage(double x) {
-  return storage.dtype == FloatDType::F32 ? to_f32(x) : round_to(x, storage.dtype);
+  return storage.dtype == FloatDType::F32 ? static_cast<double>(static_cast<float>(x))
+                                          : round_to(x, storage.dtype);
 }
 // A double scalar a formula multiplies a tensor by (derivatives.yaml's constants, 1 - weight):
-// LibTorch keeps it in f32 for some kernels and casts it to the tensor's dtype for others, so
-// either value is correct; the bound spans both (it is 0 in f32 programs).
+// LibTorch keeps it in the opmath type for some kernels and casts it to the tensor's dtype for
+// others, so either value is correct; the bound spans both (0 in f32 and f64 programs).
 inline Approx scalar_operand(double c) {
-  const double f = to_f32(c);
+  const double f = to_opmath(c);
   return {f, std::fabs(f - to_storage(c))};
 }
 inline bool indeterminate(Approx a) {
@@ -274,7 +276,9 @@ inline Approx tanh(Approx a) {
 // implementations, so the bound spans the two. In f32 there is one answer.
 template <class Steps> Approx one_kernel(Steps steps) {
   const Approx per_step = steps();
-  if (storage.dtype == FloatDType::F32 || indeterminate(per_step)) return per_step;
+  if (storage.dtype == FloatDType::F32 || storage.dtype == FloatDType::F64 ||
+      indeterminate(per_step))
+    return per_step;
   Approx in_f32;
   {
     const StorageScope opmath(FloatDType::F32);

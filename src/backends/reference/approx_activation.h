@@ -174,7 +174,7 @@ inline Approx logsigmoid_backward(Approx g, Approx x, Approx, const Attrs&) {
 // as the kernel does (0.2f * 10 rounds to 2, which is not above 2).
 namespace act {
 inline bool softplus_linear(double x, double beta, double threshold) {
-  return to_f32(x * beta) > threshold;
+  return to_opmath(x * beta) > threshold;
 }
 inline double softplus_soft(double x, double beta) {
   return softplus1(beta * x) / beta;

@@ -295,7 +295,7 @@ inline Approx frac_backward(Approx g, Approx, Approx, const Attrs&) {
 
 inline Approx clamp_min_forward(Approx x, const Attrs& at) {
   using namespace elementary_detail;
-  const double lo = to_f32(at.lo);
+  const double lo = to_opmath(at.lo);
   if (std::isnan(lo)) return {kNaN, 0.0};
   if (std::isnan(x.v)) return x;
   const double z = x.v < lo ? lo : x.v;
@@ -306,7 +306,7 @@ inline Approx clamp_min_forward(Approx x, const Attrs& at) {
 // bound (no comparison with NaN holds, so that zero is certain), 0 rather than NaN for an
 // infinite grad below the bound.
 inline Approx clamp_min_backward(Approx g, Approx x, Approx, const Attrs& at) {
-  const double lo = to_f32(at.lo);
+  const double lo = to_opmath(at.lo);
   // The other side of clamp-grad-open-below blocks the gradient at x = lo itself (oneDNN's clip).
   const bool pass = other_side(Convention::ClampGradOpenBelow) ? x.v > lo : x.v >= lo;
   return gate(g, pass, !std::isnan(lo) && touches(x, lo));
@@ -314,7 +314,7 @@ inline Approx clamp_min_backward(Approx g, Approx x, Approx, const Attrs& at) {
 
 inline Approx clamp_max_forward(Approx x, const Attrs& at) {
   using namespace elementary_detail;
-  const double hi = to_f32(at.hi);
+  const double hi = to_opmath(at.hi);
   if (std::isnan(hi)) return {kNaN, 0.0};
   if (std::isnan(x.v)) return x;
   const double z = x.v > hi ? hi : x.v;
@@ -323,7 +323,7 @@ inline Approx clamp_max_forward(Approx x, const Attrs& at) {
 }
 // D: where(self <= max, grad, 0).
 inline Approx clamp_max_backward(Approx g, Approx x, Approx, const Attrs& at) {
-  const double hi = to_f32(at.hi);
+  const double hi = to_opmath(at.hi);
   return gate(g, x.v <= hi, !std::isnan(hi) && touches(x, hi));
 }
 

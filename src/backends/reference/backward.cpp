@@ -224,7 +224,7 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Clamp:
     return unary(
         out, a, dx,
-        [lo = to_f32(at.lo), hi = to_f32(at.hi),
+        [lo = to_opmath(at.lo), hi = to_opmath(at.hi),
          open_below = other_side(Convention::ClampGradOpenBelow)](Approx g, Approx x, Approx) {
           const bool uncertain = lo <= hi && (touches(x, lo) || touches(x, hi));
           const bool above_lo = open_below ? lo < x.v : lo <= x.v;

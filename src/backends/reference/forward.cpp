@@ -73,7 +73,7 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Tanh: return map_unary(a.value, o, [](Approx x) { return tanh(x); });
   case Op::Clamp:
     // The bounds are f32 scalars on the LibTorch side.
-    return map_unary(a.value, o, [lo = to_f32(at.lo), hi = to_f32(at.hi)](Approx x) {
+    return map_unary(a.value, o, [lo = to_opmath(at.lo), hi = to_opmath(at.hi)](Approx x) {
       return clamp(x, lo, hi);
     });
   case Op::SumAll: return reduction(a, plain_walk(a.shape), false, out, s);

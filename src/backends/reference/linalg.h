@@ -86,7 +86,7 @@ inline void addmm_forward(const Node& input, const Node& m1, const Node& m2, Nod
     for (std::int64_t j = 0; j < cols; ++j)
       out.value.set(i * cols + j,
                     addmm_element(m1.value, i * k, m2.value, j, k, cols, s.wide_b.at(i * cols + j),
-                                  to_f32(out.attrs.alpha), to_f32(out.attrs.beta)));
+                                  to_opmath(out.attrs.alpha), to_opmath(out.attrs.beta)));
 }
 
 inline Approx trace_forward(const Node& a, ReduceScratch& s) {
@@ -99,9 +99,9 @@ inline Approx trace_forward(const Node& a, ReduceScratch& s) {
 
 // maybe_multiply(t, s): t itself when s is 1, else t * s.
 inline void maybe_multiply(Buf& t, double scale) {
-  if (to_f32(scale) == 1.0) return;
+  if (to_opmath(scale) == 1.0) return;
   for (std::int64_t i = 0; i < t.size(); ++i)
-    t.set(i, mul(t.at(i), Approx{to_f32(scale), 0.0}));
+    t.set(i, mul(t.at(i), Approx{to_opmath(scale), 0.0}));
 }
 
 // Gradients of the matrix operands of mm, mv, dot, outer and addmm, at the operands' shapes;
