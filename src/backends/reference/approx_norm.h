@@ -82,7 +82,11 @@ inline Approx vector_norm_forward(Row x, double p) {
       count += a.v != 0 ? 1 : 0;
       uncertain += straddles_zero(a) ? 1 : 0;
     }
-    return {count, uncertain};
+    // A count past 2^digits (256 in bf16) is not exact in the dtype: rounded once, or stalled
+    // at 2^digits when counted in the dtype (the n-term sum's bound, as for sum).
+    const double v = to_storage(count);
+    const double stall = count < 1 / storage.u ? 0.0 : (count - 1) * storage.u * count;
+    return {v, uncertain + stall};
   }
   for (const Approx& a : x)
     if (std::isnan(a.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
