@@ -8,15 +8,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "burnmark/backends/builtin.h"
 #include "burnmark/gen/generator.h"
+#include "burnmark/ir/input_file.h"
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "libtorch_programs.h"
@@ -726,7 +725,7 @@ TEST(RefVsLibTorchDtypes, EveryOpLibTorchHasAgreesInBf16F16AndF64) {
 // corpus/programs-bf16, -f16 and -f64: every program is in its directory's dtype, is a seed the
 // generator can produce at that dtype (corpus/regenerate.sh encodes them), and replays in
 // agreement, gradients included.
-TEST(RefVsLibTorchDtypes, TheReducedDtypeCorpusReplaysInAgreement) {
+TEST(RefVsLibTorchDtypes, EachDtypesCorpusReplaysInAgreement) {
   const char* env = std::getenv("BURNMARK_SOURCE_DIR");
   const std::filesystem::path root = env ? env : BURNMARK_FALLBACK_SOURCE_DIR;
   const auto ref = make_reference_backend();
@@ -741,10 +740,10 @@ TEST(RefVsLibTorchDtypes, TheReducedDtypeCorpusReplaysInAgreement) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       if (entry.path().extension() != ".txt") continue;
       ++files;
-      std::ifstream in(entry.path());
-      std::stringstream text;
-      text << in.rdbuf();
-      const ParseResult parsed = parse_program(text.str());
+      std::string error;
+      const std::optional<std::string> text = read_input_file(entry.path().string(), error);
+      ASSERT_TRUE(text) << error;
+      const ParseResult parsed = parse_program(*text);
       ASSERT_TRUE(parsed.ok()) << entry.path() << ": " << parsed.error();
       const Program& p = parsed.program();
       SCOPED_TRACE(entry.path().string());
