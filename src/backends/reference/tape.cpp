@@ -64,14 +64,21 @@ void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
   if (!target.has_grad) {
     std::swap(target.grad, *src); // the scratch buffer inherits the old capacity
     target.has_grad = true;
+    target.grad_terms = 1;
     return;
   }
+  // a + b is the same in any order; (a + b) + c is not (c + a) + b: from the third term on, each
+  // addition may round elsewhere in another order, even when every term is exact (found by the
+  // bf16 campaign: scatter_reduce's gradient summed in-place and eager, an ulp apart).
+  const bool order_matters = target.grad_terms++ >= 2;
   double* tv = target.grad.v();
   double* te = target.grad.e();
   const double* sv = src->v();
   const double* se = src->e();
   for (std::int64_t i = 0; i < src->size(); ++i) {
-    const Approx r = add({tv[i], te[i]}, {sv[i], se[i]});
+    Approx r = add({tv[i], te[i]}, {sv[i], se[i]});
+    if (order_matters && std::isfinite(r.v) && !indeterminate(r))
+      r.e += kExactUlps * (storage.u * (std::fabs(tv[i]) + std::fabs(sv[i])) + storage.underflow_step);
     tv[i] = r.v;
     te[i] = r.e;
   }

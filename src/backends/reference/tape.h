@@ -21,6 +21,9 @@ struct Node {
   bool is_leaf = false;
   bool requires_grad = false;
   bool has_grad = false;
+  // Contributions accumulated into grad so far: from the third on, the sum depends on the
+  // order autograd adds them in, which differs between LibTorch's paths (eager, in-place).
+  int grad_terms = 0;
   Buf value;
   Buf grad;
 };
