@@ -14,7 +14,8 @@ int run_show(std::span<const std::string_view> args) {
   if (args.size() == 3 && args[0] == "--dtype") {
     dtype = float_dtype_from_name(args[1]);
     if (!dtype)
-      return usage_error(fmt::format("show: unknown dtype '{}' (valid: f32, bf16, f16, f64)", args[1]));
+      return usage_error(
+          fmt::format("show: unknown dtype '{}' (valid: f32, bf16, f16, f64)", args[1]));
     args = args.subspan(2);
   }
   if (args.size() != 1)

@@ -64,7 +64,8 @@ Error parse(std::string_view env, std::string_view text, std::vector<FloatDType>
     const std::string_view name = trim(text.substr(0, comma));
     const auto dtype = float_dtype_from_name(name);
     if (!dtype)
-      return fmt::format("{}: unknown dtype '{}' (valid: comma list of f32, bf16, f16, f64)", env, name);
+      return fmt::format("{}: unknown dtype '{}' (valid: comma list of f32, bf16, f16, f64)", env,
+                         name);
     out.push_back(*dtype);
     if (comma == std::string_view::npos) return std::nullopt;
     text.remove_prefix(comma + 1);

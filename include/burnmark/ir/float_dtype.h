@@ -45,7 +45,8 @@ struct FloatFormat {
   // Half the subnormal step: what one rounding may cost in absolute terms near zero (for f64,
   // which double cannot go below, the whole step).
   double half_subnormal_step() const {
-    return std::max(std::ldexp(1.0, min_exponent - digits), std::numeric_limits<double>::denorm_min());
+    return std::max(std::ldexp(1.0, min_exponent - digits),
+                    std::numeric_limits<double>::denorm_min());
   }
   // Exact results of at least this magnitude round to infinity (max finite plus half an ulp;
   // infinity for f64, whose exact results a double cannot hold).

@@ -78,7 +78,8 @@ void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
   for (std::int64_t i = 0; i < src->size(); ++i) {
     Approx r = add({tv[i], te[i]}, {sv[i], se[i]});
     if (order_matters && std::isfinite(r.v) && !indeterminate(r))
-      r.e += kExactUlps * (storage.u * (std::fabs(tv[i]) + std::fabs(sv[i])) + storage.underflow_step);
+      r.e +=
+          kExactUlps * (storage.u * (std::fabs(tv[i]) + std::fabs(sv[i])) + storage.underflow_step);
     tv[i] = r.v;
     te[i] = r.e;
   }
