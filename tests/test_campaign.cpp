@@ -77,6 +77,7 @@ LedgerEntry sample_entry(const std::string& sig, std::uint64_t count) {
   e.repro_cpp = sig + "/repro_" + sig + ".cpp";
   e.repro_python = sig + "/repro_" + sig + ".py";
   e.pre_signatures = {"pre1|libtorch:gradient|pow(0.5)(leaf)|special=-0"};
+  e.f32_signature = "fedcba987654";
   return e;
 }
 
@@ -109,6 +110,7 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
     EXPECT_EQ(got->repro_cpp, want.repro_cpp);
     EXPECT_EQ(got->repro_python, want.repro_python);
     EXPECT_EQ(got->pre_signatures, want.pre_signatures);
+    EXPECT_EQ(got->f32_signature, want.f32_signature);
   }
   // Most hits first; the age is whole days since first seen (29 days).
   const std::string json = ledger_to_json(l, now);
@@ -423,4 +425,19 @@ TEST_F(ReproCommand, NothingToReproduceIsExitOneAndUsageIsExitTwo) {
   EXPECT_EQ(run(kPlanted, "repro --lang rust bug.txt", dir_).status, 2);
   EXPECT_EQ(run(kPlanted, "repro --lang cpp", dir_).status, 2);
   EXPECT_EQ(run(kPlanted, "repro --lang cpp missing.txt", dir_).status, 2);
+}
+
+// A bf16 bug whose program also diverges in f32 is known when its f32 signature is.
+TEST_F(FindingsBookTest, AnEntryIsKnownByItsF32SignatureToo) {
+  Ledger ledger;
+  ledger.entries = {sample_entry("0123456789ab", 3)};
+  std::string error;
+  const Suppressions known = Suppressions::parse("fedcba987654 pow-grad-neg-zero in f32\n", error);
+  ASSERT_EQ(error, "");
+  const FindingsBook book(dir_, ledger, known, *runner_, *ref_, FindingsOptions{});
+  EXPECT_EQ(book.ledger().entries.at(0).status, "known");
+  EXPECT_EQ(book.ledger().entries.at(0).anchor, "pow-grad-neg-zero");
+  ledger.entries[0].f32_signature.clear();
+  const FindingsBook without(dir_, ledger, known, *runner_, *ref_, FindingsOptions{});
+  EXPECT_EQ(without.ledger().entries.at(0).status, "new");
 }

@@ -39,7 +39,9 @@ std::string FindingsBook::status_of(const LedgerEntry& entry, std::string& ancho
     anchor = entry.anchor;
     return "filed";
   }
-  if (const KnownBug* k = known_.find(entry.signature)) {
+  const KnownBug* k = known_.find(entry.signature);
+  if (k == nullptr && !entry.f32_signature.empty()) k = known_.find(entry.f32_signature);
+  if (k != nullptr) {
     anchor = k->anchor;
     return "known";
   }
@@ -77,6 +79,7 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
       entry->kinds = c.signature.kinds;
       entry->ops = c.signature.ops;
       entry->specials = c.signature.specials;
+      entry->f32_signature = c.signature.f32_id;
       entry->minimal_program = to_text(c.minimized);
       const std::filesystem::path bug_dir = dir_ / entry->signature;
       std::error_code ec;

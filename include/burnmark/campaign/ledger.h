@@ -38,6 +38,9 @@ struct LedgerEntry {
   // Pre-signatures already mapped to this signature, so a continued campaign does not minimise
   // the same bug again.
   std::vector<std::string> pre_signatures;
+  // A reduced-dtype bug whose program also diverges in f32: that f32 signature, by which the
+  // known-bug list may know it (Signature::f32_id); "" otherwise.
+  std::string f32_signature;
 };
 
 struct Ledger {
