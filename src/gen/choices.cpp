@@ -83,29 +83,35 @@ constexpr Op kNotInF16[] = {Op::Det,         Op::Slogdet,
                             Op::Tanh,        Op::Tanhshrink,
                             Op::Trunc};
 
-template <std::size_t N> constexpr bool listed(const Op (&ops)[N], Op op) {
-  for (Op o : ops)
-    if (o == op) return true;
-  return false;
+// The lists as per-op flags, so that the generator's per-step check is one lookup.
+struct LeftOut {
+  std::array<bool, kOpCount> bf16{};
+  std::array<bool, kOpCount> f16{};
+};
+constexpr LeftOut make_left_out() {
+  LeftOut out;
+  for (Op op : kNotInBf16)
+    out.bf16[static_cast<std::size_t>(op)] = true;
+  for (Op op : kNotInF16)
+    out.f16[static_cast<std::size_t>(op)] = true;
+  return out;
 }
+constexpr LeftOut kLeftOut = make_left_out();
 
 } // namespace
 
 } // namespace burnmark::gen_detail
 
-namespace burnmark {
-
-bool op_generated_at(Op op, FloatDType dtype) {
+bool burnmark::op_generated_at(Op op, FloatDType dtype) {
+  const auto i = static_cast<std::size_t>(op);
   switch (dtype) {
-  case FloatDType::F32: return true;
-  case FloatDType::BF16: return !gen_detail::listed(gen_detail::kNotInBf16, op);
-  case FloatDType::F16: return !gen_detail::listed(gen_detail::kNotInF16, op);
+  case FloatDType::F32:
   case FloatDType::F64: return true;
+  case FloatDType::BF16: return !gen_detail::kLeftOut.bf16[i];
+  case FloatDType::F16: return !gen_detail::kLeftOut.f16[i];
   }
   return true;
 }
-
-} // namespace burnmark
 
 namespace burnmark::gen_detail {
 

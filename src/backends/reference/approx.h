@@ -85,8 +85,7 @@ inline double to_opmath(double x) {
 }
 // A result as the program's dtype stores it.
 inline double to_storage(double x) {
-  return storage.dtype == FloatDType::F32 ? static_cast<double>(static_cast<float>(x))
-                                          : round_to(x, storage.dtype);
+  return round_to(x, storage.dtype);
 }
 // A double scalar a formula multiplies a tensor by (derivatives.yaml's constants, 1 - weight):
 // LibTorch keeps it in the opmath type for some kernels and casts it to the tensor's dtype for
@@ -286,11 +285,10 @@ template <class Steps> Approx one_kernel(Steps steps) {
   }
   if (indeterminate(in_f32)) return {per_step.v, kInf};
   const Approx once = finish(in_f32.v, in_f32.e, in_f32.e == 0 ? 1.0 : kExactUlps);
-  if (!std::isfinite(once.v) || !std::isfinite(per_step.v))
-    return std::isnan(once.v) == std::isnan(per_step.v) &&
-                   (once.v == per_step.v || std::isnan(once.v))
-               ? per_step
-               : Approx{per_step.v, kInf};
+  if (!std::isfinite(once.v) || !std::isfinite(per_step.v)) {
+    const bool same = once.v == per_step.v || (std::isnan(once.v) && std::isnan(per_step.v));
+    return same ? per_step : Approx{per_step.v, kInf};
+  }
   return {per_step.v, std::max(per_step.e, std::fabs(once.v - per_step.v) + once.e)};
 }
 
