@@ -7,9 +7,19 @@ target_include_directories(test_libtorch PRIVATE ${PROJECT_SOURCE_DIR}/src/backe
 # Needs the reference backend (src/backends/reference); configured only once it exists.
 if(TARGET burnmark_ref)
   # Also libtorch-jit and libtorch-nnc on the same programs.
+  add_library(burnmark_programs_per_op STATIC programs_per_op.cpp)
+  target_link_libraries(burnmark_programs_per_op PUBLIC burnmark_ir)
   burnmark_test(test_ref_vs_libtorch test_ref_vs_libtorch.cpp)
-  target_link_libraries(test_ref_vs_libtorch PRIVATE burnmark_ref burnmark_libtorch burnmark_oracle burnmark_gen
-                                                     burnmark_ir)
+  target_link_libraries(test_ref_vs_libtorch PRIVATE burnmark_programs_per_op burnmark_ref burnmark_libtorch
+                                                     burnmark_oracle burnmark_gen burnmark_ir)
   target_include_directories(test_ref_vs_libtorch PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ref_vs_libtorch PRIVATE BURNMARK_FALLBACK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  # Forward mode: the reference's J·u against finite differences of itself, and against
+  # LibTorch's dual tensors.
+  burnmark_test(test_forward_mode test_forward_mode.cpp)
+  target_link_libraries(test_forward_mode PRIVATE burnmark_programs_per_op burnmark_ref burnmark_libtorch
+                                                  burnmark_oracle burnmark_gen burnmark_ir)
+  target_link_libraries(test_forward_mode PRIVATE burnmark_triage)
+  target_include_directories(test_forward_mode PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                                                       ${PROJECT_SOURCE_DIR}/src/backends/reference)
 endif()

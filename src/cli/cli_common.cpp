@@ -65,6 +65,7 @@ Judgement run_and_compare(const Program& program,
   Judgement j;
   RunOptions run;
   run.gradients = gradients;
+  run.tangents = config.tangents != 0;
   for (const auto& b : backends)
     j.outcomes.push_back(b->run(program, run));
   j.verdict = compare(j.outcomes, oracle_options(config, gradients));

@@ -44,10 +44,10 @@ int run_run(std::span<const std::string_view> args) {
   // which side of which convention each such backend took.
   if (!j.verdict.agree() && !j.outcomes.empty() && j.outcomes.front().backend == "ref") {
     ConventionJudge judge(make_convention_references());
-    const RunOptions run{gradients};
+    const RunOptions run{gradients, config.tangents != 0};
     fmt::print("{}", format_conventions(judge
                                             .judge(*program, run, j.outcomes, j.verdict,
-                                                   OracleOptions{config.tolerance, gradients})
+                                                   oracle_options(config, gradients))
                                             .hits));
   }
   fmt::print("{}", format_verdict(j.verdict));

@@ -162,6 +162,7 @@ GeneratorOptions generator_options(const Config& c) {
   g.special_rate = c.special_rate;
   g.edge_rate = c.edge_rate;
   g.dtypes = c.dtypes;
+  g.forward_mode = c.tangents != 0;
   return g;
 }
 
@@ -169,6 +170,7 @@ OracleOptions oracle_options(const Config& c, bool gradients) {
   OracleOptions o;
   o.tolerance = c.tolerance;
   o.gradients = gradients;
+  o.tangents = c.tangents != 0;
   return o;
 }
 

@@ -33,6 +33,7 @@ Knobs normalize(const GeneratorOptions& o) {
         k.dtypes.begin() + k.dtype_count)
       k.dtypes[k.dtype_count++] = d;
   if (k.dtype_count == 0) k.dtypes[k.dtype_count++] = FloatDType::F32;
+  k.forward_mode = o.forward_mode;
   return k;
 }
 
@@ -101,6 +102,10 @@ constexpr LeftOut kLeftOut = make_left_out();
 } // namespace
 
 } // namespace burnmark::gen_detail
+
+bool burnmark::op_generated_in_forward_mode(Op op) {
+  return op != Op::Logcumsumexp; // "logcumsumexp that does not support it"
+}
 
 bool burnmark::op_generated_at(Op op, FloatDType dtype) {
   const auto i = static_cast<std::size_t>(op);

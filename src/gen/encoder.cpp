@@ -73,10 +73,12 @@ public:
     if (k_.dtype_count > 1)
       out_.choice(static_cast<std::uint32_t>(dtype_at - k_.dtypes.begin()), k_.dtype_count);
     for (std::size_t i = 0; i < p_.stmts.size(); ++i)
-      if (p_.stmts[i].kind == StmtKind::Op && !op_generated_at(p_.stmts[i].instr.op, dtype_))
-        throw Unencodable{fmt::format("%{}: {} is not generated in {} programs (LibTorch has no "
-                                      "kernel for it there)",
-                                      i, op_name(p_.stmts[i].instr.op), float_dtype_name(dtype_))};
+      if (p_.stmts[i].kind == StmtKind::Op && !drawn(k_, p_.stmts[i].instr.op, dtype_))
+        throw Unencodable{fmt::format(
+            "%{}: {} is not generated in {} programs{} (LibTorch has no {} for it there)", i,
+            op_name(p_.stmts[i].instr.op), float_dtype_name(dtype_),
+            k_.forward_mode ? " in forward mode" : "",
+            op_generated_at(p_.stmts[i].instr.op, dtype_) ? "forward-mode derivative" : "kernel")};
     int leaves = 0;
     int ops = 0;
     std::size_t steps = 0;
@@ -376,7 +378,7 @@ private:
     std::uint32_t index = 0;
     std::uint32_t drawable = 0;
     for (Op o : ops) {
-      if (!op_generated_at(o, dtype_)) continue;
+      if (!drawn(k_, o, dtype_)) continue;
       if (o == op) index = drawable;
       ++drawable;
     }

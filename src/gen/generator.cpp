@@ -327,7 +327,7 @@ private:
   template <std::size_t N> std::optional<Op> draw_op(const std::array<Op, N>& ops) {
     drawable_.clear();
     for (Op op : ops)
-      if (op_generated_at(op, dtype_)) drawable_.push_back(op);
+      if (drawn(k_, op, dtype_)) drawable_.push_back(op);
     if (drawable_.empty()) return std::nullopt;
     return drawable_[in_.choice(static_cast<std::uint32_t>(drawable_.size()))];
   }
@@ -385,7 +385,7 @@ private:
     case OpFamily::Index: return index_step(a);
     case OpFamily::Matmul:
       matmul_partners(regs(), a, scratch_);
-      if (scratch_.empty() || !op_generated_at(Op::Matmul, dtype_)) return unary(a);
+      if (scratch_.empty() || !drawn(k_, Op::Matmul, dtype_)) return unary(a);
       push_op(Op::Matmul, {a, pick(scratch_)}, attrs);
       return;
     case OpFamily::Transpose: {

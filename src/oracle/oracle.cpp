@@ -52,7 +52,7 @@ struct Judge {
     if (!(ref.shape == got.shape) || ref.values.size() != got.values.size()) {
       Divergence d = make(DivergenceKind::Shape, leaf);
       d.detail = fmt::format("{} {}: expected {} ({} values), got {} ({} values)",
-                             kind == DivergenceKind::Gradient ? "gradient" : "forward",
+                             kind_name(kind),
                              leaf >= 0 ? fmt::format("leaf {}", leaf) : std::string("root"),
                              ref.shape.to_string(), ref.values.size(), got.shape.to_string(),
                              got.values.size());
@@ -85,6 +85,7 @@ struct Judge {
 
   void outcome(const Outcome& ref, const Outcome& got) {
     tensor(ref.root, got.root, DivergenceKind::Forward, -1);
+    if (options.tangents) tensor(ref.tangent, got.tangent, DivergenceKind::Tangent, -1);
     if (!options.gradients) return;
     if (ref.grads.size() != got.grads.size()) {
       Divergence d = make(DivergenceKind::Shape, -1);
@@ -160,6 +161,7 @@ std::string kind_name(DivergenceKind kind) {
   switch (kind) {
   case DivergenceKind::Forward: return "forward";
   case DivergenceKind::Gradient: return "gradient";
+  case DivergenceKind::Tangent: return "tangent";
   case DivergenceKind::Error: return "error";
   case DivergenceKind::Shape: return "shape";
   case DivergenceKind::Crash: return "crash";

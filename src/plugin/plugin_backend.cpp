@@ -97,6 +97,11 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
       return out;
     }
   }
+  if (options.tangents) { // ABI v3 carries no tangents
+    out.status = Status::Unsupported;
+    out.message = "forward-mode AD (not in the plugin ABI)";
+    return out;
+  }
   if (options.gradients && !table_->computes_gradients) {
     out.status = Status::Unsupported;
     out.message = "gradients (the plugin is forward-only)";

@@ -17,7 +17,7 @@ Verdict Runner::check(const Program& program) {
   ++runs_;
   std::vector<Outcome> outcomes;
   outcomes.reserve(backends_.size());
-  const RunOptions run{options_.gradients};
+  const RunOptions run{options_.gradients, options_.tangents};
   for (Backend* b : backends_)
     outcomes.push_back(b->run(program, run));
   return compare(outcomes, options_);
@@ -56,6 +56,7 @@ int kind_rank(DivergenceKind kind) {
   case DivergenceKind::Shape: return 1;
   case DivergenceKind::Forward: return 2;
   case DivergenceKind::Gradient: return 3;
+  case DivergenceKind::Tangent: return 3;
   }
   return 4;
 }

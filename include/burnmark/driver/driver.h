@@ -31,6 +31,28 @@ concept Framework = requires(F f, const typename F::Tensor& t, const Leaf& leaf,
   { f.read(t) } -> std::same_as<HostTensor>;
 };
 
+// A framework with forward-mode AD also has dual(t, tangent) -> Tensor (t carrying that tangent;
+// the driver keeps t itself for reading the gradient) and tangent(t) -> HostTensor (zeros when
+// no tangent reached t). The driver reads the root's tangent before backward().
+template <class F>
+concept ForwardModeFramework =
+    Framework<F> && requires(F f, const typename F::Tensor& t, const HostTensor& tangent) {
+  { f.dual(t, tangent) } -> std::same_as<typename F::Tensor>;
+  { f.tangent(t) } -> std::same_as<HostTensor>;
+};
+
+// The direction every backend differentiates a float leaf along in forward mode: the same for
+// all of them, nonzero everywhere (a zero tangent would hide a wrong derivative there) and exact
+// in every float dtype. Leaf k's element i walks a table of eight magnitudes and both signs, so
+// neighbouring elements and leaves differ.
+inline HostTensor leaf_tangent(const Shape& shape, std::size_t leaf_index) {
+  static constexpr double kSteps[] = {1.0, -0.5, 2.0, -1.5, 0.75, -1.0, 0.25, -2.0};
+  HostTensor t{shape, std::vector<double>(static_cast<std::size_t>(shape.numel())), {}};
+  for (std::size_t i = 0; i < t.values.size(); ++i)
+    t.values[i] = kSteps[(i * 3 + leaf_index * 5) % 8];
+  return t;
+}
+
 // An unreached leaf has no gradient in any framework; its gradient is zero. For every backend
 // that reads gradients out itself (the walk below, the JIT backends).
 inline HostTensor zero_gradient(const Program& program, Reg leaf) {
@@ -41,17 +63,30 @@ inline HostTensor zero_gradient(const Program& program, Reg leaf) {
 template <Framework F>
 Outcome run_program(F& framework, const Program& program, const RunOptions& options) {
   Outcome out;
+  if (options.tangents && !ForwardModeFramework<F>) {
+    out.status = Status::Unsupported;
+    out.message = "forward-mode AD";
+    return out;
+  }
   try {
     framework.reset(program);
     std::vector<typename F::Tensor> regs;
     regs.reserve(program.num_registers());
+    // What each leaf statement created, before any tangent: gradients are read from these.
+    std::vector<typename F::Tensor> leaves;
     std::vector<const typename F::Tensor*> operands;
     for (const Stmt& s : program.stmts) {
       switch (s.kind) {
       case StmtKind::Leaf: {
         // Index leaves are never differentiated; their gradient reads as zeros.
         const Leaf& leaf = program.leaves[static_cast<std::size_t>(s.leaf)];
-        regs.push_back(framework.leaf(leaf, options.gradients && leaf.dtype == DType::F32));
+        const bool differentiable = leaf.dtype == DType::F32;
+        leaves.push_back(framework.leaf(leaf, options.gradients && differentiable));
+        regs.push_back(leaves.back());
+        if constexpr (ForwardModeFramework<F>)
+          if (options.tangents && differentiable)
+            regs.back() = framework.dual(
+                leaves.back(), leaf_tangent(leaf.shape, static_cast<std::size_t>(s.leaf)));
         break;
       }
       case StmtKind::Alias:
@@ -69,10 +104,13 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
     if constexpr (requires { framework.error_possible(); })
       out.error_possible = framework.error_possible();
     out.root = framework.read(root);
+    if constexpr (ForwardModeFramework<F>)
+      if (options.tangents) out.tangent = framework.tangent(root);
     if (options.gradients) {
       framework.backward(root);
+      std::size_t leaf = 0;
       for (Reg r : program.leaf_registers()) {
-        std::optional<HostTensor> g = framework.grad(regs[static_cast<std::size_t>(r)]);
+        std::optional<HostTensor> g = framework.grad(leaves[leaf++]);
         out.grads.push_back(g ? std::move(*g) : zero_gradient(program, r));
       }
     }

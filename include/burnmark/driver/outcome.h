@@ -34,6 +34,9 @@ struct Outcome {
   HostTensor root;
   // One per leaf, in leaf order; only filled when gradients were requested and status is Ok.
   std::vector<HostTensor> grads;
+  // Forward mode: the root's derivative J·u along each float leaf's tangent (leaf_tangent in
+  // driver.h); only filled when tangents were requested and status is Ok.
+  HostTensor tangent;
   // Set by a backend that knows rounding decides whether a correct implementation raises here
   // (the reference, for inv of a matrix whose determinant is 0 within its bound): another
   // backend's error is then indeterminate, not a divergence.
@@ -42,6 +45,9 @@ struct Outcome {
 
 struct RunOptions {
   bool gradients = true;
+  // Forward-mode AD as well: every float leaf carries leaf_tangent's direction, the root's
+  // tangent is read out. A backend without forward mode returns Unsupported.
+  bool tangents = false;
 };
 
 } // namespace burnmark

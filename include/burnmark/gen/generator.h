@@ -51,6 +51,9 @@ struct GeneratorOptions {
   // BURNMARK_DTYPES: the float dtypes programs are drawn from (duplicates ignored, empty = f32).
   // With more than one, the program's first byte picks it.
   std::vector<FloatDType> dtypes = {FloatDType::F32};
+  // BURNMARK_TANGENTS: programs are run in forward mode too, so ops LibTorch has no forward-mode
+  // derivative for are left out (op_generated_in_forward_mode).
+  bool forward_mode = false;
 };
 
 // Whether the generator draws `op` in programs of `dtype`. Every op is drawn in f32; in bf16 and
@@ -59,6 +62,10 @@ struct GeneratorOptions {
 // and LibTorch's error shows. The table is measured: a test runs one program per op in each
 // dtype and checks that LibTorch fails exactly on the ops listed.
 bool op_generated_at(Op op, FloatDType dtype);
+// Whether the generator draws `op` when programs run in forward mode: not the ops LibTorch
+// 1.13.1 has no forward-mode derivative for ("Trying to use forward AD with ... that does not
+// support it"), measured the same way.
+bool op_generated_in_forward_mode(Op op);
 
 // Every result passes validate(); the root is the last register.
 Program generate(std::span<const std::uint8_t> bytes, const GeneratorOptions& options);

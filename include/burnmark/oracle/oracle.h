@@ -20,6 +20,7 @@ bool values_diverge(double a, double b, double tolerance, double bound = 0.0);
 enum class DivergenceKind {
   Forward,  // the root's values differ
   Gradient, // a leaf's gradient differs
+  Tangent,  // the root's forward-mode derivative J·u differs
   Error,    // the backend raised where the reference did not (or the reverse)
   Shape,    // shapes or element counts differ
   Crash,    // the backend's child process died on this program
@@ -60,6 +61,7 @@ struct Verdict {
 struct OracleOptions {
   double tolerance = kDefaultTolerance;
   bool gradients = true;
+  bool tangents = false; // compare Outcome::tangent too
 };
 
 // outcomes[0] is the reference. If the reference itself errored, every backend that did not
@@ -71,7 +73,7 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
 std::string kind_name(DivergenceKind kind);
 // Fixed-shape, line-oriented report a script can parse. Every line is a keyword followed by
 // key=value fields in a fixed order; detail is last, double-quoted, on one line:
-//   DIVERGENCE backend=B kind=forward|gradient|error|shape leaf=L count=N first_index=I expected=E
+//   DIVERGENCE backend=B kind=forward|gradient|tangent|error|shape|crash|hang leaf=L count=N first_index=I expected=E
 //   actual=A detail="..." SKIPPED backend=B INDETERMINATE backend=B count=N VERDICT reference=R
 //   compared=N divergences=N skipped=N indeterminate=N result=agree|diverge
 // leaf is -1 unless kind=gradient (or a gradient's shape); expected/actual are "nan" when

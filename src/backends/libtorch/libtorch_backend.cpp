@@ -8,6 +8,7 @@
 #include <torch/utils.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "burnmark/backends/builtin.h"
@@ -29,6 +30,14 @@ std::string cpu_capability() {
   return config.substr(begin, config.find('\n', begin) - begin);
 }
 
+// LibTorch's documented word for an op whose forward-mode derivative is not implemented: a
+// missing feature to skip, not a wrong result.
+bool lacks_forward_mode(const Outcome& out) {
+  return out.status == Status::Error &&
+         out.message.find("Trying to use forward AD with") != std::string::npos &&
+         out.message.find("that does not support it") != std::string::npos;
+}
+
 // Forward-only runs also switch autograd off, so LibTorch records nothing; the guard is scoped
 // to one run so that grad mode in the caller's thread is left as it was.
 template <Framework F> class LibTorchBackend final : public Backend {
@@ -40,9 +49,11 @@ public:
     return "CPU capability " + capability;
   }
   Outcome run(const Program& program, const RunOptions& options) override {
-    if (options.gradients) return inner_.run(program, options);
-    torch::NoGradGuard no_grad;
-    return inner_.run(program, options);
+    std::optional<torch::NoGradGuard> no_grad;
+    if (!options.gradients) no_grad.emplace();
+    Outcome out = inner_.run(program, options);
+    if (options.tangents && lacks_forward_mode(out)) out.status = Status::Unsupported;
+    return out;
   }
 
 private:

@@ -7,6 +7,7 @@
 #include "libtorch_framework.h"
 
 #include "burnmark/ir/shape_rules.h"
+#include <torch/csrc/autograd/forward_grad.h>
 #include <torch/linalg.h>
 
 #include <torch/nn/functional/activation.h>
@@ -36,7 +37,14 @@ Shape shape_of(const torch::Tensor& t) {
 
 } // namespace
 
+void LibTorchFramework::leave_dual_level() {
+  if (!dual_level_) return;
+  torch::autograd::ForwardADLevel::release_idx(*dual_level_);
+  dual_level_.reset();
+}
+
 void LibTorchFramework::reset(const Program& program) {
+  leave_dual_level();
   switch (program.float_dtype) {
   case FloatDType::F32: float_type_ = torch::kFloat32; break;
   case FloatDType::BF16: float_type_ = torch::kBFloat16; break;
@@ -263,7 +271,28 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   return out;
 }
 
+torch::Tensor LibTorchFramework::dual(const Tensor& primal, const HostTensor& tangent) {
+  if (!dual_level_) dual_level_ = torch::autograd::ForwardADLevel::get_next_idx();
+  std::vector<float> narrow(tangent.values.begin(), tangent.values.end()); // exact: leaf_tangent
+  torch::Tensor t = torch::empty(sizes_of(tangent.shape), torch::kFloat32);
+  std::memcpy(t.data_ptr<float>(), narrow.data(), narrow.size() * sizeof(float));
+  return at::_make_dual(primal, t.to(float_type_), static_cast<std::int64_t>(*dual_level_));
+}
+
+HostTensor LibTorchFramework::tangent(const Tensor& t) {
+  torch::Tensor tangent;
+  if (dual_level_)
+    tangent = std::get<1>(at::_unpack_dual(t, static_cast<std::int64_t>(*dual_level_)));
+  // No tangent reached the root: its derivative is zero, as a gradient that never arrives.
+  if (!tangent.defined()) tangent = torch::zeros_like(t.detach());
+  return read(tangent);
+}
+
 void LibTorchFramework::backward(const Tensor& root) {
+  // The driver has read the tangent by now. Left open, the level would make backward's own
+  // formulas run forward-mode on the dual inputs they saved (forward-over-reverse), which is
+  // not what reverse mode is being tested for, and raises where those formulas have none.
+  leave_dual_level();
   root.backward(torch::ones_like(root));
 }
 

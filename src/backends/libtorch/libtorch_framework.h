@@ -21,6 +21,11 @@ class LibTorchFramework {
 public:
   using Tensor = torch::Tensor;
 
+  LibTorchFramework() = default;
+  LibTorchFramework(const LibTorchFramework&) = delete;
+  LibTorchFramework& operator=(const LibTorchFramework&) = delete;
+  ~LibTorchFramework() { leave_dual_level(); }
+
   void reset(const Program& program);
   Tensor leaf(const Leaf& leaf, bool track_gradient);
   // The very same tensor: a clone would be a new autograd node whose gradient never reaches the
@@ -31,9 +36,16 @@ public:
   void backward(const Tensor& root);
   std::optional<HostTensor> grad(const Tensor& t);
   HostTensor read(const Tensor& t);
+  // Forward mode (torch.autograd.forward_ad's make_dual and unpack_dual, at one dual level
+  // entered on the first dual() of a program and left at the next reset()).
+  Tensor dual(const Tensor& primal, const HostTensor& tangent);
+  HostTensor tangent(const Tensor& t);
 
 private:
+  void leave_dual_level();
+
   torch::ScalarType float_type_ = torch::kFloat32; // the program's float dtype
+  std::optional<std::uint64_t> dual_level_;
 };
 
 } // namespace burnmark

@@ -91,6 +91,11 @@ public:
     Outcome out;
     out.backend = name_;
     counts_ = {};
+    if (options.tangents) { // TorchScript has no forward-mode AD
+      out.status = Status::Unsupported;
+      out.message = "forward-mode AD";
+      return out;
+    }
     try {
       const FuserSettings settings(fuse_);
       std::optional<torch::NoGradGuard> no_grad;

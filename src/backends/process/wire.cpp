@@ -12,7 +12,7 @@
 namespace burnmark::wire {
 namespace {
 
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2; // 2: the tangents flag and Outcome::tangent
 // A response holds at most a few tensors of the programs' capped sizes; anything larger is a
 // corrupt frame, not something to allocate.
 constexpr std::uint32_t kMaxFrame = 1u << 28;
@@ -87,6 +87,7 @@ std::string encode_request(const Request& request) {
   std::string out;
   put<std::uint32_t>(out, kVersion);
   put<std::uint8_t>(out, request.gradients ? 1 : 0);
+  put<std::uint8_t>(out, request.tangents ? 1 : 0);
   put_string(out, request.program_text);
   return out;
 }
@@ -96,6 +97,7 @@ std::optional<Request> decode_request(const std::string& frame) {
   if (r.get<std::uint32_t>() != kVersion) return std::nullopt;
   Request request;
   request.gradients = r.get<std::uint8_t>() != 0;
+  request.tangents = r.get<std::uint8_t>() != 0;
   request.program_text = r.get_string();
   if (!r.done()) return std::nullopt;
   return request;
@@ -109,6 +111,7 @@ std::string encode_response(const Outcome& outcome, const std::string& note) {
   put_string(out, outcome.message);
   put_string(out, note);
   put_tensor(out, outcome.root);
+  put_tensor(out, outcome.tangent);
   put<std::uint32_t>(out, static_cast<std::uint32_t>(outcome.grads.size()));
   for (const HostTensor& g : outcome.grads)
     put_tensor(out, g);
@@ -127,6 +130,7 @@ std::optional<Outcome> decode_response(const std::string& frame, std::string& no
   o.message = r.get_string();
   note = r.get_string();
   o.root = r.get_tensor();
+  o.tangent = r.get_tensor();
   const auto grads = r.get<std::uint32_t>();
   if (grads > kMaxFrame / 16) return std::nullopt;
   for (std::uint32_t i = 0; i < grads; ++i)

@@ -1,5 +1,5 @@
 // The child backend's wire format: length-prefixed frames on one socket. A request is the
-// program's text form (which round-trips every bit) and the gradients flag; a response is the
+// program's text form (which round-trips every bit) and the run options; a response is the
 // whole Outcome, doubles as their bytes. Both ends are the same build, so the format carries a
 // version only to catch a stale server binary.
 #pragma once
@@ -15,6 +15,7 @@ namespace burnmark::wire {
 struct Request {
   std::string program_text;
   bool gradients = true;
+  bool tangents = false;
 };
 
 std::string encode_request(const Request& request);

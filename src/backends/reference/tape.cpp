@@ -15,6 +15,7 @@ Node& ReferenceFramework::fresh() {
   n.is_leaf = false;
   n.requires_grad = false;
   n.has_grad = false;
+  n.has_tan = false;
   return n;
 }
 
@@ -51,6 +52,9 @@ ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr,
   const Node* b = out.in[1] >= 0 ? &node(out.in[1]) : nullptr;
   const Node* c = out.in[2] >= 0 ? &node(out.in[2]) : nullptr;
   forward_rule(node(out.in[0]), b, c, out, scratch_);
+  const bool tangent_in = node(out.in[0]).has_tan || (b != nullptr && b->has_tan) ||
+                          (c != nullptr && c->has_tan);
+  if (tangent_in) tangent_rule(out, node(out.in[0]), b, c, tangent_scratch_, scratch_);
   return {id};
 }
 
@@ -115,6 +119,23 @@ std::optional<HostTensor> ReferenceFramework::grad(const Tensor& t) {
   const Node& n = node(t.node);
   if (!n.is_leaf || !n.has_grad) return std::nullopt;
   return HostTensor{n.shape, n.grad.values(), n.grad.bounds()};
+}
+
+ReferenceFramework::Tensor ReferenceFramework::dual(const Tensor& t, const HostTensor& tangent) {
+  Node& n = node(t.node);
+  n.tan.resize(n.shape.numel());
+  std::copy_n(tangent.values.begin(), n.shape.numel(), n.tan.v());
+  std::fill_n(n.tan.e(), n.shape.numel(), 0.0); // exact in every dtype (leaf_tangent)
+  n.has_tan = true;
+  return t;
+}
+
+HostTensor ReferenceFramework::tangent(const Tensor& t) {
+  const Node& n = node(t.node);
+  if (!n.has_tan)
+    return HostTensor{n.shape, std::vector<double>(static_cast<std::size_t>(n.shape.numel()), 0.0),
+                      {}};
+  return HostTensor{n.shape, n.tan.values(), n.tan.bounds()};
 }
 
 HostTensor ReferenceFramework::read(const Tensor& t) {

@@ -26,6 +26,9 @@ struct Node {
   int grad_terms = 0;
   Buf value;
   Buf grad;
+  // Forward mode: d value along the leaves' tangents (J·u), when one reached this node.
+  bool has_tan = false;
+  Buf tan;
 };
 
 // The gradient a backward rule produces for one input, at the shape the op saw that input
@@ -42,6 +45,19 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
 // Backward of one op: one gradient per input (those with wanted set), from the output's gradient.
 void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
                    std::array<InputGrad, kMaxArity>& dx, ReduceScratch& s);
+
+// Scratch of the tangent rules (tangent.cpp), kept across calls.
+struct TangentScratch {
+  std::array<InputGrad, kMaxArity> dx;
+  std::array<Node, kMaxArity> operand; // tangents standing in for operands of a forward rule
+  Node result;
+  Buf term, wide, product, sum;
+};
+
+// Forward mode of one op: out.tan (and has_tan) from its operands' tangents; out.value is set.
+// May overwrite out.grad, which the backward pass refills before reading.
+void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, TangentScratch& t,
+                  ReduceScratch& s);
 
 // Row-major iteration over `over` with each of three operands' offsets (NumPy broadcasting):
 // f(i, offsets) for every result index i.
@@ -85,6 +101,8 @@ public:
   void backward(const Tensor& root);
   std::optional<HostTensor> grad(const Tensor& t);
   HostTensor read(const Tensor& t);
+  Tensor dual(const Tensor& t, const HostTensor& tangent);
+  HostTensor tangent(const Tensor& t);
 
 private:
   Node& fresh();
@@ -96,8 +114,9 @@ private:
   std::array<InputGrad, kMaxArity> dx_;
   Buf summed_;
   ReduceScratch scratch_;
+  TangentScratch tangent_scratch_;
 };
 
-static_assert(Framework<ReferenceFramework>);
+static_assert(ForwardModeFramework<ReferenceFramework>);
 
 } // namespace burnmark::ref
