@@ -200,19 +200,15 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   if (h.findings <= static_cast<std::uint64_t>(h.config.full_reports)) {
     std::fputs(full_report(h, program, verdict).c_str(), stderr);
   } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {
-    std::fprintf(stderr,
-                 "SUMMARY target=%s inputs=%llu findings=%llu forward=%llu gradient=%llu "
-                 "error=%llu shape=%llu crash=%llu hang=%llu suppressed=%llu conventions=%llu\n",
-                 h.target, static_cast<unsigned long long>(h.inputs),
-                 static_cast<unsigned long long>(h.findings),
-                 static_cast<unsigned long long>(h.by_kind[0]),
-                 static_cast<unsigned long long>(h.by_kind[1]),
-                 static_cast<unsigned long long>(h.by_kind[2]),
-                 static_cast<unsigned long long>(h.by_kind[3]),
-                 static_cast<unsigned long long>(h.by_kind[4]),
-                 static_cast<unsigned long long>(h.by_kind[5]),
-                 static_cast<unsigned long long>(h.suppressed),
-                 static_cast<unsigned long long>(h.conventions));
+    // One count per divergence kind, in the enum's order, each under its report name.
+    std::string line = fmt::format("SUMMARY target={} inputs={} findings={}", h.target, h.inputs,
+                                   h.findings);
+    for (std::size_t k = 0; k < kDivergenceKinds; ++k)
+      fmt::format_to(std::back_inserter(line), " {}={}",
+                     kind_name(static_cast<DivergenceKind>(k)), h.by_kind[k]);
+    fmt::format_to(std::back_inserter(line), " suppressed={} conventions={}\n", h.suppressed,
+                   h.conventions);
+    std::fputs(line.c_str(), stderr);
   }
   return 0;
 }
