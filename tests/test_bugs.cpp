@@ -1,6 +1,6 @@
 // Every minimal program in corpus/bugs/ (the entries of bugs.md) still shows its divergence:
 // the backends named on its "# diverges:" line disagree with the reference, and every other
-// backend on its "# backends:" line agrees. A library fix (or a regression of ours) fails this
+// backend on its "# backends:" line agrees. "# mode: tangents" runs forward mode as well. A library fix (or a regression of ours) fails this
 // test, which is how bugs.md stays true.
 #include <gtest/gtest.h>
 
@@ -75,10 +75,13 @@ TEST(Bugs, EveryRecordedDivergenceStillReproduces) {
       continue;
     }
     std::vector<std::unique_ptr<Backend>> backends = made.take();
+    const bool tangents = header_field(text, "mode") == "tangents";
     std::vector<Outcome> outcomes;
     for (auto& b : backends)
-      outcomes.push_back(b->run(parsed.program(), RunOptions{true}));
-    const Verdict verdict = compare(outcomes, OracleOptions{});
+      outcomes.push_back(b->run(parsed.program(), RunOptions{true, tangents}));
+    OracleOptions oracle;
+    oracle.tangents = tangents;
+    const Verdict verdict = compare(outcomes, oracle);
     std::set<std::string> seen;
     for (const Divergence& d : verdict.divergences)
       seen.insert(d.backend);

@@ -78,6 +78,7 @@ LedgerEntry sample_entry(const std::string& sig, std::uint64_t count) {
   e.repro_python = sig + "/repro_" + sig + ".py";
   e.pre_signatures = {"pre1|libtorch:gradient|pow(0.5)(leaf)|special=-0"};
   e.f32_signature = "fedcba987654";
+  e.reverse_signature = "0123456789ab";
   return e;
 }
 
@@ -111,6 +112,7 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
     EXPECT_EQ(got->repro_python, want.repro_python);
     EXPECT_EQ(got->pre_signatures, want.pre_signatures);
     EXPECT_EQ(got->f32_signature, want.f32_signature);
+    EXPECT_EQ(got->reverse_signature, want.reverse_signature);
   }
   // Most hits first; the age is whole days since first seen (29 days).
   const std::string json = ledger_to_json(l, now);

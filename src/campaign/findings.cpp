@@ -41,6 +41,7 @@ std::string FindingsBook::status_of(const LedgerEntry& entry, std::string& ancho
   }
   const KnownBug* k = known_.find(entry.signature);
   if (k == nullptr && !entry.f32_signature.empty()) k = known_.find(entry.f32_signature);
+  if (k == nullptr && !entry.reverse_signature.empty()) k = known_.find(entry.reverse_signature);
   if (k != nullptr) {
     anchor = k->anchor;
     return "known";
@@ -80,6 +81,7 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
       entry->ops = c.signature.ops;
       entry->specials = c.signature.specials;
       entry->f32_signature = c.signature.f32_id;
+      entry->reverse_signature = c.signature.reverse_id;
       entry->minimal_program = to_text(c.minimized);
       const std::filesystem::path bug_dir = dir_ / entry->signature;
       std::error_code ec;
@@ -90,11 +92,13 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
                       fmt::join(c.signature.kinds, ", "));
       std::string repro_error;
       const std::optional<ReproCase> rc = reference_repro_case(
-          reference_, c.minimized, title, options_.tolerance, options_.gradients, repro_error);
+          reference_, c.minimized, title, options_.tolerance,
+          RunOptions{options_.gradients, options_.tangents}, repro_error);
       if (rc) {
         const std::string name = "repro_" + entry->signature;
         ReproFiles files;
-        repro_error = write_repro(bug_dir, name, *rc, ReproLang::Cpp, files);
+        // Forward mode has a Python reproducer only (torch.autograd.forward_ad).
+        if (!rc->check_tangent) repro_error = write_repro(bug_dir, name, *rc, ReproLang::Cpp, files);
         if (repro_error.empty())
           repro_error = write_repro(bug_dir, name, *rc, ReproLang::Python, files);
         const auto rel = [&](const std::filesystem::path& p) {

@@ -10,11 +10,10 @@
 namespace burnmark {
 
 std::optional<ReproCase> reference_repro_case(Backend& reference, const Program& program,
-                                              std::string title, double tolerance, bool gradients,
-                                              std::string& error) {
-  RunOptions options;
-  options.gradients = gradients;
-  const Outcome o = reference.run(program, options);
+                                              std::string title, double tolerance,
+                                              const RunOptions& run, std::string& error) {
+  const bool gradients = run.gradients;
+  const Outcome o = reference.run(program, run);
   if (o.status != Status::Ok) {
     error = fmt::format("the reference ({}) cannot run the program: {}", o.backend, o.message);
     return std::nullopt;
@@ -26,6 +25,9 @@ std::optional<ReproCase> reference_repro_case(Backend& reference, const Program&
   c.root_bound = o.root.error_bound;
   c.tolerance = tolerance;
   c.check_gradients = gradients;
+  c.check_tangent = run.tangents;
+  c.expected_tangent = o.tangent.values;
+  c.tangent_bound = o.tangent.error_bound;
   if (gradients) {
     if (o.grads.size() != program.leaves.size()) {
       error = fmt::format("the reference returned {} gradients for {} leaves", o.grads.size(),

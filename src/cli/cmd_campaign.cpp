@@ -149,6 +149,7 @@ int run_campaign(std::span<const std::string_view> args) {
   Runner runner(raw, oracle_options(config, gradients));
   FindingsOptions findings;
   findings.gradients = gradients;
+  findings.tangents = config.tangents != 0;
   findings.tolerance = config.tolerance;
   FindingsBook book(options.out, std::move(ledger), std::move(known), runner, *raw.front(),
                     findings);

@@ -116,7 +116,8 @@ int run_repro(std::span<const std::string_view> args) {
                                         op_sequence(signature), fmt::join(signature.kinds, ", "));
   std::string error;
   std::optional<ReproCase> repro =
-      reference_repro_case(*raw.front(), chosen, title, config.tolerance, gradients, error);
+      reference_repro_case(*raw.front(), chosen, title, config.tolerance,
+                           RunOptions{gradients, config.tangents != 0}, error);
   if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
   const std::optional<ReproPath> needed = path_for(finding->verdict);
   // Say so rather than hand over, silently, a reproducer that may agree.

@@ -348,6 +348,8 @@ torch::Tensor grad_of(const torch::Tensor& leaf) { return leaf.grad().defined() 
 } // namespace
 
 std::string emit_cpp_repro(const ReproCase& repro) {
+  if (repro.check_tangent)
+    throw std::invalid_argument("forward mode has a Python reproducer only (--lang python)");
   repro_detail::check_case(repro);
   if (repro.path != ReproPath::Eager && repro.path != ReproPath::Scalar)
     throw std::invalid_argument(

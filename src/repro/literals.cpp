@@ -48,6 +48,11 @@ void check_case(const ReproCase& repro) {
   if (!repro.root_bound.empty() && repro.root_bound.size() != root_numel)
     throw std::invalid_argument(
         fmt::format("repro: {} root bounds for {} elements", repro.root_bound.size(), root_numel));
+  if (repro.check_tangent &&
+      (repro.expected_tangent.size() != root_numel ||
+       (!repro.tangent_bound.empty() && repro.tangent_bound.size() != root_numel)))
+    throw std::invalid_argument(fmt::format("repro: {} expected tangent values for {} elements",
+                                            repro.expected_tangent.size(), root_numel));
   if (!repro.check_gradients) return;
   if (repro.expected_grads.size() != p.leaves.size())
     throw std::invalid_argument(fmt::format("repro: {} expected gradients for {} leaves",

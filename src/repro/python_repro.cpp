@@ -17,6 +17,11 @@ std::string reg(Reg r) {
   return fmt::format("r{}", r);
 }
 
+// In forward mode, the leaf a register's dual tensor is made from.
+std::string leaf_name(Reg r) {
+  return fmt::format("r{}_leaf", r);
+}
+
 std::string literal(double v) {
   return double_literal(v, "nan", "inf");
 }
@@ -277,6 +282,7 @@ import struct
 import sys
 
 import torch
+import torch.autograd.forward_ad as fwAD
 import torch.nn.functional as F
 )";
 
@@ -330,6 +336,25 @@ def grad_of(t):
 
 )";
 
+// Forward mode: BurnMark's leaf_tangent (driver.h), the same formula.
+constexpr const char* kTangentHelpers = R"(
+TANGENT_STEPS = [1.0, -0.5, 2.0, -1.5, 0.75, -1.0, 0.25, -2.0]
+
+
+def tangent(shape, leaf_index):
+    """The direction leaf number leaf_index is differentiated along: nonzero, exact in DTYPE."""
+    n = math.prod(shape)
+    steps = [TANGENT_STEPS[(i * 3 + leaf_index * 5) % 8] for i in range(n)]
+    return torch.tensor(steps, dtype=torch.float32).reshape(shape).to(DTYPE)
+
+
+def tangent_of(t):
+    """A root no tangent reached has derivative zero along it."""
+    found = fwAD.unpack_dual(t).tangent
+    return found if found is not None else torch.zeros_like(t)
+
+)";
+
 // libtorch-strided's layouts, the same views and copies as with_register_layout.
 constexpr const char* kLayoutHelper = R"(
 def layout(t, reg):
@@ -373,6 +398,9 @@ std::string emit_python_repro(const ReproCase& repro) {
   const Program& p = repro.program;
   const bool scripted = repro.path == ReproPath::Jit || repro.path == ReproPath::Nnc;
   const bool strided = repro.path == ReproPath::Strided;
+  const bool dual = repro.check_tangent;
+  if (dual && repro.path != ReproPath::Eager && repro.path != ReproPath::Scalar)
+    throw std::invalid_argument("forward mode has no scripted or strided reproducer");
   // libtorch-strided's layouts (src/backends/libtorch/libtorch_strided.h), register by register.
   const auto laid_out = [&](const std::string& expr, Reg r) {
     return strided ? fmt::format("layout({}, {})", expr, r) : expr;
@@ -393,6 +421,8 @@ std::string emit_python_repro(const ReproCase& repro) {
                            torch_dtype_name(p.float_dtype),
                            strided ? ", every tensor re-laid out by layout()" : "");
   out += repro.check_gradients ? " and every leaf's gradient (backward seeded with ones)" : "";
+  out += dual ? ",\n# and, in forward mode (dual tensors), the root's derivative along each leaf's tangent()"
+              : "";
   out +=
       "\n# with the expected values. Exit status 0: PyTorch agrees; 1: some element diverges.\n#\n";
   std::istringstream lines(to_text(p));
@@ -407,12 +437,14 @@ std::string emit_python_repro(const ReproCase& repro) {
   out += fmt::format("DTYPE = torch.{}\n", torch_dtype_name(p.float_dtype));
   out += kHelpers;
   if (strided) out += kLayoutHelper;
+  if (dual) out += kTangentHelpers;
   // Eager: one line per statement in order. Scripted: the leaves are made fresh for every run,
   // the other statements are the scripted function's body.
   std::string leaves;
   std::string body;
   std::vector<std::string> params;
-  const std::string indent = scripted ? "        " : "    ";
+  // Scripted: leaves inside the runs' loop; forward mode: everything inside the dual level.
+  const std::string indent = scripted || dual ? "        " : "    ";
   for (std::size_t i = 0; i < p.stmts.size(); ++i) {
     const Stmt& s = p.stmts[i];
     const Reg r = static_cast<Reg>(i);
@@ -442,10 +474,14 @@ std::string emit_python_repro(const ReproCase& repro) {
       const std::string made = fmt::format("leaf({}, {}, [{}])", int_list(s.shape),
                                            py_bool(repro.check_gradients && !strided),
                                            repro_detail::join_wrapped(bits, 8, ind + "    "));
-      to += fmt::format("{}{} = {}\n", ind, reg(r),
+      // Forward mode: the program sees the dual tensor, the gradient is read from the leaf.
+      to += fmt::format("{}{} = {}\n", ind, dual ? leaf_name(r) : reg(r),
                         strided ? fmt::format("layout({}, {}).detach().requires_grad_({})", made, r,
                                               py_bool(repro.check_gradients))
                                 : made);
+      if (dual)
+        to += fmt::format("{}{} = fwAD.make_dual({}, tangent({}, {}))\n", ind, reg(r),
+                          leaf_name(r), int_list(s.shape), s.leaf);
       break;
     }
     case StmtKind::Alias:
@@ -465,6 +501,13 @@ std::string emit_python_repro(const ReproCase& repro) {
     out += leaves;
     out += fmt::format("{}root = scripted({})\n", indent, args);
     if (repro.check_gradients) out += indent + "root.backward(torch.ones_like(root))\n";
+  } else if (dual) {
+    // Reverse mode after the level is left, as BurnMark's libtorch backend runs it: inside,
+    // backward's own formulas would run forward mode on the dual tensors they saved.
+    out += "\ndef main():\n    torch.set_num_threads(1)\n    with fwAD.dual_level():\n" + body;
+    out += fmt::format("{}root = {}\n{}root_tangent = tangent_of(root)\n", indent, reg(p.root),
+                       indent);
+    if (repro.check_gradients) out += "    root.backward(torch.ones_like(root))\n";
   } else {
     out += "\ndef main():\n    torch.set_num_threads(1)\n" + body;
     out += fmt::format("    root = {}\n", reg(p.root));
@@ -473,13 +516,16 @@ std::string emit_python_repro(const ReproCase& repro) {
   out += "\n    bad = 0\n";
   out += fmt::format("    bad += check(\"root %{}\", root, {})\n", p.root,
                      expected_args(repro.expected_root, repro.root_bound));
+  if (dual)
+    out += fmt::format("    bad += check(\"tangent %{}\", root_tangent, {})\n", p.root,
+                       expected_args(repro.expected_tangent, repro.tangent_bound));
   if (repro.check_gradients) {
     const std::vector<Reg> leaf_regs = p.leaf_registers();
     for (std::size_t i = 0; i < leaf_regs.size(); ++i)
       if (p.leaves[i].dtype == DType::F32) // index leaves are never differentiated
-        out += fmt::format(
-            "    bad += check(\"grad %{}\", grad_of({}), {})\n", leaf_regs[i], reg(leaf_regs[i]),
-            expected_args(repro.expected_grads[i], repro_detail::bounds_of(repro, i)));
+        out += fmt::format("    bad += check(\"grad %{}\", grad_of({}), {})\n", leaf_regs[i],
+                           dual ? leaf_name(leaf_regs[i]) : reg(leaf_regs[i]),
+                           expected_args(repro.expected_grads[i], repro_detail::bounds_of(repro, i)));
   }
   out += "    print(\"DIVERGES: %d element(s)\" % bad if bad else \"AGREES (0 diverging "
          "elements)\")\n";

@@ -88,8 +88,10 @@ const KnownBug* Suppressions::find(std::string_view id) const {
 }
 
 const KnownBug* Suppressions::find(const Signature& signature) const {
-  if (const KnownBug* own = find(std::string_view(signature.id))) return own;
-  return signature.f32_id.empty() ? nullptr : find(std::string_view(signature.f32_id));
+  for (const std::string* id : {&signature.id, &signature.f32_id, &signature.reverse_id})
+    if (!id->empty())
+      if (const KnownBug* known = find(std::string_view(*id))) return known;
+  return nullptr;
 }
 
 KnownBugFilter::KnownBugFilter(Suppressions suppressions, Runner runner, MinimizeOptions options)

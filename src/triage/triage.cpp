@@ -39,6 +39,19 @@ Characterization characterize(Runner& runner, const Program& program, const Find
       if (f32.kinds == c.signature.kinds) c.signature.f32_id = f32.id;
     }
   }
+  if (runner.options().tangents) {
+    OracleOptions reverse_only = runner.options();
+    reverse_only.tangents = false;
+    Runner reverse(runner.backends(), reverse_only);
+    const Verdict v = reverse.check(c.minimized);
+    std::vector<std::string> expected;
+    for (const std::string& k : c.signature.kinds)
+      if (!k.ends_with(":" + kind_name(DivergenceKind::Tangent))) expected.push_back(k);
+    if (!v.agree() && !expected.empty()) {
+      const Signature plain = make_signature(c.minimized, v);
+      if (plain.kinds == expected) c.signature.reverse_id = plain.id;
+    }
+  }
   return c;
 }
 

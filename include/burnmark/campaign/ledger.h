@@ -41,6 +41,9 @@ struct LedgerEntry {
   // A reduced-dtype bug whose program also diverges in f32: that f32 signature, by which the
   // known-bug list may know it (Signature::f32_id); "" otherwise.
   std::string f32_signature;
+  // A forward-mode bug that diverges the same way in reverse mode alone: that signature
+  // (Signature::reverse_id); "" otherwise.
+  std::string reverse_signature;
 };
 
 struct Ledger {

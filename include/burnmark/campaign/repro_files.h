@@ -15,9 +15,10 @@ namespace burnmark {
 
 // nullopt, with `error` set, when the reference fails on the program (then there are no
 // expected values to check against).
+// run says what to check: gradients, and the forward-mode tangent (Python only).
 std::optional<ReproCase> reference_repro_case(Backend& reference, const Program& program,
-                                              std::string title, double tolerance, bool gradients,
-                                              std::string& error);
+                                              std::string title, double tolerance,
+                                              const RunOptions& run, std::string& error);
 
 struct ReproFiles {
   std::filesystem::path cpp;   // empty unless written

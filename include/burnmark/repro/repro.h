@@ -34,6 +34,11 @@ struct ReproCase {
   std::vector<std::vector<double>> grad_bounds;
   double tolerance = 1e-4; // the seed's values_diverge rule, relative to max(1, |a|, |b|)
   bool check_gradients = true;
+  // Forward mode (Python, eager only): every float leaf made a dual tensor with leaf_tangent's
+  // direction, and the root's tangent J·u checked against expected_tangent (bounds as above).
+  bool check_tangent = false;
+  std::vector<double> expected_tangent;
+  std::vector<double> tangent_bound;
   ReproPath path = ReproPath::Eager; // Strided, Jit and Nnc: Python only
 };
 

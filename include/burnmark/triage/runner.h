@@ -31,6 +31,7 @@ public:
   // Programs executed so far (each runs every backend once).
   std::size_t runs() const { return runs_; }
   const OracleOptions& options() const { return options_; }
+  const std::vector<Backend*>& backends() const { return backends_; }
 
 private:
   std::vector<Backend*> backends_;

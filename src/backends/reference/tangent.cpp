@@ -250,6 +250,56 @@ void dense(Node& out, const std::array<const Node*, 3>& in, DataOperands data, T
   out.has_tan = true;
 }
 
+// derivatives.yaml's own forward formula for div, (self_t - other_t * result) / other_p: the
+// backward formula's two terms would overflow separately where the exact sum is small (x / x
+// at a subnormal x: inf - inf, while the tangent is 0).
+void div_tangent(Node& out, const Node& a, const Node& b, TangentScratch& t) {
+  const std::int64_t n = out.shape.numel();
+  if (a.has_tan)
+    broadcast_tangent(a, out.shape, t.term);
+  else
+    fill(t.term, n, {0.0, 0.0});
+  if (b.has_tan) {
+    broadcast_tangent(b, out.shape, t.wide);
+    gather(b.value, broadcast_walk(out.shape, b.shape, b.shape), t.product);
+    for (std::int64_t i = 0; i < n; ++i)
+      t.term.set(i, sub(t.term.at(i), mul(t.wide.at(i), out.value.at(i))));
+  } else {
+    gather(b.value, broadcast_walk(out.shape, b.shape, b.shape), t.product);
+  }
+  out.tan.resize(n);
+  for (std::int64_t i = 0; i < n; ++i)
+    out.tan.set(i, div(t.term.at(i), t.product.at(i)));
+  out.has_tan = true;
+}
+
+// maximum, minimum, fmax, fmin at a tie: a kink, where any convex combination of the two
+// tangents is a subgradient's (LibTorch's forward formula takes the mean for maximum and other's
+// for fmax, its backward all of self's for fmax): the bound spans both tangents.
+void ties_span_both_tangents(Node& out, const Node& a, const Node& b, TangentScratch& t) {
+  const std::int64_t n = out.shape.numel();
+  const auto tangent_or_zero = [&](const Node& in, Buf& dst) {
+    if (in.has_tan) return broadcast_tangent(in, out.shape, dst);
+    fill(dst, n, {0.0, 0.0});
+  };
+  tangent_or_zero(a, t.term);
+  tangent_or_zero(b, t.wide);
+  Buf& av = t.product;
+  gather(a.value, broadcast_walk(out.shape, a.shape, a.shape), av);
+  gather(b.value, broadcast_walk(out.shape, b.shape, b.shape), t.sum);
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (!(av.at(i).v == t.sum.at(i).v)) continue; // NaN never ties
+    const Approx ta = t.term.at(i);
+    const Approx tb = t.wide.at(i);
+    if (!std::isfinite(ta.v) || !std::isfinite(tb.v)) {
+      out.tan.set(i, ta.v == tb.v ? ta : Approx{ta.v, kInf});
+      continue;
+    }
+    const double mid = 0.5 * (ta.v + tb.v);
+    out.tan.set(i, {mid, std::fabs(ta.v - tb.v) / 2 + std::max(ta.e, tb.e) + out.tan.at(i).e});
+  }
+}
+
 Rows square_rows(const Shape& s) {
   const std::int64_t n = square_order(s);
   return Rows{square_count(s), n * n, 1};
@@ -262,10 +312,16 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   const std::array<const Node*, 3> in = {&a, b, c};
   const Attrs& at = out.attrs;
   switch (out.op) {
+  case Op::Div: return div_tangent(out, a, *b, t);
+  case Op::Maximum:
+  case Op::Minimum:
+  case Op::Fmax:
+  case Op::Fmin:
+    elementwise(out, in, kFirstTwo, t, s);
+    return ties_span_both_tangents(out, a, *b, t);
   case Op::Add:
   case Op::Sub:
   case Op::Mul:
-  case Op::Div:
   case Op::Neg:
   case Op::Abs:
   case Op::Exp:
@@ -327,10 +383,6 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   case Op::Softshrink:
   case Op::Tanhshrink:
   case Op::Logit:
-  case Op::Maximum:
-  case Op::Minimum:
-  case Op::Fmax:
-  case Op::Fmin:
   case Op::Atan2:
   case Op::PowTensor:
   case Op::Remainder:
@@ -338,8 +390,9 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   case Op::DivRounded:
   case Op::Hypot:
   case Op::Xlogy:
-  case Op::Copysign:
-  case Op::Lerp: return elementwise(out, in, kFirstTwo, t, s);
+  case Op::Copysign: return elementwise(out, in, kFirstTwo, t, s);
+  // Linear in (start, end) jointly: derivatives.yaml's lerp(self_t, end_t, weight).
+  case Op::Lerp: return linear(out, in, kFirstTwo, t, s, at);
   case Op::Where: return elementwise(out, in, kAllThree & ~1U, t, s);
   case Op::MaskedFill: {
     Attrs zero_fill = at; // the filled value is a constant: its derivative is zero

@@ -54,7 +54,14 @@ ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr,
   forward_rule(node(out.in[0]), b, c, out, scratch_);
   const bool tangent_in = node(out.in[0]).has_tan || (b != nullptr && b->has_tan) ||
                           (c != nullptr && c->has_tan);
-  if (tangent_in) tangent_rule(out, node(out.in[0]), b, c, tangent_scratch_, scratch_);
+  if (tangent_in) {
+    tangent_rule(out, node(out.in[0]), b, c, tangent_scratch_, scratch_);
+    // Where the value is NaN the derivative has no meaning and LibTorch's forward formulas
+    // answer anything (0, 1, NaN): not judged (docs/conventions.md, "Forward mode").
+    if (out.has_tan)
+      for (std::int64_t i = 0; i < out.tan.size(); ++i)
+        if (std::isnan(out.value.v()[i])) out.tan.e()[i] = kInf;
+  }
   return {id};
 }
 
