@@ -16,6 +16,7 @@ Node& ReferenceFramework::fresh() {
   n.requires_grad = false;
   n.has_grad = false;
   n.has_tan = false;
+  n.tan_done = false;
   return n;
 }
 
@@ -52,16 +53,6 @@ ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr,
   const Node* b = out.in[1] >= 0 ? &node(out.in[1]) : nullptr;
   const Node* c = out.in[2] >= 0 ? &node(out.in[2]) : nullptr;
   forward_rule(node(out.in[0]), b, c, out, scratch_);
-  const bool tangent_in = node(out.in[0]).has_tan || (b != nullptr && b->has_tan) ||
-                          (c != nullptr && c->has_tan);
-  if (tangent_in) {
-    tangent_rule(out, node(out.in[0]), b, c, tangent_scratch_, scratch_);
-    // Where the value is NaN the derivative has no meaning and LibTorch's forward formulas
-    // answer anything (0, 1, NaN): not judged (docs/conventions.md, "Forward mode").
-    if (out.has_tan)
-      for (std::int64_t i = 0; i < out.tan.size(); ++i)
-        if (std::isnan(out.value.v()[i])) out.tan.e()[i] = kInf;
-  }
   return {id};
 }
 
@@ -134,10 +125,40 @@ ReferenceFramework::Tensor ReferenceFramework::dual(const Tensor& t, const HostT
   std::copy_n(tangent.values.begin(), n.shape.numel(), n.tan.v());
   std::fill_n(n.tan.e(), n.shape.numel(), 0.0); // exact in every dtype (leaf_tangent)
   n.has_tan = true;
+  n.tan_done = true;
   return t;
 }
 
+void ReferenceFramework::propagate_tangents(int root) {
+  // Only the nodes the root depends on: a dead branch's tangent is never read, and a contracted
+  // rule (prod over 8,192 elements) can cost seconds.
+  needed_.assign(static_cast<std::size_t>(root) + 1, 0);
+  needed_[static_cast<std::size_t>(root)] = 1;
+  for (int i = root; i >= 0; --i) {
+    const Node& n = node(i);
+    if (!needed_[static_cast<std::size_t>(i)] || n.is_leaf) continue;
+    for (int in : n.in)
+      if (in >= 0) needed_[static_cast<std::size_t>(in)] = 1;
+  }
+  for (int i = 0; i <= root; ++i) {
+    Node& out = node(i);
+    if (!needed_[static_cast<std::size_t>(i)] || out.is_leaf || out.tan_done) continue;
+    out.tan_done = true;
+    const Node* b = out.in[1] >= 0 ? &node(out.in[1]) : nullptr;
+    const Node* c = out.in[2] >= 0 ? &node(out.in[2]) : nullptr;
+    const Node& a = node(out.in[0]);
+    if (!a.has_tan && !(b != nullptr && b->has_tan) && !(c != nullptr && c->has_tan)) continue;
+    tangent_rule(out, a, b, c, tangent_scratch_, scratch_);
+    // Where the value is NaN the derivative has no meaning and LibTorch's forward formulas
+    // answer anything (0, 1, NaN): not judged (docs/conventions.md, "Forward mode").
+    if (out.has_tan)
+      for (std::int64_t k = 0; k < out.tan.size(); ++k)
+        if (std::isnan(out.value.v()[k])) out.tan.e()[k] = kInf;
+  }
+}
+
 HostTensor ReferenceFramework::tangent(const Tensor& t) {
+  propagate_tangents(t.node);
   const Node& n = node(t.node);
   if (!n.has_tan)
     return HostTensor{n.shape, std::vector<double>(static_cast<std::size_t>(n.shape.numel()), 0.0),

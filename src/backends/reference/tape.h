@@ -28,6 +28,7 @@ struct Node {
   Buf grad;
   // Forward mode: d value along the leaves' tangents (J·u), when one reached this node.
   bool has_tan = false;
+  bool tan_done = false; // tan is final (computed, or set by dual)
   Buf tan;
 };
 
@@ -102,11 +103,14 @@ public:
   std::optional<HostTensor> grad(const Tensor& t);
   HostTensor read(const Tensor& t);
   Tensor dual(const Tensor& t, const HostTensor& tangent);
+  // Computes the tangents t depends on, then reads t's (LibTorch computes them op by op; the
+  // values are the same).
   HostTensor tangent(const Tensor& t);
 
 private:
   Node& fresh();
   void accumulate(Node& target, InputGrad& g);
+  void propagate_tangents(int root);
   Node& node(int i) { return nodes_[static_cast<std::size_t>(i)]; }
 
   std::vector<Node> nodes_;
@@ -115,6 +119,7 @@ private:
   Buf summed_;
   ReduceScratch scratch_;
   TangentScratch tangent_scratch_;
+  std::vector<unsigned char> needed_;
 };
 
 static_assert(ForwardModeFramework<ReferenceFramework>);
