@@ -122,21 +122,29 @@ void multilinear(Node& out, const std::array<const Node*, 3>& in, DataOperands d
   }
 }
 
-// addmm(self, m1, m2) = beta self + alpha m1 m2: beta u_self + alpha (u_1 m2 + m1 u_2), the
-// products with beta = 0, which ignores self as documented.
+// addmm(self, m1, m2) = beta self + alpha m1 m2, as derivatives.yaml's forward formula:
+// maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + the same for mat2.
+// The products are plain mm's scaled afterwards (not a gemm with alpha, which skips the product
+// at alpha = 0), so an overflowing product times alpha = 0 is NaN, as in LibTorch.
 void addmm(Node& out, const std::array<const Node*, 3>& in, TangentScratch& t, ReduceScratch& s) {
+  const auto scaled = [](Buf& b, double by) {
+    if (by == 1.0) return; // maybe_multiply
+    for (std::int64_t i = 0; i < b.size(); ++i)
+      b.set(i, mul(Approx{by, 0.0}, b.at(i)));
+  };
   if (in[0]->has_tan) {
     broadcast_tangent(*in[0], out.shape, t.term);
-    const Approx beta{out.attrs.beta, 0.0};
-    for (std::int64_t i = 0; i < t.term.size(); ++i)
-      t.term.set(i, mul(beta, t.term.at(i)));
+    scaled(t.term, out.attrs.beta);
     add_term(out, t.term);
   }
-  Attrs products = out.attrs;
-  products.beta = 0.0;
+  Node product;
+  product.op = Op::Mm;
+  product.shape = out.shape;
   for (std::size_t k = 1; k < 3; ++k) {
     if (!in[k]->has_tan) continue;
-    forward_on_tangents(out, in, kAllThree & ~1U, static_cast<int>(k), products, t, s);
+    const std::array<const Node*, 3> factors = {in[1], in[2], nullptr};
+    forward_on_tangents(product, factors, kFirstTwo, static_cast<int>(k - 1), Attrs{}, t, s);
+    scaled(t.result.value, out.attrs.alpha);
     add_term(out, t.result.value);
   }
 }
