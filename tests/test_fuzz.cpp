@@ -44,7 +44,8 @@ Result run(const std::string& env, const std::string& cmd, const fs::path& dir) 
       " && env -u BACKENDS -u MODE -u MAX_LEAVES -u MIN_OPS -u FUZZ_MIN_DIM -u FUZZ_MAX_DIM "
       "-u BURNMARK_TOLERANCE -u BURNMARK_SPECIAL_RATE -u BURNMARK_FINDINGS_DIR -u "
       "BURNMARK_EDGE_RATE "
-      "-u BURNMARK_CONVENTION_FINDINGS -u BURNMARK_KNOWN_BUGS " +
+      "-u BURNMARK_CONVENTION_FINDINGS -u BURNMARK_KNOWN_BUGS -u BURNMARK_TANGENTS "
+      "-u BURNMARK_DTYPES " +
       env + " " + cmd + " >stdout 2>stderr";
   const int raw = std::system(full.c_str());
   return Result{WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(dir / "stderr")};
@@ -74,6 +75,22 @@ TEST(Fuzz, SeedCorpusRunsCleanOnBothTargets) {
     EXPECT_EQ(r.status, 0) << target << "\n" << r.err;
     EXPECT_EQ(r.err.find("DIVERGENCE"), std::string::npos) << r.err;
   }
+}
+
+TEST(Fuzz, SeedCorpusRunsCleanInForwardMode) {
+  // The same seeds with tangents compared too. One seed's scatter_reduce(prod) has LibTorch's
+  // zero tangent (bugs.md, libtorch-scatter-reduce-prod-jvp-zero): the known list knows it.
+  const fs::path dir = scratch("clean_forward");
+  const fs::path corpus = copy_corpus(dir);
+  std::string seeds;
+  for (const auto& e : fs::directory_iterator(corpus))
+    seeds += " " + e.path().string();
+  const std::string known =
+      (fs::path(BURNMARK_TEST_SOURCE_DIR) / "corpus" / "known_bugs.txt").string();
+  const Result r = run("BACKENDS=ref,libtorch BURNMARK_TANGENTS=1 BURNMARK_KNOWN_BUGS=" + known,
+                       BURNMARK_FUZZ_AUTOGRAD + seeds, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("DIVERGENCE"), std::string::npos) << r.err;
 }
 
 TEST(Fuzz, MutatedSeedsRunToTheEndInContinuousMode) {

@@ -34,6 +34,10 @@ public:
   void backward(const Tensor& root) { eager_.backward(root); }
   std::optional<HostTensor> grad(const Tensor& t) { return eager_.grad(t); }
   HostTensor read(const Tensor& t) { return eager_.read(t); }
+  // Forward mode: the leaf's tangent is contiguous, everything computed from it is laid out
+  // like its primal (LibTorch gives a tangent its primal's strides).
+  Tensor dual(const Tensor& t, const HostTensor& tangent) { return eager_.dual(t, tangent); }
+  HostTensor tangent(const Tensor& t) { return eager_.tangent(t); }
 
 private:
   LibTorchFramework eager_;
