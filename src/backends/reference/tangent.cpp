@@ -281,6 +281,30 @@ void div_tangent(Node& out, const Node& a, const Node& b, TangentScratch& t) {
   out.has_tan = true;
 }
 
+// atan2(self, other): derivatives.yaml's own forward formula,
+// (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2)). The backward
+// formula's terms, grad * other * recip and grad * -self * recip, meet 0 * inf where the squares
+// underflow (atan2(0, 1e-42): the tangent is -inf, not NaN).
+void atan2_tangent(Node& out, const Node& a, const Node& b, TangentScratch& t) {
+  const std::int64_t n = out.shape.numel();
+  const auto tangent_or_zero = [&](const Node& in, Buf& dst) {
+    if (in.has_tan) return broadcast_tangent(in, out.shape, dst);
+    fill(dst, n, {0.0, 0.0});
+  };
+  tangent_or_zero(a, t.term);
+  tangent_or_zero(b, t.wide);
+  gather(a.value, broadcast_walk(out.shape, a.shape, a.shape), t.product);
+  gather(b.value, broadcast_walk(out.shape, b.shape, b.shape), t.sum);
+  out.tan.resize(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Approx y = t.product.at(i);
+    const Approx x = t.sum.at(i);
+    const Approx num = add(mul(neg(y), t.wide.at(i)), mul(x, t.term.at(i)));
+    out.tan.set(i, div(num, add(mul(y, y), mul(x, x))));
+  }
+  out.has_tan = true;
+}
+
 // maximum, minimum, fmax, fmin at a tie: a kink, where any convex combination of the two
 // tangents is a subgradient's (LibTorch's forward formula takes the mean for maximum and other's
 // for fmax, its backward all of self's for fmax): the bound spans both tangents.
@@ -321,6 +345,7 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   const Attrs& at = out.attrs;
   switch (out.op) {
   case Op::Div: return div_tangent(out, a, *b, t);
+  case Op::Atan2: return atan2_tangent(out, a, *b, t);
   case Op::Maximum:
   case Op::Minimum:
   case Op::Fmax:
@@ -391,7 +416,6 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   case Op::Softshrink:
   case Op::Tanhshrink:
   case Op::Logit:
-  case Op::Atan2:
   case Op::PowTensor:
   case Op::Remainder:
   case Op::Fmod:
