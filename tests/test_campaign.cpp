@@ -79,6 +79,7 @@ LedgerEntry sample_entry(const std::string& sig, std::uint64_t count) {
   e.pre_signatures = {"pre1|libtorch:gradient|pow(0.5)(leaf)|special=-0"};
   e.f32_signature = "fedcba987654";
   e.reverse_signature = "0123456789ab";
+  e.culprit_signature = "ba9876543210";
   return e;
 }
 
@@ -113,6 +114,7 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
     EXPECT_EQ(got->pre_signatures, want.pre_signatures);
     EXPECT_EQ(got->f32_signature, want.f32_signature);
     EXPECT_EQ(got->reverse_signature, want.reverse_signature);
+    EXPECT_EQ(got->culprit_signature, want.culprit_signature);
   }
   // Most hits first; the age is whole days since first seen (29 days).
   const std::string json = ledger_to_json(l, now);

@@ -42,6 +42,7 @@ std::string FindingsBook::status_of(const LedgerEntry& entry, std::string& ancho
   const KnownBug* k = known_.find(entry.signature);
   if (k == nullptr && !entry.f32_signature.empty()) k = known_.find(entry.f32_signature);
   if (k == nullptr && !entry.reverse_signature.empty()) k = known_.find(entry.reverse_signature);
+  if (k == nullptr && !entry.culprit_signature.empty()) k = known_.find(entry.culprit_signature);
   if (k != nullptr) {
     anchor = k->anchor;
     return "known";
@@ -82,6 +83,7 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
       entry->specials = c.signature.specials;
       entry->f32_signature = c.signature.f32_id;
       entry->reverse_signature = c.signature.reverse_id;
+      entry->culprit_signature = c.signature.culprit_id;
       entry->minimal_program = to_text(c.minimized);
       const std::filesystem::path bug_dir = dir_ / entry->signature;
       std::error_code ec;

@@ -98,13 +98,15 @@ std::string ledger_to_json(const Ledger& ledger, std::time_t now) {
         "     \"kinds\": {}, \"ops\": {}, \"specials\": {},\n"
         "     \"minimal_program\": {},\n"
         "     \"example\": {}, \"repro_cpp\": {}, \"repro_cmake\": {}, \"repro_python\": {},\n"
-        "     \"pre_signatures\": {}, \"f32_signature\": {}, \"reverse_signature\": {}}}",
+        "     \"pre_signatures\": {}, \"f32_signature\": {}, \"reverse_signature\": {},\n"
+        "     \"culprit_signature\": {}}}",
         json::quote(e->signature), json::quote(e->status), json::quote(e->anchor),
         json::quote(e->first_seen), json::quote(e->last_seen), days_since(e->first_seen, now),
         e->count, json_strings(e->kinds), json_strings(e->ops), json_strings(e->specials),
         json::quote(e->minimal_program), json::quote(e->example), json::quote(e->repro_cpp),
         json::quote(e->repro_cmake), json::quote(e->repro_python), json_strings(e->pre_signatures),
-        json::quote(e->f32_signature), json::quote(e->reverse_signature));
+        json::quote(e->f32_signature), json::quote(e->reverse_signature),
+        json::quote(e->culprit_signature));
   }
   out += first ? "]\n}\n" : "\n  ]\n}\n";
   return out;
@@ -141,6 +143,7 @@ std::string ledger_from_json(std::string_view text, Ledger& out) {
     e.pre_signatures = b.strings("pre_signatures");
     e.f32_signature = b.string_or("f32_signature"); // absent in ledgers before dtypes
     e.reverse_signature = b.string_or("reverse_signature"); // and before forward mode
+    e.culprit_signature = b.string_or("culprit_signature");
     ledger.entries.push_back(std::move(e));
   }
   out = std::move(ledger);

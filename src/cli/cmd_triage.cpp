@@ -154,9 +154,11 @@ int run_triage(std::span<const std::string_view> args) {
   for (const TriageGroup& g : report.groups) {
     const KnownBug* k = known.find(g.signature);
     diverging += g.members.size();
-    fmt::print("BUG {} count={} kinds={} ops={} special={} example={} known={}\n", g.signature.id,
-               g.members.size(), join(g.signature.kinds, ","), join(g.signature.ops, ","),
-               join(g.signature.specials, ","), g.representative, k ? k->anchor : "-");
+    fmt::print("BUG {} count={} kinds={} ops={} special={} example={} culprit={} known={}\n",
+               g.signature.id, g.members.size(), join(g.signature.kinds, ","),
+               join(g.signature.ops, ","), join(g.signature.specials, ","), g.representative,
+               g.signature.culprit_id.empty() ? "-" : g.signature.culprit_id,
+               k ? k->anchor : "-");
   }
   fmt::print("TRIAGE files={} diverging={} bugs={} agreeing={} unreadable={}\n", paths.size(),
              diverging, report.groups.size(), report.agreeing.size(), unreadable);

@@ -149,6 +149,12 @@ Signature make_signature(const Program& minimized, const Verdict& verdict) {
   return sig;
 }
 
+std::string culprit_signature_id(const Program& minimized, const Signature& signature,
+                                 std::string_view label) {
+  return short_id(fmt::format("culprit1|{}div={}|culprit={}", dtype_part(minimized),
+                              join(signature.kinds, ","), label));
+}
+
 std::string pre_signature(const Program& p, const Finding& f) {
   std::vector<std::string> operand_labels;
   for (Reg o : inputs(p.stmts[static_cast<std::size_t>(f.culprit)]))

@@ -31,6 +31,7 @@ Characterization characterize(Runner& runner, const Program& program, const Find
   c.exhausted = m.exhausted;
   c.minimized_verdict = runner.check(c.minimized);
   c.signature = make_signature(c.minimized, c.minimized_verdict);
+  c.signature.culprit_id = culprit_signature_id(c.minimized, c.signature, finding.culprit_label);
   if (c.minimized.float_dtype != FloatDType::F32) {
     const Program in_f32 = with_float_dtype(c.minimized, FloatDType::F32);
     const Verdict v = runner.check(in_f32);

@@ -44,6 +44,8 @@ struct LedgerEntry {
   // A forward-mode bug that diverges the same way in reverse mode alone: that signature
   // (Signature::reverse_id); "" otherwise.
   std::string reverse_signature;
+  // Signature::culprit_id, by which a broad known-bug line may know it.
+  std::string culprit_signature;
 };
 
 struct Ledger {

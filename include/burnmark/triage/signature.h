@@ -45,10 +45,18 @@ struct Signature {
   // found again through its tangent (an auto_element_wise tangent is the gradient's formula).
   // Empty for a divergence only forward mode shows.
   std::string reverse_id;
+  // The coarse identity of one fault reached through many graphs: the divergence classes and the
+  // culprit op alone, `culprit1|<dtype>div=<kinds>|culprit=<label>` (characterize fills it). A
+  // known-bug line naming it covers every graph that ends in that op with those kinds, so it is
+  // for a fault of the op itself (maximum's forward formula), never a value-dependent one.
+  std::string culprit_id;
 };
 
 Signature make_signature(const Program& minimized, const Verdict& verdict);
 std::string pre_signature(const Program& program, const Finding& finding);
+// Signature::culprit_id of a signature made from `minimized`, whose culprit op is `label`.
+std::string culprit_signature_id(const Program& minimized, const Signature& signature,
+                                 std::string_view label);
 
 std::uint64_t fnv1a64(std::string_view bytes);
 std::string short_id(std::string_view text); // 12 hex digits of fnv1a64(text)
