@@ -16,6 +16,8 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "burnmark/triage/runner.h"
+#include "burnmark/triage/signature.h"
+#include "burnmark/triage/suppress.h"
 #include "burnmark/triage/triage.h"
 #include "libtorch_programs.h"
 #include "programs_per_op.h"
@@ -294,6 +296,37 @@ TEST(PlantedForwardMode, AWrongJvpRuleIsCaughtAsATangentDivergenceAndMinimisedTo
   EXPECT_EQ(c->signature.ops, std::vector<std::string>{"sigmoid"});
   EXPECT_EQ(c->signature.kinds, std::vector<std::string>{"planted-jvp:tangent"});
   EXPECT_LE(c->minimized.stmts.size(), 3U) << to_text(c->minimized);
+}
+
+TEST(PlantedForwardMode, OneFaultThroughTwoGraphsSharesItsCulpritIdAndOneLineKnowsBoth) {
+  // Two minimal programs that keep different upstream ops (as maximum's fault needs an infinite
+  // upstream tangent): different signatures, one culprit id, one known-bug line for both.
+  const auto ref = make_reference_backend();
+  FrameworkBackend<WrongSigmoidJvp> planted("planted-jvp");
+  Runner runner({ref.get(), &planted}, with_tangents(true));
+  std::vector<Signature> found;
+  for (Op upstream : {Op::Tanh, Op::Exp}) {
+    ProgramBuilder b;
+    const Reg x = b.leaf({6}, {0.5f, -1.0f, 0.25f, 1.5f, -0.75f, 2.0f});
+    const Program p = b.finish(b.op(Op::Sigmoid, {b.op(upstream, {x})}));
+    const Verdict v = runner.check(p);
+    ASSERT_FALSE(v.agree());
+    Signature sig = make_signature(p, v);
+    sig.culprit_id = culprit_signature_id(p, sig, "sigmoid");
+    found.push_back(sig);
+  }
+  EXPECT_NE(found[0].id, found[1].id);
+  EXPECT_EQ(found[0].culprit_id, found[1].culprit_id);
+  std::string error;
+  const Suppressions known =
+      Suppressions::parse(found[0].culprit_id + " planted-sigmoid-jvp the planted fault\n", error);
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_TRUE(known.matches(found[0]));
+  EXPECT_TRUE(known.matches(found[1]));
+  // characterize fills it from the culprit it found.
+  const std::optional<Characterization> c = characterize(runner, long_sigmoid_program());
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->signature.culprit_id, culprit_signature_id(c->minimized, c->signature, "sigmoid"));
 }
 
 // ---- The oracle ----

@@ -48,7 +48,7 @@ public:
   const std::vector<KnownBug>& bugs() const { return bugs_; }
   // The entry for this signature id, or nullptr.
   const KnownBug* find(std::string_view id) const;
-  // The entry for the signature's own id, else for its f32 id (the same bug in f32).
+  // The entry for the signature's own id, else for its f32, reverse-mode or culprit id.
   const KnownBug* find(const Signature& signature) const;
   bool matches(const Signature& signature) const { return find(signature) != nullptr; }
 
