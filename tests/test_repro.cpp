@@ -884,6 +884,38 @@ TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
   fs::remove_all(dir);
 }
 
+// y = x * x at x = 3 along leaf_tangent's first step (1): y' = 2 x = 6, by hand.
+ReproCase forward_mode_case(double expected_tangent) {
+  ProgramBuilder b;
+  const Reg x = b.leaf({1}, {3.0f});
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Mul, {x, x}));
+  c.title = "x * x in forward mode";
+  c.expected_root = {9.0};
+  c.expected_grads = {{6.0}};
+  c.check_tangent = true;
+  c.expected_tangent = {expected_tangent};
+  return c;
+}
+
+TEST(ReproBuild, EmittedPythonChecksTheForwardModeTangent) {
+  const std::string python = python_with_torch();
+  if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
+  const fs::path dir = make_temp_dir("burnmark_repro_tangent");
+  write_file(dir / "good.py", emit_python_repro(forward_mode_case(6.0)));
+  write_file(dir / "bad.py", emit_python_repro(forward_mode_case(7.0)));
+  const RunResult good = run(python + " " + (dir / "good.py").string());
+  EXPECT_EQ(good.status, 0) << good.output;
+  expect_contains(good.output, "tangent %1[0]  torch  6  expected  6\n");
+  expect_contains(good.output, "grad %0[0]  torch  6  expected  6\n");
+  const RunResult bad = run(python + " " + (dir / "bad.py").string());
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  expect_contains(bad.output, "tangent %1[0]  torch  6  expected  7  <-- DIVERGES");
+  // Forward mode has no C++ reproducer: the emitter says so rather than drop the tangent.
+  EXPECT_THROW(emit_cpp_repro(forward_mode_case(6.0)), std::invalid_argument);
+  fs::remove_all(dir);
+}
+
 // gelu(x, approximate="tanh") = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), from its
 // definition in double, rounded to the program's dtype; one ulp of that dtype allowed.
 ReproCase gelu_tanh_case(FloatDType dtype) {
