@@ -44,14 +44,20 @@ Characterization characterize(Runner& runner, const Program& program, const Find
     OracleOptions reverse_only = runner.options();
     reverse_only.tangents = false;
     Runner reverse(runner.backends(), reverse_only);
-    const Verdict v = reverse.check(c.minimized);
     std::vector<std::string> expected;
     for (const std::string& k : c.signature.kinds)
       if (!k.ends_with(":" + kind_name(DivergenceKind::Tangent))) expected.push_back(k);
-    if (!v.agree() && !expected.empty()) {
-      const Signature plain = make_signature(c.minimized, v);
-      if (plain.kinds == expected) c.signature.reverse_id = plain.id;
-    }
+    // The id of `p`'s reverse-mode signature when it diverges with exactly those kinds.
+    const auto reverse_id = [&](const Program& p) -> std::string {
+      if (expected.empty()) return {};
+      const Verdict v = reverse.check(p);
+      if (v.agree()) return {};
+      const Signature plain = make_signature(p, v);
+      return plain.kinds == expected ? plain.id : std::string();
+    };
+    c.signature.reverse_id = reverse_id(c.minimized);
+    if (c.minimized.float_dtype != FloatDType::F32)
+      c.signature.f32_reverse_id = reverse_id(with_float_dtype(c.minimized, FloatDType::F32));
   }
   return c;
 }

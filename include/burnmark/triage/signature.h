@@ -45,6 +45,9 @@ struct Signature {
   // found again through its tangent (an auto_element_wise tangent is the gradient's formula).
   // Empty for a divergence only forward mode shows.
   std::string reverse_id;
+  // Both at once: a reduced-dtype forward-mode finding whose f32 program diverges the same way in
+  // reverse mode alone (a bf16 tangent campaign reaching an f32 gradient bug).
+  std::string f32_reverse_id;
   // The coarse identity of one fault reached through many graphs: the divergence classes and the
   // culprit op alone, `culprit1|<dtype>div=<kinds>|culprit=<label>` (characterize fills it). A
   // known-bug line naming it covers every graph that ends in that op with those kinds, so it is
