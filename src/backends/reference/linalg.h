@@ -30,6 +30,17 @@ inline MatmulView matmul_view(Op op, const Shape& a, const Shape& b) {
 }
 
 inline void linalg_product(Op op, const Node& a, const Node& b, Buf& out) {
+  // torch.outer is self.reshape({-1, 1}) * vec2: a broadcast mul, so -1 * 0 is -0 (a one-term
+  // matmul would add it to a +0 accumulator).
+  if (op == Op::Outer) {
+    const std::int64_t m = a.shape[0];
+    const std::int64_t n = b.shape[0];
+    out.resize(m * n);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j)
+        out.set(i * n + j, mul(a.value.at(i), b.value.at(j)));
+    return;
+  }
   const MatmulView v = matmul_view(op, a.shape, b.shape);
   matmul(v.a, a.value, v.b, b.value, v.out, out);
 }
