@@ -201,11 +201,11 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
     std::fputs(full_report(h, program, verdict).c_str(), stderr);
   } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {
     // One count per divergence kind, in the enum's order, each under its report name.
-    std::string line = fmt::format("SUMMARY target={} inputs={} findings={}", h.target, h.inputs,
-                                   h.findings);
+    std::string line =
+        fmt::format("SUMMARY target={} inputs={} findings={}", h.target, h.inputs, h.findings);
     for (std::size_t k = 0; k < kDivergenceKinds; ++k)
-      fmt::format_to(std::back_inserter(line), " {}={}",
-                     kind_name(static_cast<DivergenceKind>(k)), h.by_kind[k]);
+      fmt::format_to(std::back_inserter(line), " {}={}", kind_name(static_cast<DivergenceKind>(k)),
+                     h.by_kind[k]);
     fmt::format_to(std::back_inserter(line), " suppressed={} conventions={}\n", h.suppressed,
                    h.conventions);
     std::fputs(line.c_str(), stderr);

@@ -190,9 +190,9 @@ TEST(RefVsLibTorchForwardMode, EveryOpAgreesInForwardModeExceptItsRecordedDepart
     const Outcome l = lt->run(np.program, kBothModes);
     ASSERT_EQ(r.status, Status::Ok) << r.message;
     ASSERT_EQ(l.status, Status::Ok) << l.message;
-    const auto departure = std::find_if(
-        kForwardModeDepartures.begin(), kForwardModeDepartures.end(),
-        [&](const auto& d) { return text.find(d.statement) != std::string::npos; });
+    const auto departure =
+        std::find_if(kForwardModeDepartures.begin(), kForwardModeDepartures.end(),
+                     [&](const auto& d) { return text.find(d.statement) != std::string::npos; });
     const Verdict v = compare({r, l}, with_tangents(true));
     if (departure == kForwardModeDepartures.end()) {
       EXPECT_TRUE(v.agree()) << op_name(np.op) << "\n" << format_verdict(v);
@@ -268,8 +268,8 @@ private:
 
 Program long_sigmoid_program() {
   ProgramBuilder b;
-  const Reg a = b.leaf({4, 3}, {0.3f, -0.7f, 1.1f, 2.5f, -3.0f, 0.05f, 0.9f, -0.4f, 1.7f, -2.2f,
-                                0.6f, 3.3f});
+  const Reg a =
+      b.leaf({4, 3}, {0.3f, -0.7f, 1.1f, 2.5f, -3.0f, 0.05f, 0.9f, -0.4f, 1.7f, -2.2f, 0.6f, 3.3f});
   const Reg c = b.leaf({3}, {0.5f, -1.5f, 2.0f});
   const Reg t = b.op(Op::Tanh, {b.op(Op::Mul, {a, c})});
   const Reg e = b.op(Op::Add, {t, b.op(Op::Exp, {c})});
@@ -283,9 +283,9 @@ TEST(PlantedForwardMode, AWrongJvpRuleIsCaughtAsATangentDivergenceAndMinimisedTo
   FrameworkBackend<WrongSigmoidJvp> planted("planted-jvp");
   const Program p = long_sigmoid_program();
   // Reverse mode alone cannot see it.
-  EXPECT_TRUE(compare({ref->run(p, RunOptions{true}), planted.run(p, RunOptions{true})},
-                      OracleOptions{})
-                  .agree());
+  EXPECT_TRUE(
+      compare({ref->run(p, RunOptions{true}), planted.run(p, RunOptions{true})}, OracleOptions{})
+          .agree());
   Runner runner({ref.get(), &planted}, with_tangents(true));
   const Verdict v = runner.check(p);
   ASSERT_FALSE(v.agree());
@@ -353,8 +353,8 @@ TEST(ForwardModeOracle, ABackendWithoutForwardModeIsSkippedNotJudged) {
   const auto jit = make_libtorch_jit_backend(false);
   const Outcome o = jit->run(p, kForwardMode);
   EXPECT_EQ(o.status, Status::Unsupported);
-  const Verdict v = compare({make_reference_backend()->run(p, kForwardMode), o},
-                            with_tangents(false));
+  const Verdict v =
+      compare({make_reference_backend()->run(p, kForwardMode), o}, with_tangents(false));
   EXPECT_TRUE(v.agree());
   EXPECT_EQ(v.skipped, std::vector<std::string>{o.backend});
 }

@@ -43,7 +43,6 @@ void expect_agree(const HostTensor& ref, const HostTensor& lt, const std::string
         << what << " [" << i << "]: ref " << ref.values[i] << ", libtorch " << lt.values[i];
 }
 
-
 } // namespace
 
 TEST(RefVsLibTorch, EveryOpAgreesOnForwardAndEveryLeafGradient) {

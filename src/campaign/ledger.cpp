@@ -141,7 +141,7 @@ std::string ledger_from_json(std::string_view text, Ledger& out) {
     e.repro_cmake = b.string_or("repro_cmake");
     e.repro_python = b.string_or("repro_python");
     e.pre_signatures = b.strings("pre_signatures");
-    e.f32_signature = b.string_or("f32_signature"); // absent in ledgers before dtypes
+    e.f32_signature = b.string_or("f32_signature");         // absent in ledgers before dtypes
     e.reverse_signature = b.string_or("reverse_signature"); // and before forward mode
     e.culprit_signature = b.string_or("culprit_signature");
     ledger.entries.push_back(std::move(e));

@@ -157,8 +157,7 @@ int run_triage(std::span<const std::string_view> args) {
     fmt::print("BUG {} count={} kinds={} ops={} special={} example={} culprit={} known={}\n",
                g.signature.id, g.members.size(), join(g.signature.kinds, ","),
                join(g.signature.ops, ","), join(g.signature.specials, ","), g.representative,
-               g.signature.culprit_id.empty() ? "-" : g.signature.culprit_id,
-               k ? k->anchor : "-");
+               g.signature.culprit_id.empty() ? "-" : g.signature.culprit_id, k ? k->anchor : "-");
   }
   fmt::print("TRIAGE files={} diverging={} bugs={} agreeing={} unreadable={}\n", paths.size(),
              diverging, report.groups.size(), report.agreeing.size(), unreadable);

@@ -51,8 +51,7 @@ struct Judge {
   void tensor(const HostTensor& ref, const HostTensor& got, DivergenceKind kind, int leaf) {
     if (!(ref.shape == got.shape) || ref.values.size() != got.values.size()) {
       Divergence d = make(DivergenceKind::Shape, leaf);
-      d.detail = fmt::format("{} {}: expected {} ({} values), got {} ({} values)",
-                             kind_name(kind),
+      d.detail = fmt::format("{} {}: expected {} ({} values), got {} ({} values)", kind_name(kind),
                              leaf >= 0 ? fmt::format("leaf {}", leaf) : std::string("root"),
                              ref.shape.to_string(), ref.values.size(), got.shape.to_string(),
                              got.values.size());

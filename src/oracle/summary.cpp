@@ -50,8 +50,8 @@ std::string format_outcome(const Outcome& outcome, std::size_t max_values) {
   fmt::format_to(std::back_inserter(out), "\n  root {} = {}\n", outcome.root.shape.to_string(),
                  format_values(outcome.root, max_values));
   if (!outcome.tangent.values.empty())
-    fmt::format_to(std::back_inserter(out), "  tangent {} = {}\n", outcome.tangent.shape.to_string(),
-                   format_values(outcome.tangent, max_values));
+    fmt::format_to(std::back_inserter(out), "  tangent {} = {}\n",
+                   outcome.tangent.shape.to_string(), format_values(outcome.tangent, max_values));
   for (std::size_t leaf = 0; leaf < outcome.grads.size(); ++leaf)
     fmt::format_to(std::back_inserter(out), "  grad leaf={} {} = {}\n", leaf,
                    outcome.grads[leaf].shape.to_string(),

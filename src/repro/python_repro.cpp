@@ -421,7 +421,8 @@ std::string emit_python_repro(const ReproCase& repro) {
                            torch_dtype_name(p.float_dtype),
                            strided ? ", every tensor re-laid out by layout()" : "");
   out += repro.check_gradients ? " and every leaf's gradient (backward seeded with ones)" : "";
-  out += dual ? ",\n# and, in forward mode (dual tensors), the root's derivative along each leaf's tangent()"
+  out += dual ? ",\n# and, in forward mode (dual tensors), the root's derivative along each leaf's "
+                "tangent()"
               : "";
   out +=
       "\n# with the expected values. Exit status 0: PyTorch agrees; 1: some element diverges.\n#\n";
@@ -480,8 +481,8 @@ std::string emit_python_repro(const ReproCase& repro) {
                                               py_bool(repro.check_gradients))
                                 : made);
       if (dual)
-        to += fmt::format("{}{} = fwAD.make_dual({}, tangent({}, {}))\n", ind, reg(r),
-                          leaf_name(r), int_list(s.shape), s.leaf);
+        to += fmt::format("{}{} = fwAD.make_dual({}, tangent({}, {}))\n", ind, reg(r), leaf_name(r),
+                          int_list(s.shape), s.leaf);
       break;
     }
     case StmtKind::Alias:
@@ -523,9 +524,10 @@ std::string emit_python_repro(const ReproCase& repro) {
     const std::vector<Reg> leaf_regs = p.leaf_registers();
     for (std::size_t i = 0; i < leaf_regs.size(); ++i)
       if (p.leaves[i].dtype == DType::F32) // index leaves are never differentiated
-        out += fmt::format("    bad += check(\"grad %{}\", grad_of({}), {})\n", leaf_regs[i],
-                           dual ? leaf_name(leaf_regs[i]) : reg(leaf_regs[i]),
-                           expected_args(repro.expected_grads[i], repro_detail::bounds_of(repro, i)));
+        out +=
+            fmt::format("    bad += check(\"grad %{}\", grad_of({}), {})\n", leaf_regs[i],
+                        dual ? leaf_name(leaf_regs[i]) : reg(leaf_regs[i]),
+                        expected_args(repro.expected_grads[i], repro_detail::bounds_of(repro, i)));
   }
   out += "    print(\"DIVERGES: %d element(s)\" % bad if bad else \"AGREES (0 diverging "
          "elements)\")\n";

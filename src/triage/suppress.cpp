@@ -88,9 +88,8 @@ const KnownBug* Suppressions::find(std::string_view id) const {
 }
 
 const KnownBug* Suppressions::find(const Signature& signature) const {
-  for (const std::string* id :
-       {&signature.id, &signature.f32_id, &signature.reverse_id, &signature.f32_reverse_id,
-        &signature.culprit_id})
+  for (const std::string* id : {&signature.id, &signature.f32_id, &signature.reverse_id,
+                                &signature.f32_reverse_id, &signature.culprit_id})
     if (!id->empty())
       if (const KnownBug* known = find(std::string_view(*id))) return known;
   return nullptr;

@@ -35,8 +35,8 @@ concept Framework = requires(F f, const typename F::Tensor& t, const Leaf& leaf,
 // the driver keeps t itself for reading the gradient) and tangent(t) -> HostTensor (zeros when
 // no tangent reached t). The driver reads the root's tangent before backward().
 template <class F>
-concept ForwardModeFramework =
-    Framework<F> && requires(F f, const typename F::Tensor& t, const HostTensor& tangent) {
+concept ForwardModeFramework = Framework<F> &&
+    requires(F f, const typename F::Tensor& t, const HostTensor& tangent) {
   { f.dual(t, tangent) } -> std::same_as<typename F::Tensor>;
   { f.tangent(t) } -> std::same_as<HostTensor>;
 };

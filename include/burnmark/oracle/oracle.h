@@ -73,9 +73,10 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
 std::string kind_name(DivergenceKind kind);
 // Fixed-shape, line-oriented report a script can parse. Every line is a keyword followed by
 // key=value fields in a fixed order; detail is last, double-quoted, on one line:
-//   DIVERGENCE backend=B kind=forward|gradient|tangent|error|shape|crash|hang leaf=L count=N first_index=I expected=E
-//   actual=A detail="..." SKIPPED backend=B INDETERMINATE backend=B count=N VERDICT reference=R
-//   compared=N divergences=N skipped=N indeterminate=N result=agree|diverge
+//   DIVERGENCE backend=B kind=forward|gradient|tangent|error|shape|crash|hang leaf=L count=N
+//   first_index=I expected=E actual=A detail="..." SKIPPED backend=B INDETERMINATE backend=B
+//   count=N VERDICT reference=R compared=N divergences=N skipped=N indeterminate=N
+//   result=agree|diverge
 // leaf is -1 unless kind=gradient (or a gradient's shape); expected/actual are "nan" when
 // meaningless (error, shape). The VERDICT line is always last.
 std::string format_verdict(const Verdict& verdict);

@@ -76,7 +76,7 @@ void elementwise(Node& out, const std::array<const Node*, 3>& in, DataOperands d
     if (!carries_tangent(in, data, k)) continue;
     broadcast_tangent(*in[k], out.shape, out.grad);
     run_backward(out, in, 1U << k, t, s);
-    if (!t.dx[k].wanted) continue; // the rule answered with a symbolic zero
+    if (!t.dx[k].wanted) continue;                   // the rule answered with a symbolic zero
     if (!(t.dx[k].shape == out.shape)) std::abort(); // an elementwise rule at another shape
     add_term(out, t.dx[k].buf);
   }

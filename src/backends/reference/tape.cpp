@@ -161,8 +161,8 @@ HostTensor ReferenceFramework::tangent(const Tensor& t) {
   propagate_tangents(t.node);
   const Node& n = node(t.node);
   if (!n.has_tan)
-    return HostTensor{n.shape, std::vector<double>(static_cast<std::size_t>(n.shape.numel()), 0.0),
-                      {}};
+    return HostTensor{
+        n.shape, std::vector<double>(static_cast<std::size_t>(n.shape.numel()), 0.0), {}};
   return HostTensor{n.shape, n.tan.values(), n.tan.bounds()};
 }
 
