@@ -46,6 +46,14 @@ void broadcast_tangent(const Node& in, const Shape& over, Buf& dst) {
   gather(in.tan, broadcast_walk(over, in.shape, in.shape), dst);
 }
 
+void fill(Buf& b, std::int64_t n, Approx value);
+
+// The tangent broadcast to `over`, zeros for an operand without one.
+void tangent_or_zero(const Node& in, const Shape& over, Buf& dst) {
+  if (in.has_tan) return broadcast_tangent(in, over, dst);
+  fill(dst, over.numel(), {0.0, 0.0});
+}
+
 void add_term(Node& out, Buf& term) {
   if (!out.has_tan) {
     std::swap(out.tan, term);
@@ -263,10 +271,7 @@ void dense(Node& out, const std::array<const Node*, 3>& in, DataOperands data, T
 // at a subnormal x: inf - inf, while the tangent is 0).
 void div_tangent(Node& out, const Node& a, const Node& b, TangentScratch& t) {
   const std::int64_t n = out.shape.numel();
-  if (a.has_tan)
-    broadcast_tangent(a, out.shape, t.term);
-  else
-    fill(t.term, n, {0.0, 0.0});
+  tangent_or_zero(a, out.shape, t.term);
   if (b.has_tan) {
     broadcast_tangent(b, out.shape, t.wide);
     gather(b.value, broadcast_walk(out.shape, b.shape, b.shape), t.product);
@@ -287,12 +292,8 @@ void div_tangent(Node& out, const Node& a, const Node& b, TangentScratch& t) {
 // underflow (atan2(0, 1e-42): the tangent is -inf, not NaN).
 void atan2_tangent(Node& out, const Node& a, const Node& b, TangentScratch& t) {
   const std::int64_t n = out.shape.numel();
-  const auto tangent_or_zero = [&](const Node& in, Buf& dst) {
-    if (in.has_tan) return broadcast_tangent(in, out.shape, dst);
-    fill(dst, n, {0.0, 0.0});
-  };
-  tangent_or_zero(a, t.term);
-  tangent_or_zero(b, t.wide);
+  tangent_or_zero(a, out.shape, t.term);
+  tangent_or_zero(b, out.shape, t.wide);
   gather(a.value, broadcast_walk(out.shape, a.shape, a.shape), t.product);
   gather(b.value, broadcast_walk(out.shape, b.shape, b.shape), t.sum);
   out.tan.resize(n);
@@ -310,12 +311,8 @@ void atan2_tangent(Node& out, const Node& a, const Node& b, TangentScratch& t) {
 // for fmax, its backward all of self's for fmax): the bound spans both tangents.
 void ties_span_both_tangents(Node& out, const Node& a, const Node& b, TangentScratch& t) {
   const std::int64_t n = out.shape.numel();
-  const auto tangent_or_zero = [&](const Node& in, Buf& dst) {
-    if (in.has_tan) return broadcast_tangent(in, out.shape, dst);
-    fill(dst, n, {0.0, 0.0});
-  };
-  tangent_or_zero(a, t.term);
-  tangent_or_zero(b, t.wide);
+  tangent_or_zero(a, out.shape, t.term);
+  tangent_or_zero(b, out.shape, t.wide);
   Buf& av = t.product;
   gather(a.value, broadcast_walk(out.shape, a.shape, a.shape), av);
   gather(b.value, broadcast_walk(out.shape, b.shape, b.shape), t.sum);
