@@ -27,6 +27,10 @@ public:
   void backward(const Tensor& root) { eager_.backward(root); }
   std::optional<HostTensor> grad(const Tensor& t) { return eager_.grad(t); }
   HostTensor read(const Tensor& t) { return eager_.read(t); }
+  // Forward mode: the clone carries its operand's tangent, and the in-place form updates it with
+  // its own forward formula (derivatives.yaml's `self_t.…_()` variants).
+  Tensor dual(const Tensor& t, const HostTensor& tangent) { return eager_.dual(t, tangent); }
+  HostTensor tangent(const Tensor& t) { return eager_.tangent(t); }
 
 private:
   LibTorchFramework eager_;
