@@ -67,12 +67,15 @@ TEST(ChildBackend, GivesTheInProcessBackendsValuesBitForBit) {
            std::string(BURNMARK_TEST_SOURCE_DIR) + "/corpus/programs")) {
     const Program p = parse(read_file(entry.path()));
     SCOPED_TRACE(entry.path().filename().string());
-    for (bool gradients : {false, true}) {
-      const Outcome a = inside->run(p, RunOptions{gradients});
-      const Outcome b = child->run(p, RunOptions{gradients});
+    // Forward mode too: the wire carries the tangents flag and the root's tangent.
+    for (const RunOptions options : {RunOptions{false}, RunOptions{true}, RunOptions{true, true}}) {
+      const Outcome a = inside->run(p, options);
+      const Outcome b = child->run(p, options);
       EXPECT_EQ(b.backend, "child:libtorch");
       ASSERT_EQ(a.status, b.status) << b.message;
       EXPECT_TRUE(bitwise_equal(a.root, b.root));
+      EXPECT_TRUE(bitwise_equal(a.tangent, b.tangent));
+      EXPECT_EQ(b.tangent.values.empty(), !options.tangents || b.status != Status::Ok);
       ASSERT_EQ(a.grads.size(), b.grads.size());
       for (std::size_t g = 0; g < a.grads.size(); ++g)
         EXPECT_TRUE(bitwise_equal(a.grads[g], b.grads[g])) << "leaf " << g;
