@@ -17,6 +17,20 @@ Evaluator reference_evaluator(Runner& runner) {
   return [&runner](const Program& p, Reg r) { return runner.values(p, r); };
 }
 
+namespace {
+
+// The signature id of `p` (a variant of a minimised program: in f32, without forward mode) when it
+// diverges with exactly `kinds`, the same bug seen there; "" otherwise.
+std::string id_if_diverges_as(Runner& runner, const Program& p,
+                              const std::vector<std::string>& kinds) {
+  const Verdict v = runner.check(p);
+  if (v.agree()) return {};
+  const Signature s = make_signature(p, v);
+  return s.kinds == kinds ? s.id : std::string();
+}
+
+} // namespace
+
 Characterization characterize(Runner& runner, const Program& program, const Finding& finding,
                               const MinimizeOptions& options) {
   Characterization c;
@@ -32,32 +46,23 @@ Characterization characterize(Runner& runner, const Program& program, const Find
   c.minimized_verdict = runner.check(c.minimized);
   c.signature = make_signature(c.minimized, c.minimized_verdict);
   c.signature.culprit_id = culprit_signature_id(c.minimized, c.signature, finding.culprit_label);
-  if (c.minimized.float_dtype != FloatDType::F32) {
-    const Program in_f32 = with_float_dtype(c.minimized, FloatDType::F32);
-    const Verdict v = runner.check(in_f32);
-    if (!v.agree()) {
-      const Signature f32 = make_signature(in_f32, v);
-      if (f32.kinds == c.signature.kinds) c.signature.f32_id = f32.id;
-    }
-  }
+  const bool reduced = c.minimized.float_dtype != FloatDType::F32;
+  if (reduced)
+    c.signature.f32_id = id_if_diverges_as(runner, with_float_dtype(c.minimized, FloatDType::F32),
+                                           c.signature.kinds);
   if (runner.options().tangents) {
     OracleOptions reverse_only = runner.options();
     reverse_only.tangents = false;
     Runner reverse(runner.backends(), reverse_only);
-    std::vector<std::string> expected;
+    std::vector<std::string> kinds;
     for (const std::string& k : c.signature.kinds)
-      if (!k.ends_with(":" + kind_name(DivergenceKind::Tangent))) expected.push_back(k);
-    // The id of `p`'s reverse-mode signature when it diverges with exactly those kinds.
-    const auto reverse_id = [&](const Program& p) -> std::string {
-      if (expected.empty()) return {};
-      const Verdict v = reverse.check(p);
-      if (v.agree()) return {};
-      const Signature plain = make_signature(p, v);
-      return plain.kinds == expected ? plain.id : std::string();
-    };
-    c.signature.reverse_id = reverse_id(c.minimized);
-    if (c.minimized.float_dtype != FloatDType::F32)
-      c.signature.f32_reverse_id = reverse_id(with_float_dtype(c.minimized, FloatDType::F32));
+      if (!k.ends_with(":" + kind_name(DivergenceKind::Tangent))) kinds.push_back(k);
+    if (!kinds.empty()) {
+      c.signature.reverse_id = id_if_diverges_as(reverse, c.minimized, kinds);
+      if (reduced)
+        c.signature.f32_reverse_id =
+            id_if_diverges_as(reverse, with_float_dtype(c.minimized, FloatDType::F32), kinds);
+    }
   }
   return c;
 }

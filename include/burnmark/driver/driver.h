@@ -74,6 +74,7 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
     regs.reserve(program.num_registers());
     // What each leaf statement created, before any tangent: gradients are read from these.
     std::vector<typename F::Tensor> leaves;
+    leaves.reserve(program.leaves.size());
     std::vector<const typename F::Tensor*> operands;
     for (const Stmt& s : program.stmts) {
       switch (s.kind) {

@@ -273,10 +273,12 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
 
 torch::Tensor LibTorchFramework::dual(const Tensor& primal, const HostTensor& tangent) {
   if (!dual_level_) dual_level_ = torch::autograd::ForwardADLevel::get_next_idx();
-  std::vector<float> narrow(tangent.values.begin(), tangent.values.end()); // exact: leaf_tangent
-  torch::Tensor t = torch::empty(sizes_of(tangent.shape), torch::kFloat32);
-  std::memcpy(t.data_ptr<float>(), narrow.data(), narrow.size() * sizeof(float));
-  return at::_make_dual(primal, t.to(float_type_), static_cast<std::int64_t>(*dual_level_));
+  // The doubles viewed, then copied in the program's dtype; exact in every one (leaf_tangent).
+  const torch::Tensor t =
+      torch::from_blob(const_cast<double*>(tangent.values.data()), sizes_of(tangent.shape),
+                       torch::kFloat64)
+          .to(float_type_, /*non_blocking=*/false, /*copy=*/true); // f64 too: never a view
+  return at::_make_dual(primal, t, static_cast<std::int64_t>(*dual_level_));
 }
 
 HostTensor LibTorchFramework::tangent(const Tensor& t) {

@@ -46,7 +46,11 @@ void broadcast_tangent(const Node& in, const Shape& over, Buf& dst) {
   gather(in.tan, broadcast_walk(over, in.shape, in.shape), dst);
 }
 
-void fill(Buf& b, std::int64_t n, Approx value);
+void fill(Buf& b, std::int64_t n, Approx value) {
+  b.resize(n);
+  for (std::int64_t i = 0; i < n; ++i)
+    b.set(i, value);
+}
 
 // The tangent broadcast to `over`, zeros for an operand without one.
 void tangent_or_zero(const Node& in, const Shape& over, Buf& dst) {
@@ -62,12 +66,6 @@ void add_term(Node& out, Buf& term) {
   }
   for (std::int64_t i = 0; i < term.size(); ++i)
     out.tan.set(i, add(out.tan.at(i), term.at(i)));
-}
-
-void fill(Buf& b, std::int64_t n, Approx value) {
-  b.resize(n);
-  for (std::int64_t i = 0; i < n; ++i)
-    b.set(i, value);
 }
 
 void run_backward(const Node& out, const std::array<const Node*, 3>& in, DataOperands wanted,
