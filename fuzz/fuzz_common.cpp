@@ -144,8 +144,7 @@ void initialize(const char* target_name, bool gradients) {
   h.config = config.config();
   h.generator = generator_options(h.config);
   h.oracle = oracle_options(h.config, gradients);
-  h.run.gradients = gradients;
-  h.run.tangents = h.config.tangents != 0;
+  h.run = run_options(h.config, gradients);
   BackendsResult backends =
       make_backends(h.config.backends, RegistryOptions{h.config.threads, h.config.child_timeout,
                                                        h.config.isolate != 0});

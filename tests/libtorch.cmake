@@ -22,4 +22,12 @@ if(TARGET burnmark_ref)
   target_link_libraries(test_forward_mode PRIVATE burnmark_triage)
   target_include_directories(test_forward_mode PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                                                        ${PROJECT_SOURCE_DIR}/src/backends/reference)
+  # Second order: the reference's H·v against finite differences of its gradients, and against
+  # LibTorch's double backward.
+  burnmark_test(test_second_order test_second_order.cpp)
+  target_link_libraries(test_second_order PRIVATE burnmark_programs_per_op burnmark_ref
+                                                  burnmark_libtorch burnmark_oracle burnmark_gen
+                                                  burnmark_ir burnmark_triage)
+  target_include_directories(test_second_order PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                                                       ${PROJECT_SOURCE_DIR}/src/backends/reference)
 endif()

@@ -1,6 +1,6 @@
 // Every minimal program in corpus/bugs/ (the entries of bugs.md) still shows its divergence:
 // the backends named on its "# diverges:" line disagree with the reference, and every other
-// backend on its "# backends:" line agrees. "# mode: tangents" runs forward mode as well. A library
+// backend on its "# backends:" line agrees. "# mode: tangents" runs forward mode as well, "# mode: hvp" second order. A library
 // fix (or a regression of ours) fails this test, which is how bugs.md stays true.
 #include <gtest/gtest.h>
 
@@ -76,11 +76,13 @@ TEST(Bugs, EveryRecordedDivergenceStillReproduces) {
     }
     std::vector<std::unique_ptr<Backend>> backends = made.take();
     const bool tangents = header_field(text, "mode") == "tangents";
+    const bool hessian = header_field(text, "mode") == "hvp";
     std::vector<Outcome> outcomes;
     for (auto& b : backends)
-      outcomes.push_back(b->run(parsed.program(), RunOptions{true, tangents}));
+      outcomes.push_back(b->run(parsed.program(), RunOptions{true, tangents, hessian}));
     OracleOptions oracle;
     oracle.tangents = tangents;
+    oracle.hessian = hessian;
     const Verdict verdict = compare(outcomes, oracle);
     std::set<std::string> seen;
     for (const Divergence& d : verdict.divergences)

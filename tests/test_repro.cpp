@@ -16,10 +16,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "burnmark/repro/repro.h"
-#ifdef BURNMARK_HAVE_REF
+#include <fmt/format.h>
+
 #include "burnmark/backends/builtin.h"
-#endif
+#include "burnmark/repro/repro.h"
 #include "libtorch_programs.h"
 
 using namespace burnmark;
@@ -916,6 +916,40 @@ TEST(ReproBuild, EmittedPythonChecksTheForwardModeTangent) {
   fs::remove_all(dir);
 }
 
+// f = x^2 y at x = 3, y = 2: gradient (2xy, x^2) = (12, 9); Hessian [[2y, 2x], [2x, 0]] =
+// [[4, 6], [6, 0]]; the leaves' tangents are 1 and -1 (leaf_tangent), so H·v = (-2, 6).
+ReproCase second_order_case(double expected_hvp_of_x) {
+  ProgramBuilder b;
+  const Reg x = b.leaf({1}, {3.0f});
+  const Reg y = b.leaf({1}, {2.0f});
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Mul, {b.op(Op::Mul, {x, x}), y}));
+  c.title = "x * x * y to second order";
+  c.expected_root = {18.0};
+  c.expected_grads = {{12.0}, {9.0}};
+  c.check_hvp = true;
+  c.expected_hvps = {{expected_hvp_of_x}, {6.0}};
+  return c;
+}
+
+TEST(ReproBuild, EmittedPythonChecksEachLeafsHessianVectorProduct) {
+  const std::string python = python_with_torch();
+  if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
+  const fs::path dir = make_temp_dir("burnmark_repro_hvp");
+  write_file(dir / "good.py", emit_python_repro(second_order_case(-2.0)));
+  write_file(dir / "bad.py", emit_python_repro(second_order_case(-3.0)));
+  const RunResult good = run(python + " " + (dir / "good.py").string());
+  EXPECT_EQ(good.status, 0) << good.output;
+  expect_contains(good.output, "hvp %0[0]  torch -2  expected -2\n");
+  expect_contains(good.output, "hvp %1[0]  torch  6  expected  6\n");
+  expect_contains(good.output, "grad %1[0]  torch  9  expected  9\n");
+  const RunResult bad = run(python + " " + (dir / "bad.py").string());
+  EXPECT_EQ(bad.status, 1) << bad.output;
+  expect_contains(bad.output, "hvp %0[0]  torch -2  expected -3  <-- DIVERGES");
+  EXPECT_THROW(emit_cpp_repro(second_order_case(-2.0)), std::invalid_argument);
+  fs::remove_all(dir);
+}
+
 // gelu(x, approximate="tanh") = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), from its
 // definition in double, rounded to the program's dtype; one ulp of that dtype allowed.
 ReproCase gelu_tanh_case(FloatDType dtype) {
@@ -1021,6 +1055,17 @@ TEST(ReproBuild, EmittedPythonRunsTheScalarStridedJitAndFuserPaths) {
   const std::string cpp = emit_cpp_repro(cosh);
   EXPECT_LT(cpp.find("setenv(\"ATEN_CPU_CAPABILITY\", \"default\", 1);"),
             cpp.find("torch::set_num_threads(1);"));
+  // libtorch-threads' reproducer is eager on that variant's thread count, in both languages.
+  ReproCase threaded = frac_case(ReproPath::Eager);
+  threaded.intra_op_threads = kThreadsVariantThreads;
+  const std::string threaded_python = emit_python_repro(threaded);
+  expect_contains(threaded_python,
+                  fmt::format("torch.set_num_threads({})", kThreadsVariantThreads));
+  expect_contains(emit_cpp_repro(threaded),
+                  fmt::format("torch::set_num_threads({});", kThreadsVariantThreads));
+  write_file(dir / "frac_threads.py", threaded_python);
+  const RunResult on_threads = run(python + " " + (dir / "frac_threads.py").string());
+  EXPECT_EQ(on_threads.status, 0) << on_threads.output;
   write_file(dir / "frac_jit.py", emit_python_repro(frac_case(ReproPath::Jit)));
   const RunResult jit = run(python + " " + (dir / "frac_jit.py").string());
   EXPECT_EQ(jit.status, 0) << jit.output;

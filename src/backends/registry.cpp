@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <string>
 #include <variant>
 
 #include <fmt/format.h>
@@ -23,7 +24,7 @@ struct Builtin {
 };
 
 // Adding a built-in backend is one line here (its factory lives in builtin.h).
-constexpr std::array<Builtin, 7> kBuiltins = {{
+constexpr std::array<Builtin, 8> kBuiltins = {{
     {"ref", [](const RegistryOptions&) { return make_reference_backend(); }},
     {"libtorch",
      [](const RegistryOptions& o) { return make_libtorch_backend(o.libtorch_threads); }},
@@ -38,7 +39,17 @@ constexpr std::array<Builtin, 7> kBuiltins = {{
        return make_child_backend({"libtorch-scalar",
                                   "libtorch",
                                   {{"ATEN_CPU_CAPABILITY", "default"}},
-                                  "/proc/self/exe",
+                                  o.child_server,
+                                  o.child_timeout});
+     }},
+    // LibTorch's thread pool is sized once per process: a child of its own, so the parent's
+    // libtorch keeps one thread and the two runs differ only in how kernels split their work.
+    {"libtorch-threads",
+     [](const RegistryOptions& o) {
+       return make_child_backend({"libtorch-threads",
+                                  "libtorch",
+                                  {{"BURNMARK_THREADS", std::to_string(kThreadsVariantThreads)}},
+                                  o.child_server,
                                   o.child_timeout});
      }},
 }};
@@ -63,6 +74,7 @@ std::optional<std::variant<ChildSpec, std::string>> child_spec(std::string_view 
   ChildSpec spec;
   spec.name = std::string(entry);
   spec.timeout_seconds = options.child_timeout;
+  spec.server = options.child_server;
   std::string_view rest = entry.substr(5);
   if (rest.front() == '[') {
     const std::size_t close = rest.find(']');

@@ -93,14 +93,14 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
           fmt::format("burnmark {}: {} ({})", entry->signature, op_sequence(c.signature),
                       fmt::join(c.signature.kinds, ", "));
       std::string repro_error;
-      const std::optional<ReproCase> rc =
-          reference_repro_case(reference_, c.minimized, title, options_.tolerance,
-                               RunOptions{options_.gradients, options_.tangents}, repro_error);
+      const std::optional<ReproCase> rc = reference_repro_case(
+          reference_, c.minimized, title, options_.tolerance,
+          RunOptions{options_.gradients, options_.tangents, options_.hessian}, repro_error);
       if (rc) {
         const std::string name = "repro_" + entry->signature;
         ReproFiles files;
-        // Forward mode has a Python reproducer only (torch.autograd.forward_ad).
-        if (!rc->check_tangent)
+        // Forward mode and second order have a Python reproducer only.
+        if (!rc->check_tangent && !rc->check_hvp)
           repro_error = write_repro(bug_dir, name, *rc, ReproLang::Cpp, files);
         if (repro_error.empty())
           repro_error = write_repro(bug_dir, name, *rc, ReproLang::Python, files);

@@ -39,6 +39,12 @@ std::optional<ReproCase> reference_repro_case(Backend& reference, const Program&
       c.grad_bounds.push_back(g.error_bound);
     }
   }
+  c.check_hvp = run.hessian && gradients;
+  if (c.check_hvp)
+    for (const HostTensor& h : o.hvp) {
+      c.expected_hvps.push_back(h.values);
+      c.hvp_bounds.push_back(h.error_bound);
+    }
   return c;
 }
 

@@ -63,9 +63,7 @@ Judgement run_and_compare(const Program& program,
                           std::span<const std::unique_ptr<Backend>> backends, const Config& config,
                           bool gradients) {
   Judgement j;
-  RunOptions run;
-  run.gradients = gradients;
-  run.tangents = config.tangents != 0;
+  const RunOptions run = run_options(config, gradients);
   for (const auto& b : backends)
     j.outcomes.push_back(b->run(program, run));
   j.verdict = compare(j.outcomes, oracle_options(config, gradients));

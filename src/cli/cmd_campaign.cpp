@@ -150,6 +150,7 @@ int run_campaign(std::span<const std::string_view> args) {
   FindingsOptions findings;
   findings.gradients = gradients;
   findings.tangents = config.tangents != 0;
+  findings.hessian = gradients && config.hvp != 0;
   findings.tolerance = config.tolerance;
   FindingsBook book(options.out, std::move(ledger), std::move(known), runner, *raw.front(),
                     findings);

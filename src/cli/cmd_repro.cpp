@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/backends/builtin.h"
 #include "burnmark/campaign/repro_files.h"
 #include "burnmark/triage/signature.h"
 #include "burnmark/triage/triage.h"
@@ -24,16 +25,19 @@ constexpr std::string_view kUsage = "--lang cpp|python [--path eager|scalar|stri
 // The path of LibTorch the finding needs: eager when eager LibTorch diverges (the simplest
 // reproducer), else the variant that does; nullopt when no diverging backend has a path of its
 // own (libtorch-inplace, a general child: form, a plugin).
+bool diverging(const Verdict& verdict, std::string_view backend) {
+  return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
+                     [&](const Divergence& d) { return d.backend == backend; });
+}
+
 std::optional<ReproPath> path_for(const Verdict& verdict) {
-  const auto diverges = [&](std::string_view backend) {
-    return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
-                       [&](const Divergence& d) { return d.backend == backend; });
-  };
+  const auto diverges = [&](std::string_view backend) { return diverging(verdict, backend); };
   if (diverges("libtorch")) return ReproPath::Eager;
   if (diverges("libtorch-scalar")) return ReproPath::Scalar;
   if (diverges("libtorch-strided")) return ReproPath::Strided;
   if (diverges("libtorch-jit")) return ReproPath::Jit;
   if (diverges("libtorch-nnc")) return ReproPath::Nnc;
+  if (diverges("libtorch-threads")) return ReproPath::Eager;
   return std::nullopt;
 }
 
@@ -115,9 +119,8 @@ int run_repro(std::span<const std::string_view> args) {
   const std::string title = fmt::format("burnmark {}: {} ({})", signature.id,
                                         op_sequence(signature), fmt::join(signature.kinds, ", "));
   std::string error;
-  std::optional<ReproCase> repro =
-      reference_repro_case(*raw.front(), chosen, title, config.tolerance,
-                           RunOptions{gradients, config.tangents != 0}, error);
+  std::optional<ReproCase> repro = reference_repro_case(
+      *raw.front(), chosen, title, config.tolerance, run_options(config, gradients), error);
   if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
   const std::optional<ReproPath> needed = path_for(finding->verdict);
   // Say so rather than hand over, silently, a reproducer that may agree.
@@ -127,6 +130,10 @@ int run_repro(std::span<const std::string_view> args) {
                "runs LibTorch eager and may agree\n",
                finding->verdict.divergences.front().backend);
   repro->path = path.value_or(needed.value_or(ReproPath::Eager));
+  // libtorch-threads is eager libtorch on more threads: same path, its thread count.
+  if (repro->path == ReproPath::Eager && !diverging(finding->verdict, "libtorch") &&
+      diverging(finding->verdict, "libtorch-threads"))
+    repro->intra_op_threads = kThreadsVariantThreads;
 
   const std::string name = "repro_" + signature.id;
   if (!out) {

@@ -44,7 +44,7 @@ int run_run(std::span<const std::string_view> args) {
   // which side of which convention each such backend took.
   if (!j.verdict.agree() && !j.outcomes.empty() && j.outcomes.front().backend == "ref") {
     ConventionJudge judge(make_convention_references());
-    const RunOptions run{gradients, config.tangents != 0};
+    const RunOptions run = run_options(config, gradients);
     fmt::print("{}", format_conventions(judge
                                             .judge(*program, run, j.outcomes, j.verdict,
                                                    oracle_options(config, gradients))

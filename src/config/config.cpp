@@ -163,6 +163,7 @@ GeneratorOptions generator_options(const Config& c) {
   g.edge_rate = c.edge_rate;
   g.dtypes = c.dtypes;
   g.forward_mode = c.tangents != 0;
+  g.second_order = c.hvp != 0;
   return g;
 }
 
@@ -171,7 +172,12 @@ OracleOptions oracle_options(const Config& c, bool gradients) {
   o.tolerance = c.tolerance;
   o.gradients = gradients;
   o.tangents = c.tangents != 0;
+  o.hessian = gradients && c.hvp != 0;
   return o;
+}
+
+RunOptions run_options(const Config& c, bool gradients) {
+  return RunOptions{gradients, c.tangents != 0, gradients && c.hvp != 0};
 }
 
 std::string knobs_help() {

@@ -34,6 +34,7 @@ Knobs normalize(const GeneratorOptions& o) {
       k.dtypes[k.dtype_count++] = d;
   if (k.dtype_count == 0) k.dtypes[k.dtype_count++] = FloatDType::F32;
   k.forward_mode = o.forward_mode;
+  k.second_order = o.second_order;
   return k;
 }
 
@@ -105,6 +106,63 @@ constexpr LeftOut kLeftOut = make_left_out();
 
 bool burnmark::op_generated_in_forward_mode(Op op) {
   return op != Op::Logcumsumexp; // "logcumsumexp that does not support it"
+}
+
+bool burnmark::op_generated_in_second_order(Op op) {
+  // The reference's ops without a second-order rule yet (second_order.cpp's last group).
+  static constexpr Op kWithout[] = {Op::Tan,
+                                    Op::Asin,
+                                    Op::Acos,
+                                    Op::Asinh,
+                                    Op::Acosh,
+                                    Op::Atanh,
+                                    Op::Erf,
+                                    Op::Erfc,
+                                    Op::Erfinv,
+                                    Op::Lgamma,
+                                    Op::Digamma,
+                                    Op::LogSigmoid,
+                                    Op::Softplus,
+                                    Op::Gelu,
+                                    Op::Silu,
+                                    Op::Mish,
+                                    Op::Elu,
+                                    Op::Selu,
+                                    Op::Celu,
+                                    Op::Hardswish,
+                                    Op::Softsign,
+                                    Op::Tanhshrink,
+                                    Op::Logit,
+                                    Op::Atan2,
+                                    Op::PowTensor,
+                                    Op::Hypot,
+                                    Op::Xlogy,
+                                    Op::Copysign,
+                                    Op::Prod,
+                                    Op::Var,
+                                    Op::Std,
+                                    Op::VectorNorm,
+                                    Op::ProdDim,
+                                    Op::VarDim,
+                                    Op::StdDim,
+                                    Op::Logsumexp,
+                                    Op::NormDim,
+                                    Op::Cumprod,
+                                    Op::Logcumsumexp,
+                                    Op::Softmax,
+                                    Op::LogSoftmax,
+                                    Op::Normalize,
+                                    Op::CosineSimilarity,
+                                    Op::Det,
+                                    Op::Slogdet,
+                                    Op::Inv,
+                                    Op::ScatterReduce};
+  return std::find(std::begin(kWithout), std::end(kWithout), op) == std::end(kWithout) &&
+         !libtorch_lacks_second_order(op);
+}
+
+bool burnmark::libtorch_lacks_second_order(Op op) {
+  return op == Op::Hardsigmoid;
 }
 
 bool burnmark::op_generated_at(Op op, FloatDType dtype) {

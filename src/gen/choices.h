@@ -32,12 +32,14 @@ struct Knobs {
   std::array<FloatDType, std::size(kFloatDTypes)> dtypes; // distinct, in the options' order
   std::uint32_t dtype_count;                              // at least 1
   bool forward_mode;
+  bool second_order;
 };
 Knobs normalize(const GeneratorOptions& options);
 
 // Whether programs of `dtype` drawn under these knobs may contain `op`.
 inline bool drawn(const Knobs& k, Op op, FloatDType dtype) {
-  return op_generated_at(op, dtype) && (!k.forward_mode || op_generated_in_forward_mode(op));
+  return op_generated_at(op, dtype) && (!k.forward_mode || op_generated_in_forward_mode(op)) &&
+         (!k.second_order || op_generated_in_second_order(op));
 }
 
 // Caps the choice counts so that every choice fits the two-byte form.

@@ -55,6 +55,18 @@ public:
   Encoder(const Program& program, const GeneratorOptions& options)
       : p_(program), k_(normalize(options)) {}
 
+  // Why statement i's op is not drawn under these knobs (drawn() said no).
+  std::string why_not_drawn(std::size_t i, Op op) const {
+    const std::string where = fmt::format("%{}: {} is not generated in {} programs", i, op_name(op),
+                                          float_dtype_name(dtype_));
+    if (!op_generated_at(op, dtype_)) return where + " (LibTorch has no kernel for it there)";
+    if (k_.forward_mode && !op_generated_in_forward_mode(op))
+      return where + " in forward mode (LibTorch has no forward-mode derivative for it)";
+    if (libtorch_lacks_second_order(op))
+      return where + " to second order (LibTorch has no double backward for it)";
+    return where + " to second order (the reference has no second-order rule for it)";
+  }
+
   std::vector<std::uint8_t> run() {
     if (std::string why = validate(p_); !why.empty()) throw Unencodable{"invalid program: " + why};
     if (p_.stmts.front().kind != StmtKind::Leaf)
@@ -74,11 +86,7 @@ public:
       out_.choice(static_cast<std::uint32_t>(dtype_at - k_.dtypes.begin()), k_.dtype_count);
     for (std::size_t i = 0; i < p_.stmts.size(); ++i)
       if (p_.stmts[i].kind == StmtKind::Op && !drawn(k_, p_.stmts[i].instr.op, dtype_))
-        throw Unencodable{fmt::format(
-            "%{}: {} is not generated in {} programs{} (LibTorch has no {} for it there)", i,
-            op_name(p_.stmts[i].instr.op), float_dtype_name(dtype_),
-            k_.forward_mode ? " in forward mode" : "",
-            op_generated_at(p_.stmts[i].instr.op, dtype_) ? "forward-mode derivative" : "kernel")};
+        throw Unencodable{why_not_drawn(i, p_.stmts[i].instr.op)};
     int leaves = 0;
     int ops = 0;
     std::size_t steps = 0;

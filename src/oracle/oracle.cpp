@@ -95,6 +95,16 @@ struct Judge {
     }
     for (std::size_t leaf = 0; leaf < ref.grads.size(); ++leaf)
       tensor(ref.grads[leaf], got.grads[leaf], DivergenceKind::Gradient, static_cast<int>(leaf));
+    if (!options.hessian) return;
+    if (ref.hvp.size() != got.hvp.size()) {
+      Divergence d = make(DivergenceKind::Shape, -1);
+      d.detail = fmt::format("expected {} leaf Hessian-vector products, got {}", ref.hvp.size(),
+                             got.hvp.size());
+      verdict.divergences.push_back(std::move(d));
+      return;
+    }
+    for (std::size_t leaf = 0; leaf < ref.hvp.size(); ++leaf)
+      tensor(ref.hvp[leaf], got.hvp[leaf], DivergenceKind::Hvp, static_cast<int>(leaf));
   }
 };
 
@@ -161,6 +171,7 @@ std::string kind_name(DivergenceKind kind) {
   case DivergenceKind::Forward: return "forward";
   case DivergenceKind::Gradient: return "gradient";
   case DivergenceKind::Tangent: return "tangent";
+  case DivergenceKind::Hvp: return "hvp";
   case DivergenceKind::Error: return "error";
   case DivergenceKind::Shape: return "shape";
   case DivergenceKind::Crash: return "crash";

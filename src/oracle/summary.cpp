@@ -56,6 +56,10 @@ std::string format_outcome(const Outcome& outcome, std::size_t max_values) {
     fmt::format_to(std::back_inserter(out), "  grad leaf={} {} = {}\n", leaf,
                    outcome.grads[leaf].shape.to_string(),
                    format_values(outcome.grads[leaf], max_values));
+  for (std::size_t leaf = 0; leaf < outcome.hvp.size(); ++leaf)
+    fmt::format_to(std::back_inserter(out), "  hvp leaf={} {} = {}\n", leaf,
+                   outcome.hvp[leaf].shape.to_string(),
+                   format_values(outcome.hvp[leaf], max_values));
   return out;
 }
 

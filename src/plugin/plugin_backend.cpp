@@ -102,6 +102,11 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
     out.message = "forward-mode AD (not in the plugin ABI)";
     return out;
   }
+  if (options.hessian) {
+    out.status = Status::Unsupported;
+    out.message = "second-order AD (not in the plugin ABI)";
+    return out;
+  }
   if (options.gradients && !table_->computes_gradients) {
     out.status = Status::Unsupported;
     out.message = "gradients (the plugin is forward-only)";

@@ -37,7 +37,13 @@ const std::vector<double>& bounds_of(const ReproCase& repro, std::size_t leaf) {
   return leaf < repro.grad_bounds.size() ? repro.grad_bounds[leaf] : none;
 }
 
+std::string threads_phrase(int threads) {
+  return threads == 1 ? "one intra-op thread" : fmt::format("{} intra-op threads", threads);
+}
+
 void check_case(const ReproCase& repro) {
+  if (repro.intra_op_threads < 1)
+    throw std::invalid_argument("a reproducer runs on at least one intra-op thread");
   const Program& p = repro.program;
   if (const std::string err = validate(p); !err.empty())
     throw std::invalid_argument("repro: invalid program: " + err);
@@ -53,6 +59,19 @@ void check_case(const ReproCase& repro) {
        (!repro.tangent_bound.empty() && repro.tangent_bound.size() != root_numel)))
     throw std::invalid_argument(fmt::format("repro: {} expected tangent values for {} elements",
                                             repro.expected_tangent.size(), root_numel));
+  if (repro.check_hvp && !repro.check_gradients)
+    throw std::invalid_argument("repro: second order needs the gradients checked too");
+  if (repro.check_hvp) {
+    if (repro.expected_hvps.size() != p.leaves.size() ||
+        (!repro.hvp_bounds.empty() && repro.hvp_bounds.size() != p.leaves.size()))
+      throw std::invalid_argument(fmt::format("repro: {} expected H·v for {} leaves",
+                                              repro.expected_hvps.size(), p.leaves.size()));
+    for (std::size_t i = 0; i < p.leaves.size(); ++i)
+      if (static_cast<std::int64_t>(repro.expected_hvps[i].size()) != p.leaves[i].shape.numel())
+        throw std::invalid_argument(
+            fmt::format("repro: H·v of leaf {} has {} values for {} elements", i,
+                        repro.expected_hvps[i].size(), p.leaves[i].shape.numel()));
+  }
   if (!repro.check_gradients) return;
   if (repro.expected_grads.size() != p.leaves.size())
     throw std::invalid_argument(fmt::format("repro: {} expected gradients for {} leaves",

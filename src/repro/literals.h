@@ -22,6 +22,8 @@ std::string permutation_items(const Program& p, const Instr& in);
 bool any_nonzero(const std::vector<double>& bounds);
 // Leaf i's gradient bounds, empty when the case has none.
 const std::vector<double>& bounds_of(const ReproCase& repro, std::size_t leaf);
+// "one intra-op thread", "4 intra-op threads": for the reproducer's header comment.
+std::string threads_phrase(int threads);
 // Throws std::invalid_argument when the case cannot be emitted.
 void check_case(const ReproCase& repro);
 

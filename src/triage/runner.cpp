@@ -17,7 +17,7 @@ Verdict Runner::check(const Program& program) {
   ++runs_;
   std::vector<Outcome> outcomes;
   outcomes.reserve(backends_.size());
-  const RunOptions run{options_.gradients, options_.tangents};
+  const RunOptions run{options_.gradients, options_.tangents, options_.hessian};
   for (Backend* b : backends_)
     outcomes.push_back(b->run(program, run));
   return compare(outcomes, options_);
@@ -57,8 +57,10 @@ int kind_rank(DivergenceKind kind) {
   case DivergenceKind::Forward: return 2;
   case DivergenceKind::Gradient: return 3;
   case DivergenceKind::Tangent: return 3;
+  // A wrong first derivative usually makes the second one wrong too: the first is the finding.
+  case DivergenceKind::Hvp: return 4;
   }
-  return 4;
+  return 5;
 }
 
 } // namespace

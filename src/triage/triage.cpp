@@ -50,13 +50,18 @@ Characterization characterize(Runner& runner, const Program& program, const Find
   if (reduced)
     c.signature.f32_id = id_if_diverges_as(runner, with_float_dtype(c.minimized, FloatDType::F32),
                                            c.signature.kinds);
-  if (runner.options().tangents) {
+  // Forward mode and second order: what still diverges in plain reverse mode is the same finding
+  // as a reverse-mode campaign's, and is known by its id.
+  if (runner.options().tangents || runner.options().hessian) {
     OracleOptions reverse_only = runner.options();
     reverse_only.tangents = false;
+    reverse_only.hessian = false;
     Runner reverse(runner.backends(), reverse_only);
     std::vector<std::string> kinds;
     for (const std::string& k : c.signature.kinds)
-      if (!k.ends_with(":" + kind_name(DivergenceKind::Tangent))) kinds.push_back(k);
+      if (!k.ends_with(":" + kind_name(DivergenceKind::Tangent)) &&
+          !k.ends_with(":" + kind_name(DivergenceKind::Hvp)))
+        kinds.push_back(k);
     if (!kinds.empty()) {
       c.signature.reverse_id = id_if_diverges_as(reverse, c.minimized, kinds);
       if (reduced)

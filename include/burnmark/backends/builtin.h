@@ -21,6 +21,9 @@ std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_ref
 
 // LibTorch eager on CPU, float32, autograd. intra_op_threads <= 0 keeps LibTorch's default.
 std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads);
+// The intra-op threads of "libtorch-threads" (libtorch in a child process), and of its
+// reproducers.
+inline constexpr int kThreadsVariantThreads = 4;
 
 // LibTorch eager on the same values with every leaf and op result in a non-contiguous or
 // misaligned layout (transposed storage, stride 2, storage offset 1): "libtorch-strided".

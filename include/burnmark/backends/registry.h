@@ -17,6 +17,9 @@ struct RegistryOptions {
   int libtorch_threads = 1;     // BURNMARK_THREADS
   double child_timeout = 60;    // BURNMARK_CHILD_TIMEOUT, seconds
   bool isolate_plugins = false; // BURNMARK_ISOLATE: every plugin entry as child:ENTRY
+  // The program child backends execute to serve (ChildSpec::server); tests name the CLI, since
+  // a test binary does not serve.
+  std::string child_server = "/proc/self/exe";
 };
 
 struct BackendsResult {

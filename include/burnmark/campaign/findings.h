@@ -35,6 +35,7 @@ namespace burnmark {
 struct FindingsOptions {
   bool gradients = true;   // compare (and reproduce) leaf gradients
   bool tangents = false;   // and the forward-mode tangent (BURNMARK_TANGENTS)
+  bool hessian = false;    // and each leaf's H·v (BURNMARK_HVP, with gradients)
   double tolerance = 1e-4; // written into the reproducers
   MinimizeOptions minimize;
   double save_every = 1.0; // seconds between ledger rewrites for repeat hits

@@ -63,6 +63,8 @@ Config config_or_exit();
 
 GeneratorOptions generator_options(const Config& config);
 OracleOptions oracle_options(const Config& config, bool gradients);
+// What each backend is asked for: second order only with gradients.
+RunOptions run_options(const Config& config, bool gradients);
 
 // The knob table as aligned text lines, for --help.
 std::string knobs_help();

@@ -41,6 +41,19 @@ concept ForwardModeFramework = Framework<F> &&
   { f.tangent(t) } -> std::same_as<HostTensor>;
 };
 
+// A framework with second-order AD also has hessian_vector(root, leaves, directions): per leaf
+// (the handles leaf() returned, in leaf order) the gradient of <grad sum(root), v> with v the
+// directions (one per leaf, zeros for index leaves), i.e. H·v; nullopt where it is zero because
+// nothing reached the leaf. The driver calls it before backward(), which must still work after.
+template <class F>
+concept SecondOrderFramework = Framework<F> &&
+    requires(F f, const typename F::Tensor& t, std::span<const typename F::Tensor> leaves,
+             std::span<const HostTensor> directions) {
+  {
+    f.hessian_vector(t, leaves, directions)
+    } -> std::same_as<std::vector<std::optional<HostTensor>>>;
+};
+
 // The direction every backend differentiates a float leaf along in forward mode: the same for
 // all of them, nonzero everywhere (a zero tangent would hide a wrong derivative there) and exact
 // in every float dtype. Leaf k's element i walks a table of eight magnitudes and both signs, so
@@ -66,6 +79,11 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
   if (options.tangents && !ForwardModeFramework<F>) {
     out.status = Status::Unsupported;
     out.message = "forward-mode AD";
+    return out;
+  }
+  if (options.hessian && !SecondOrderFramework<F>) {
+    out.status = Status::Unsupported;
+    out.message = "second-order AD";
     return out;
   }
   try {
@@ -107,6 +125,21 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
     out.root = framework.read(root);
     if constexpr (ForwardModeFramework<F>)
       if (options.tangents) out.tangent = framework.tangent(root);
+    if constexpr (SecondOrderFramework<F>)
+      if (options.hessian) {
+        const std::vector<Reg> leaf_regs = program.leaf_registers();
+        std::vector<HostTensor> directions;
+        directions.reserve(leaf_regs.size());
+        for (std::size_t k = 0; k < leaf_regs.size(); ++k) {
+          const Leaf& leaf = program.leaves[k];
+          directions.push_back(leaf.dtype == DType::F32 ? leaf_tangent(leaf.shape, k)
+                                                        : zero_gradient(program, leaf_regs[k]));
+        }
+        std::vector<std::optional<HostTensor>> hv =
+            framework.hessian_vector(root, leaves, directions);
+        for (std::size_t k = 0; k < leaf_regs.size(); ++k)
+          out.hvp.push_back(hv[k] ? std::move(*hv[k]) : zero_gradient(program, leaf_regs[k]));
+      }
     if (options.gradients) {
       framework.backward(root);
       std::size_t leaf = 0;
@@ -119,6 +152,7 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
     out.status = Status::Error;
     out.message = e.what();
     out.grads.clear();
+    out.hvp.clear();
   }
   return out;
 }

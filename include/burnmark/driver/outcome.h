@@ -37,6 +37,10 @@ struct Outcome {
   // Forward mode: the root's derivative J·u along each float leaf's tangent (leaf_tangent in
   // driver.h); only filled when tangents were requested and status is Ok.
   HostTensor tangent;
+  // Second order: per leaf, in leaf order, the Hessian-vector product H·v of the objective
+  // sum(root) with v = every float leaf's leaf_tangent (zeros for index leaves); only filled
+  // when requested and status is Ok.
+  std::vector<HostTensor> hvp;
   // Set by a backend that knows rounding decides whether a correct implementation raises here
   // (the reference, for inv of a matrix whose determinant is 0 within its bound): another
   // backend's error is then indeterminate, not a divergence.
@@ -48,6 +52,8 @@ struct RunOptions {
   // Forward-mode AD as well: every float leaf carries leaf_tangent's direction, the root's
   // tangent is read out. A backend without forward mode returns Unsupported.
   bool tangents = false;
+  // Second-order AD as well: Outcome::hvp. A backend without it returns Unsupported.
+  bool hessian = false;
 };
 
 } // namespace burnmark

@@ -54,6 +54,9 @@ struct GeneratorOptions {
   // BURNMARK_TANGENTS: programs are run in forward mode too, so ops LibTorch has no forward-mode
   // derivative for are left out (op_generated_in_forward_mode).
   bool forward_mode = false;
+  // BURNMARK_HVP: programs are run to second order too, so ops the reference has no
+  // second-order rule for are left out (op_generated_in_second_order).
+  bool second_order = false;
 };
 
 // Whether the generator draws `op` in programs of `dtype`. Every op is drawn in f32; in bf16 and
@@ -66,6 +69,13 @@ bool op_generated_at(Op op, FloatDType dtype);
 // 1.13.1 has no forward-mode derivative for ("Trying to use forward AD with ... that does not
 // support it"), measured the same way.
 bool op_generated_in_forward_mode(Op op);
+// Whether the generator draws `op` when programs run to second order: the ops the reference has
+// a second-order rule for (src/backends/reference/second_order.cpp) and LibTorch 1.13.1 a
+// double backward for ("derivative for aten::hardsigmoid_backward is not implemented"). Tests
+// check both halves against the backends.
+bool op_generated_in_second_order(Op op);
+// The second half alone: ops whose double backward LibTorch 1.13.1 lacks.
+bool libtorch_lacks_second_order(Op op);
 
 // Every result passes validate(); the root is the last register.
 Program generate(std::span<const std::uint8_t> bytes, const GeneratorOptions& options);

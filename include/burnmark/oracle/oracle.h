@@ -21,6 +21,7 @@ enum class DivergenceKind {
   Forward,  // the root's values differ
   Gradient, // a leaf's gradient differs
   Tangent,  // the root's forward-mode derivative J·u differs
+  Hvp,      // a leaf's Hessian-vector product (second order) differs
   Error,    // the backend raised where the reference did not (or the reverse)
   Shape,    // shapes or element counts differ
   Crash,    // the backend's child process died on this program
@@ -62,6 +63,7 @@ struct OracleOptions {
   double tolerance = kDefaultTolerance;
   bool gradients = true;
   bool tangents = false; // compare Outcome::tangent too
+  bool hessian = false;  // compare Outcome::hvp too
 };
 
 // outcomes[0] is the reference. If the reference itself errored, every backend that did not
@@ -73,7 +75,8 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
 std::string kind_name(DivergenceKind kind);
 // Fixed-shape, line-oriented report a script can parse. Every line is a keyword followed by
 // key=value fields in a fixed order; detail is last, double-quoted, on one line:
-//   DIVERGENCE backend=B kind=forward|gradient|tangent|error|shape|crash|hang leaf=L count=N
+//   DIVERGENCE backend=B kind=forward|gradient|tangent|hvp|error|shape|
+//   crash|hang leaf=L count=N
 //   first_index=I expected=E actual=A detail="..." SKIPPED backend=B INDETERMINATE backend=B
 //   count=N VERDICT reference=R compared=N divergences=N skipped=N indeterminate=N
 //   result=agree|diverge

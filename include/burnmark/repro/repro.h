@@ -39,7 +39,14 @@ struct ReproCase {
   bool check_tangent = false;
   std::vector<double> expected_tangent;
   std::vector<double> tangent_bound;
+  // Second order (Python, not scripted, not with forward mode; needs check_gradients): each
+  // float leaf's H·v by double backward, v = leaf_tangent, checked against expected_hvps (one
+  // per leaf, index leaves included and skipped; bounds as above).
+  bool check_hvp = false;
+  std::vector<std::vector<double>> expected_hvps;
+  std::vector<std::vector<double>> hvp_bounds;
   ReproPath path = ReproPath::Eager; // Strided, Jit and Nnc: Python only
+  int intra_op_threads = 1;          // libtorch-threads' findings: kThreadsVariantThreads
 };
 
 // Both emitters throw std::invalid_argument when the case is inconsistent (invalid program,

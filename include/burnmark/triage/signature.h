@@ -40,8 +40,8 @@ struct Signature {
   // signature's id, so a known f32 bug is recognised in bf16 too (characterize fills it; empty
   // otherwise). A bf16-only behaviour of the same graph keeps only its own id.
   std::string f32_id;
-  // A forward-mode finding (tangents compared) that diverges the same way without forward mode,
-  // apart from its tangent: that reverse-mode signature's id, so a known gradient bug is not
+  // A forward-mode or second-order finding (tangents or H·v compared) that diverges the same way
+  // without them, apart from its tangent and H·v: that reverse-mode signature's id, so a known gradient bug is not
   // found again through its tangent (an auto_element_wise tangent is the gradient's formula).
   // Empty for a divergence only forward mode shows.
   std::string reverse_id;

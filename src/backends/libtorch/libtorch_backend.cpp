@@ -38,6 +38,13 @@ bool lacks_forward_mode(const Outcome& out) {
          out.message.find("that does not support it") != std::string::npos;
 }
 
+// And for an op whose double backward is not implemented ("derivative for
+// aten::hardsigmoid_backward is not implemented"): raised only when asked for second order.
+bool lacks_second_order(const Outcome& out) {
+  return out.status == Status::Error && out.message.starts_with("derivative for aten::") &&
+         out.message.find("_backward is not implemented") != std::string::npos;
+}
+
 // Forward-only runs also switch autograd off, so LibTorch records nothing; the guard is scoped
 // to one run so that grad mode in the caller's thread is left as it was.
 template <Framework F> class LibTorchBackend final : public Backend {
@@ -46,13 +53,16 @@ public:
   const std::string& name() const override { return inner_.name(); }
   std::string note() const override {
     static const std::string capability = cpu_capability();
-    return "CPU capability " + capability;
+    const int threads = torch::get_num_threads();
+    return "CPU capability " + capability +
+           (threads == 1 ? "" : ", " + std::to_string(threads) + " intra-op threads");
   }
   Outcome run(const Program& program, const RunOptions& options) override {
     std::optional<torch::NoGradGuard> no_grad;
     if (!options.gradients) no_grad.emplace();
     Outcome out = inner_.run(program, options);
     if (options.tangents && lacks_forward_mode(out)) out.status = Status::Unsupported;
+    if (options.hessian && lacks_second_order(out)) out.status = Status::Unsupported;
     return out;
   }
 

@@ -7,6 +7,7 @@
 #include "libtorch_framework.h"
 
 #include "burnmark/ir/shape_rules.h"
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/forward_grad.h>
 #include <torch/linalg.h>
 
@@ -271,14 +272,48 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   return out;
 }
 
+torch::Tensor LibTorchFramework::from_host(const HostTensor& host) const {
+  // The doubles viewed, then copied in the program's dtype; exact in every one (leaf_tangent).
+  return torch::from_blob(const_cast<double*>(host.values.data()), sizes_of(host.shape),
+                          torch::kFloat64)
+      .to(float_type_, /*non_blocking=*/false, /*copy=*/true); // f64 too: never a view
+}
+
 torch::Tensor LibTorchFramework::dual(const Tensor& primal, const HostTensor& tangent) {
   if (!dual_level_) dual_level_ = torch::autograd::ForwardADLevel::get_next_idx();
-  // The doubles viewed, then copied in the program's dtype; exact in every one (leaf_tangent).
-  const torch::Tensor t =
-      torch::from_blob(const_cast<double*>(tangent.values.data()), sizes_of(tangent.shape),
-                       torch::kFloat64)
-          .to(float_type_, /*non_blocking=*/false, /*copy=*/true); // f64 too: never a view
-  return at::_make_dual(primal, t, static_cast<std::int64_t>(*dual_level_));
+  return at::_make_dual(primal, from_host(tangent), static_cast<std::int64_t>(*dual_level_));
+}
+
+std::vector<std::optional<HostTensor>>
+LibTorchFramework::hessian_vector(const Tensor& root, std::span<const Tensor> leaves,
+                                  std::span<const HostTensor> directions) {
+  leave_dual_level(); // reverse over reverse, as backward() is run
+  std::vector<std::optional<HostTensor>> out(leaves.size());
+  std::vector<torch::Tensor> inputs;
+  std::vector<std::size_t> leaf_of;
+  for (std::size_t k = 0; k < leaves.size(); ++k)
+    if (leaves[k].requires_grad()) {
+      inputs.push_back(leaves[k]);
+      leaf_of.push_back(k);
+    }
+  if (inputs.empty() || !root.requires_grad()) return out;
+  const std::vector<torch::Tensor> grads =
+      torch::autograd::grad({root}, inputs, {torch::ones_like(root)}, /*retain_graph=*/true,
+                            /*create_graph=*/true, /*allow_unused=*/true);
+  torch::Tensor objective;
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    // A gradient that does not depend on the leaves (a linear program's) has no second order.
+    if (!grads[i].defined() || !grads[i].requires_grad()) continue;
+    const torch::Tensor term = (grads[i] * from_host(directions[leaf_of[i]])).sum();
+    objective = objective.defined() ? objective + term : term;
+  }
+  if (!objective.defined()) return out;
+  const std::vector<torch::Tensor> hv =
+      torch::autograd::grad({objective}, inputs, {}, /*retain_graph=*/true,
+                            /*create_graph=*/false, /*allow_unused=*/true);
+  for (std::size_t i = 0; i < hv.size(); ++i)
+    if (hv[i].defined()) out[leaf_of[i]] = read(hv[i]);
+  return out;
 }
 
 HostTensor LibTorchFramework::tangent(const Tensor& t) {

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "burnmark/driver/outcome.h"
 #include "burnmark/ir/program.h"
@@ -40,9 +41,16 @@ public:
   // entered on the first dual() of a program and left at the next reset()).
   Tensor dual(const Tensor& primal, const HostTensor& tangent);
   HostTensor tangent(const Tensor& t);
+  // Second order by double backward: the gradients with create_graph, then the gradient of
+  // sum_k <grad_k, v_k> (torch.autograd.grad twice; both keep the graph for backward()).
+  std::vector<std::optional<HostTensor>> hessian_vector(const Tensor& root,
+                                                        std::span<const Tensor> leaves,
+                                                        std::span<const HostTensor> directions);
 
 private:
   void leave_dual_level();
+  // Host values in the program's dtype, a fresh tensor (never a view of `host`).
+  torch::Tensor from_host(const HostTensor& host) const;
 
   torch::ScalarType float_type_ = torch::kFloat32; // the program's float dtype
   std::optional<std::uint64_t> dual_level_;

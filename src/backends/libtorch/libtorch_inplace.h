@@ -31,6 +31,11 @@ public:
   // its own forward formula (derivatives.yaml's `self_t.…_()` variants).
   Tensor dual(const Tensor& t, const HostTensor& tangent) { return eager_.dual(t, tangent); }
   HostTensor tangent(const Tensor& t) { return eager_.tangent(t); }
+  std::vector<std::optional<HostTensor>> hessian_vector(const Tensor& root,
+                                                        std::span<const Tensor> leaves,
+                                                        std::span<const HostTensor> directions) {
+    return eager_.hessian_vector(root, leaves, directions);
+  }
 
 private:
   LibTorchFramework eager_;

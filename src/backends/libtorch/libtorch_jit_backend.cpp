@@ -96,6 +96,12 @@ public:
       out.message = "forward-mode AD";
       return out;
     }
+    // The JIT's autodiff builds first-order graphs only (create_graph falls back to eager).
+    if (options.hessian) {
+      out.status = Status::Unsupported;
+      out.message = "second-order AD";
+      return out;
+    }
     try {
       const FuserSettings settings(fuse_);
       std::optional<torch::NoGradGuard> no_grad;

@@ -38,6 +38,11 @@ public:
   // like its primal (LibTorch gives a tangent its primal's strides).
   Tensor dual(const Tensor& t, const HostTensor& tangent) { return eager_.dual(t, tangent); }
   HostTensor tangent(const Tensor& t) { return eager_.tangent(t); }
+  std::vector<std::optional<HostTensor>> hessian_vector(const Tensor& root,
+                                                        std::span<const Tensor> leaves,
+                                                        std::span<const HostTensor> directions) {
+    return eager_.hessian_vector(root, leaves, directions);
+  }
 
 private:
   LibTorchFramework eager_;

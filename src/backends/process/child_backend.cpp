@@ -56,8 +56,9 @@ public:
         std::chrono::steady_clock::now() +
         std::chrono::milliseconds(static_cast<long long>(spec_.timeout_seconds * 1000));
     std::string frame;
-    wire::IoResult io = wire::write_frame(
-        socket_, wire::encode_request({to_text(program), options.gradients, options.tangents}));
+    wire::IoResult io =
+        wire::write_frame(socket_, wire::encode_request({to_text(program), options.gradients,
+                                                         options.tangents, options.hessian}));
     if (io == wire::IoResult::Ok) io = wire::read_frame(socket_, frame, deadline);
     if (io == wire::IoResult::TimedOut) {
       stop(true);

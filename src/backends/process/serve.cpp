@@ -54,7 +54,8 @@ void serve_backend_if_requested() {
     ParseResult parsed = parse_program(request->program_text);
     Outcome out;
     if (parsed.ok()) {
-      out = backend.run(parsed.program(), RunOptions{request->gradients, request->tangents});
+      out = backend.run(parsed.program(),
+                        RunOptions{request->gradients, request->tangents, request->hessian});
     } else {
       out.status = Status::Error;
       out.message = "the child cannot parse the program: " + parsed.error();

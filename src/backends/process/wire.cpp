@@ -12,7 +12,8 @@
 namespace burnmark::wire {
 namespace {
 
-constexpr std::uint32_t kVersion = 2; // 2: the tangents flag and Outcome::tangent
+// 2: the tangents flag and Outcome::tangent; 3: the hessian flag and Outcome::hvp
+constexpr std::uint32_t kVersion = 3;
 // A response holds at most a few tensors of the programs' capped sizes; anything larger is a
 // corrupt frame, not something to allocate.
 constexpr std::uint32_t kMaxFrame = 1u << 28;
@@ -88,6 +89,7 @@ std::string encode_request(const Request& request) {
   put<std::uint32_t>(out, kVersion);
   put<std::uint8_t>(out, request.gradients ? 1 : 0);
   put<std::uint8_t>(out, request.tangents ? 1 : 0);
+  put<std::uint8_t>(out, request.hessian ? 1 : 0);
   put_string(out, request.program_text);
   return out;
 }
@@ -98,6 +100,7 @@ std::optional<Request> decode_request(const std::string& frame) {
   Request request;
   request.gradients = r.get<std::uint8_t>() != 0;
   request.tangents = r.get<std::uint8_t>() != 0;
+  request.hessian = r.get<std::uint8_t>() != 0;
   request.program_text = r.get_string();
   if (!r.done()) return std::nullopt;
   return request;
@@ -115,6 +118,9 @@ std::string encode_response(const Outcome& outcome, const std::string& note) {
   put<std::uint32_t>(out, static_cast<std::uint32_t>(outcome.grads.size()));
   for (const HostTensor& g : outcome.grads)
     put_tensor(out, g);
+  put<std::uint32_t>(out, static_cast<std::uint32_t>(outcome.hvp.size()));
+  for (const HostTensor& h : outcome.hvp)
+    put_tensor(out, h);
   return out;
 }
 
@@ -135,6 +141,10 @@ std::optional<Outcome> decode_response(const std::string& frame, std::string& no
   if (grads > kMaxFrame / 16) return std::nullopt;
   for (std::uint32_t i = 0; i < grads; ++i)
     o.grads.push_back(r.get_tensor());
+  const auto hvps = r.get<std::uint32_t>();
+  if (hvps > kMaxFrame / 16) return std::nullopt;
+  for (std::uint32_t i = 0; i < hvps; ++i)
+    o.hvp.push_back(r.get_tensor());
   if (!r.done()) return std::nullopt;
   return o;
 }

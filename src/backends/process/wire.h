@@ -16,6 +16,7 @@ struct Request {
   std::string program_text;
   bool gradients = true;
   bool tangents = false;
+  bool hessian = false;
 };
 
 std::string encode_request(const Request& request);

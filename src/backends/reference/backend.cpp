@@ -24,6 +24,8 @@ public:
     const ref::StorageScope storage(program.float_dtype);
     Outcome out = run_program(framework_, program, options);
     out.backend = name_;
+    if (out.status == Status::Error && out.message.starts_with(ref::kNoSecondOrderRule))
+      out.status = Status::Unsupported;
     return out;
   }
 

@@ -2,6 +2,9 @@
 // un-broadcasting step, and read-out into HostTensors.
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "tape.h"
 
@@ -56,25 +59,23 @@ ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr,
   return {id};
 }
 
-void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
+void ReferenceFramework::accumulate_into(Buf& sum, bool& has, int& terms, const Shape& shape,
+                                         InputGrad& g, int reordered_from) {
   Buf* src = &g.buf;
-  if (!(g.shape == target.shape)) {
-    sum_to(g.buf, g.shape, target.shape, summed_, scratch_);
+  if (!(g.shape == shape)) {
+    sum_to(g.buf, g.shape, shape, summed_, scratch_);
     src = &summed_;
   }
-  if (src->size() != target.shape.numel()) std::abort(); // a backward rule produced the wrong shape
-  if (!target.has_grad) {
-    std::swap(target.grad, *src); // the scratch buffer inherits the old capacity
-    target.has_grad = true;
-    target.grad_terms = 1;
+  if (src->size() != shape.numel()) std::abort(); // a backward rule produced the wrong shape
+  if (!has) {
+    std::swap(sum, *src); // the scratch buffer inherits the old capacity
+    has = true;
+    terms = 1;
     return;
   }
-  // a + b is the same in any order; (a + b) + c is not (c + a) + b: from the third term on, each
-  // addition may round elsewhere in another order, even when every term is exact (found by the
-  // bf16 campaign: scatter_reduce's gradient summed in-place and eager, an ulp apart).
-  const bool order_matters = target.grad_terms++ >= 2;
-  double* tv = target.grad.v();
-  double* te = target.grad.e();
+  const bool order_matters = terms++ >= reordered_from;
+  double* tv = sum.v();
+  double* te = sum.e();
   const double* sv = src->v();
   const double* se = src->e();
   for (std::int64_t i = 0; i < src->size(); ++i) {
@@ -85,6 +86,13 @@ void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
     tv[i] = r.v;
     te[i] = r.e;
   }
+}
+
+void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
+  // a + b is the same in any order; (a + b) + c is not (c + a) + b: from the third term on, each
+  // addition may round elsewhere in another order, even when every term is exact (found by the
+  // bf16 campaign: scatter_reduce's gradient summed in-place and eager, an ulp apart).
+  accumulate_into(target.grad, target.has_grad, target.grad_terms, target.shape, g, 2);
 }
 
 void ReferenceFramework::backward(const Tensor& root) {
@@ -164,6 +172,86 @@ HostTensor ReferenceFramework::tangent(const Tensor& t) {
     return HostTensor{
         n.shape, std::vector<double>(static_cast<std::size_t>(n.shape.numel()), 0.0), {}};
   return HostTensor{n.shape, n.tan.values(), n.tan.bounds()};
+}
+
+namespace {
+
+bool all_finite(const Buf& b) {
+  for (std::int64_t i = 0; i < b.size(); ++i)
+    if (!std::isfinite(b.v()[i])) return false;
+  return true;
+}
+
+} // namespace
+
+bool ReferenceFramework::propagate_gradient_tangents(int root) {
+  // Every node, not only those up to the root: a leaf after the root is read out too, and its
+  // flag would otherwise be the previous program's (found by the first second-order campaign).
+  for (std::size_t i = 0; i < used_; ++i)
+    nodes_[i].has_gtan = false;
+  bool finite = true;
+  for (int i = root; i >= 0; --i) {
+    Node& n = node(i);
+    if (!n.has_grad) continue;
+    finite = finite && all_finite(n.value) && all_finite(n.grad) &&
+             (!n.has_tan || all_finite(n.tan)) && (!n.has_gtan || all_finite(n.gtan));
+    if (n.is_leaf) continue;
+    const Node& a = node(n.in[0]);
+    const Node* b = n.in[1] >= 0 ? &node(n.in[1]) : nullptr;
+    const Node* c = n.in[2] >= 0 ? &node(n.in[2]) : nullptr;
+    const auto want = [&] {
+      dx_[0].wanted = a.requires_grad;
+      dx_[1].wanted = b != nullptr && b->requires_grad;
+      dx_[2].wanted = c != nullptr && c->requires_grad;
+    };
+    const auto add_terms = [&] {
+      for (std::size_t k = 0; k < kMaxArity; ++k) {
+        if (!dx_[k].wanted) continue;
+        Node& target = node(n.in[k]);
+        // Reverse over reverse (LibTorch's double backward) adds the same terms in another
+        // order, so every sum after the first term is reordered.
+        accumulate_into(target.gtan, target.has_gtan, target.gtan_terms, target.shape, dx_[k], 1);
+      }
+    };
+    if (n.has_gtan) { // the rule is linear in the gradient: seeded with its tangent
+      std::swap(n.grad, n.gtan);
+      want();
+      backward_rule(n, a, b, c, dx_, scratch_);
+      std::swap(n.grad, n.gtan);
+      add_terms();
+    }
+    want();
+    if (!second_order_rule(n, a, b, c, dx_, second_order_scratch_, scratch_))
+      throw std::runtime_error(fmt::format("{} for {}", kNoSecondOrderRule, op_name(n.op)));
+    add_terms();
+  }
+  return finite;
+}
+
+std::vector<std::optional<HostTensor>>
+ReferenceFramework::hessian_vector(const Tensor& root, std::span<const Tensor> leaves,
+                                   std::span<const HostTensor> directions) {
+  std::vector<std::optional<HostTensor>> out(leaves.size());
+  for (std::size_t k = 0; k < leaves.size(); ++k)
+    if (node(leaves[k].node).requires_grad) dual(leaves[k], directions[k]);
+  // Tangents first: their rules may overwrite a node's grad, which backward() then refills.
+  propagate_tangents(root.node);
+  backward(root);
+  if (!node(root.node).requires_grad) return out;
+  // Where anything on the way is inf or NaN, forward over reverse and reverse over reverse meet
+  // 0 * inf at different places (each multiplies by the other's intermediates), so neither
+  // answer is wrong: such a program's H·v is not judged (docs/conventions.md, "Second order").
+  const bool judged = propagate_gradient_tangents(root.node);
+  for (std::size_t k = 0; k < leaves.size(); ++k) {
+    const Node& l = node(leaves[k].node);
+    if (!l.requires_grad) continue;
+    const auto n = static_cast<std::size_t>(l.shape.numel());
+    HostTensor h{l.shape, l.has_gtan ? l.gtan.values() : std::vector<double>(n, 0.0),
+                 l.has_gtan ? l.gtan.bounds() : std::vector<double>(n, 0.0)};
+    if (!judged) std::fill(h.error_bound.begin(), h.error_bound.end(), kInf);
+    out[k] = std::move(h);
+  }
+  return out;
 }
 
 HostTensor ReferenceFramework::read(const Tensor& t) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "burnmark/driver/driver.h"
@@ -30,6 +31,10 @@ struct Node {
   bool has_tan = false;
   bool tan_done = false; // tan is final (computed, or set by dual)
   Buf tan;
+  // Second order: the tangent of grad along the leaves' tangents (H·v at a leaf).
+  bool has_gtan = false;
+  int gtan_terms = 0;
+  Buf gtan;
 };
 
 // The gradient a backward rule produces for one input, at the shape the op saw that input
@@ -59,6 +64,24 @@ struct TangentScratch {
 // May overwrite out.grad, which the backward pass refills before reading.
 void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, TangentScratch& t,
                   ReduceScratch& s);
+
+// Scratch of the second-order rules (second_order.cpp), kept across calls.
+struct SecondOrderScratch {
+  std::array<InputGrad, kMaxArity> dx;
+  Node stand_in; // a tangent standing in for an operand of a backward rule
+};
+
+// What hessian_vector's exception says, first, for an op without a second-order rule: the
+// reference backend turns it into Unsupported.
+inline constexpr std::string_view kNoSecondOrderRule = "the reference has no second-order rule";
+
+// Second order of one op (out.grad final, tangents of the operands set): per wanted input, the
+// derivative of its backward rule along the operands' tangents with the gradient held (the part
+// along the gradient's tangent is the backward rule itself); wanted is cleared for inputs that
+// get nothing. False when the op has no second-order rule yet.
+bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node* c,
+                       std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t,
+                       ReduceScratch& s);
 
 // Row-major iteration over `over` with each of three operands' offsets (NumPy broadcasting):
 // f(i, offsets) for every result index i.
@@ -106,10 +129,22 @@ public:
   // Computes the tangents t depends on, then reads t's (LibTorch computes them op by op; the
   // values are the same).
   HostTensor tangent(const Tensor& t);
+  // Forward over reverse: the leaves given the directions as tangents, the gradients'
+  // tangents by a second reverse pass. Throws when an op has no second-order rule.
+  std::vector<std::optional<HostTensor>> hessian_vector(const Tensor& root,
+                                                        std::span<const Tensor> leaves,
+                                                        std::span<const HostTensor> directions);
 
 private:
   Node& fresh();
   void accumulate(Node& target, InputGrad& g);
+  // Adds g into `sum` (started by the first term; `terms` counts them); from the
+  // `reordered_from`-th term on, LibTorch may add in another order, which the bound covers.
+  void accumulate_into(Buf& sum, bool& has, int& terms, const Shape& shape, InputGrad& g,
+                       int reordered_from);
+  // Second reverse pass: every gtan from the root down; false when some value, gradient or
+  // tangent on the way is not finite (then H·v is not judged: see hessian_vector).
+  bool propagate_gradient_tangents(int root);
   void propagate_tangents(int root);
   Node& node(int i) { return nodes_[static_cast<std::size_t>(i)]; }
 
@@ -119,9 +154,11 @@ private:
   Buf summed_;
   ReduceScratch scratch_;
   TangentScratch tangent_scratch_;
+  SecondOrderScratch second_order_scratch_;
   std::vector<unsigned char> needed_;
 };
 
 static_assert(ForwardModeFramework<ReferenceFramework>);
+static_assert(SecondOrderFramework<ReferenceFramework>);
 
 } // namespace burnmark::ref

@@ -1,0 +1,327 @@
+// Second order, forward over reverse: the reverse pass run again along the leaves' tangents v,
+// so that each leaf's gradient gets a tangent, H·v. An op's backward rule is a function of its
+// operands, its result and the output's gradient g; its tangent has two parts:
+//
+// - along g's tangent: the rule itself seeded with that tangent (it is linear in g; the tape
+//   runs backward_rule for this part);
+// - along the operands' tangents with g held: this file, one case per op with no default.
+//   - Linear ops and piecewise-linear ones (kinks, selections, roundings): zero, away from the
+//     kinks, and their rules hold the same mask on both sides of a kink, as LibTorch's do.
+//   - Products (mul, matmul, mm, ...): the rule for one operand is linear in the other, so its
+//     derivative is the same rule with the other operand replaced by its tangent.
+//   - Elementwise ops: g f''(x) ẋ, with f'' written out per op below.
+//   - Ops without a second-order rule yet: second_order_rule returns false and the run is
+//     unsupported; the generator leaves them out in this mode (op_generated_in_second_order).
+#include <array>
+#include <numbers>
+
+#include "tape.h"
+
+namespace burnmark::ref {
+namespace {
+
+constexpr Approx kTwo{2.0, 0.0};
+
+void none_wanted(std::array<InputGrad, kMaxArity>& dx) {
+  for (InputGrad& d : dx)
+    d.wanted = false;
+}
+
+// y = f(x): g f''(x, y) ẋ for the one operand.
+template <class F>
+void unary(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx, F second) {
+  const bool wanted = dx[0].wanted && a.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  dx[0].wanted = true;
+  dx[0].shape = a.shape;
+  const std::int64_t n = a.shape.numel();
+  dx[0].buf.resize(n);
+  for (std::int64_t i = 0; i < n; ++i)
+    dx[0].buf.set(i, mul(mul(out.grad.at(i), second(a.value.at(i), out.value.at(i))), a.tan.at(i)));
+}
+
+// A product linear in operands p and q: operand p's rule is linear in q, so its derivative
+// along q's tangent is the rule with q's value replaced by that tangent (and the same for q).
+void bilinear(const Node& out, const std::array<const Node*, kMaxArity>& in, std::size_t p,
+              std::size_t q, std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t,
+              ReduceScratch& s) {
+  const std::array<std::pair<std::size_t, std::size_t>, 2> parts = {{{p, q}, {q, p}}};
+  std::array<bool, kMaxArity> wanted{};
+  for (const auto& [k, other] : parts)
+    wanted[k] = dx[k].wanted && in[other]->has_tan;
+  none_wanted(dx);
+  for (const auto& [k, other] : parts) {
+    if (!wanted[k]) continue;
+    t.stand_in.shape = in[other]->shape;
+    t.stand_in.value.assign(in[other]->tan);
+    std::array<const Node*, kMaxArity> use = in;
+    use[other] = &t.stand_in;
+    for (std::size_t j = 0; j < kMaxArity; ++j)
+      t.dx[j].wanted = j == k;
+    backward_rule(out, *use[0], use[1], use[2], t.dx, s);
+    dx[k].wanted = true;
+    dx[k].shape = t.dx[k].shape;
+    std::swap(dx[k].buf, t.dx[k].buf);
+  }
+}
+
+// div(a, b): d/da (g / b) = 0, d/db (g / b) = -g / b^2; d/da (-g a / b^2) = -g / b^2,
+// d/db (-g a / b^2) = 2 g a / b^3. Both at the broadcast shape.
+void divide(const Node& out, const Node& a, const Node& b, std::array<InputGrad, kMaxArity>& dx) {
+  const std::array<bool, 2> wanted = {dx[0].wanted && b.has_tan,
+                                      dx[1].wanted && (a.has_tan || b.has_tan)};
+  none_wanted(dx);
+  for (std::size_t k = 0; k < 2; ++k) {
+    dx[k].wanted = wanted[k];
+    dx[k].shape = out.shape;
+    dx[k].buf.resize(out.shape.numel());
+  }
+  const std::array<const Node*, 3> in = {&a, &b, &out};
+  ternary_walk(out.shape, in, [&](std::int64_t i, const std::array<std::int64_t, 3>& at) {
+    const Approx g = out.grad.at(i);
+    const Approx x = a.value.at(at[0]);
+    const Approx y = b.value.at(at[1]);
+    const Approx dxa = a.has_tan ? a.tan.at(at[0]) : Approx{};
+    const Approx dyb = b.has_tan ? b.tan.at(at[1]) : Approx{};
+    const Approx g_over_y2 = div(div(g, y), y);
+    if (wanted[0]) dx[0].buf.set(i, neg(mul(g_over_y2, dyb)));
+    if (wanted[1]) {
+      const Approx cross = neg(mul(g_over_y2, dxa));
+      const Approx self = mul(mul(kTwo, div(mul(g_over_y2, x), y)), dyb);
+      dx[1].buf.set(i, add(cross, self));
+    }
+  });
+}
+
+Approx constant(double c) {
+  return scalar_operand(c);
+}
+
+} // namespace
+
+bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node* c,
+                       std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t,
+                       ReduceScratch& s) {
+  const std::array<const Node*, kMaxArity> in = {&a, b, c};
+  switch (out.op) {
+  // Linear in every operand that carries values.
+  case Op::Add:
+  case Op::Sub:
+  case Op::Neg:
+  case Op::SumAll:
+  case Op::MeanAll:
+  case Op::SumDim:
+  case Op::MeanDim:
+  case Op::Transpose:
+  case Op::Concat:
+  case Op::Repeat:
+  case Op::Lerp:
+  case Op::Where:
+  case Op::Cumsum:
+  case Op::Trace:
+  case Op::Flip:
+  case Op::Roll:
+  case Op::Unsqueeze:
+  case Op::Squeeze:
+  case Op::Tril:
+  case Op::Triu:
+  case Op::Movedim:
+  case Op::Narrow:
+  case Op::Select:
+  case Op::Expand:
+  case Op::Diagonal:
+  case Op::Reshape:
+  case Op::Permute:
+  case Op::Slice:
+  case Op::Stack:
+  case Op::Chunk:
+  case Op::DiagEmbed:
+  case Op::Gather:
+  case Op::IndexSelect:
+  case Op::TakeAlongDim:
+  case Op::ScatterAdd:
+  case Op::MaskedFill:
+  // Comparisons carry no gradient at all.
+  case Op::Lt:
+  case Op::Le:
+  case Op::Gt:
+  case Op::Ge:
+  case Op::Eq:
+  case Op::Ne:
+  // Piecewise linear: a mask or a selection times g, the mask fixed by the values.
+  case Op::Abs:
+  case Op::Relu:
+  case Op::Clamp:
+  case Op::ClampMin:
+  case Op::ClampMax:
+  case Op::Sign:
+  case Op::Sgn:
+  case Op::Floor:
+  case Op::Ceil:
+  case Op::Round:
+  case Op::Trunc:
+  case Op::Frac:
+  case Op::LeakyRelu:
+  case Op::Hardtanh:
+  case Op::Relu6:
+  case Op::Hardsigmoid:
+  case Op::Hardshrink:
+  case Op::Softshrink:
+  case Op::Maximum:
+  case Op::Minimum:
+  case Op::Fmax:
+  case Op::Fmin:
+  case Op::Remainder:
+  case Op::Fmod:
+  case Op::DivRounded:
+  case Op::Amax:
+  case Op::Amin:
+  case Op::Max:
+  case Op::Min:
+  case Op::AmaxDim:
+  case Op::AminDim:
+  case Op::MaxDim:
+  case Op::MinDim: none_wanted(dx); return true;
+
+  case Op::Mul:
+  case Op::Matmul:
+  case Op::Mm:
+  case Op::Mv:
+  case Op::Dot:
+  case Op::Outer:
+  case Op::Bmm: bilinear(out, in, 0, 1, dx, t, s); return true;
+  // beta self + alpha mat1 mat2: linear in self.
+  case Op::Addmm:
+    dx[0].wanted = false;
+    bilinear(out, in, 1, 2, dx, t, s);
+    return true;
+  case Op::Div: divide(out, a, *b, dx); return true;
+
+  // f'' from the result where f' is written with it (as derivatives.yaml writes f').
+  case Op::Exp:
+  case Op::Sinh:
+  case Op::Cosh: unary(out, a, dx, [](Approx, Approx y) { return y; }); return true;
+  case Op::Expm1:
+    unary(out, a, dx, [](Approx, Approx y) { return add(y, {1.0, 0.0}); });
+    return true;
+  case Op::Exp2:
+    unary(out, a, dx, [](Approx, Approx y) {
+      const Approx ln2 = constant(std::numbers::ln2);
+      return mul(mul(y, ln2), ln2);
+    });
+    return true;
+  case Op::Sin:
+  case Op::Cos: unary(out, a, dx, [](Approx, Approx y) { return neg(y); }); return true;
+  case Op::Log:
+    unary(out, a, dx, [](Approx x, Approx) { return neg(div(div({1.0, 0.0}, x), x)); });
+    return true;
+  case Op::Log2:
+  case Op::Log10:
+    unary(out, a, dx,
+          [base = out.op == Op::Log2 ? std::numbers::ln2 : std::numbers::ln10](Approx x, Approx) {
+            return neg(div(div({1.0, 0.0}, mul(x, constant(base))), x));
+          });
+    return true;
+  case Op::Log1p:
+    unary(out, a, dx, [](Approx x, Approx) {
+      const Approx shifted = add(x, {1.0, 0.0});
+      return neg(div(div({1.0, 0.0}, shifted), shifted));
+    });
+    return true;
+  // f' = 1 / (2 y), f'' = -1 / (4 y^3)
+  case Op::Sqrt:
+    unary(out, a, dx, [](Approx, Approx y) { return neg(div({0.25, 0.0}, mul(mul(y, y), y))); });
+    return true;
+  // f' = -y^3 / 2, f'' = 3 y^5 / 4
+  case Op::Rsqrt:
+    unary(out, a, dx, [](Approx, Approx y) {
+      const Approx y2 = mul(y, y);
+      return mul({0.75, 0.0}, mul(mul(y2, y2), y));
+    });
+    return true;
+  // f' = -y^2, f'' = 2 y^3
+  case Op::Reciprocal:
+    unary(out, a, dx, [](Approx, Approx y) { return mul(kTwo, mul(mul(y, y), y)); });
+    return true;
+  case Op::Square: unary(out, a, dx, [](Approx, Approx) { return kTwo; }); return true;
+  case Op::Pow:
+    unary(out, a, dx, [e = out.attrs.exponent](Approx x, Approx) {
+      if (e == 0 || e == 1) return Approx{};
+      return mul({e * (e - 1), 0.0}, pow(x, e - 2));
+    });
+    return true;
+  // f' = y (1 - y), f'' = y (1 - y) (1 - 2 y)
+  case Op::Sigmoid:
+    unary(out, a, dx, [](Approx, Approx y) {
+      const Approx one{1.0, 0.0};
+      return mul(mul(y, sub(one, y)), sub(one, mul(kTwo, y)));
+    });
+    return true;
+  // f' = 1 - y^2, f'' = -2 y (1 - y^2)
+  case Op::Tanh:
+    unary(out, a, dx, [](Approx, Approx y) {
+      return mul(mul({-2.0, 0.0}, y), sub({1.0, 0.0}, mul(y, y)));
+    });
+    return true;
+  // f' = 1 / (1 + x^2), f'' = -2 x / (1 + x^2)^2
+  case Op::Atan:
+    unary(out, a, dx, [](Approx x, Approx) {
+      const Approx d = add({1.0, 0.0}, mul(x, x));
+      return neg(div(div(mul(kTwo, x), d), d));
+    });
+    return true;
+
+  // No second-order rule yet.
+  case Op::Tan:
+  case Op::Asin:
+  case Op::Acos:
+  case Op::Asinh:
+  case Op::Acosh:
+  case Op::Atanh:
+  case Op::Erf:
+  case Op::Erfc:
+  case Op::Erfinv:
+  case Op::Lgamma:
+  case Op::Digamma:
+  case Op::LogSigmoid:
+  case Op::Softplus:
+  case Op::Gelu:
+  case Op::Silu:
+  case Op::Mish:
+  case Op::Elu:
+  case Op::Selu:
+  case Op::Celu:
+  case Op::Hardswish:
+  case Op::Softsign:
+  case Op::Tanhshrink:
+  case Op::Logit:
+  case Op::Atan2:
+  case Op::PowTensor:
+  case Op::Hypot:
+  case Op::Xlogy:
+  case Op::Copysign:
+  case Op::Prod:
+  case Op::Var:
+  case Op::Std:
+  case Op::VectorNorm:
+  case Op::ProdDim:
+  case Op::VarDim:
+  case Op::StdDim:
+  case Op::Logsumexp:
+  case Op::NormDim:
+  case Op::Cumprod:
+  case Op::Logcumsumexp:
+  case Op::Softmax:
+  case Op::LogSoftmax:
+  case Op::Normalize:
+  case Op::CosineSimilarity:
+  case Op::Det:
+  case Op::Slogdet:
+  case Op::Inv:
+  case Op::ScatterReduce: return false;
+  }
+  return false;
+}
+
+} // namespace burnmark::ref

@@ -1,0 +1,334 @@
+// Second order (BURNMARK_HVP). The reference's H·v is checked against central differences of
+// its own gradients in f64 (a derivation independent of every second-order rule); LibTorch's
+// double backward is then checked against the reference on one program per op, alone and under
+// a nonlinear head, in every layout; a planted wrong second derivative is caught as `hvp` and
+// minimised; the generator's table is the reference's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/gen/generator.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/oracle/oracle.h"
+#include "burnmark/triage/runner.h"
+#include "burnmark/triage/signature.h"
+#include "burnmark/triage/triage.h"
+#include "libtorch_programs.h"
+#include "programs_per_op.h"
+#include "tape.h"
+
+using namespace burnmark;
+using namespace burnmark::testing;
+
+namespace {
+
+const RunOptions kSecondOrder{true, false, true};
+
+OracleOptions with_hessian() {
+  OracleOptions o;
+  o.hessian = true;
+  return o;
+}
+
+// As in test_forward_mode: steps that keep every perturbed leaf exact in f32.
+constexpr double kStep = 1.0 / 4096;
+
+Program perturbed(const Program& p, double step) {
+  Program q = p;
+  for (std::size_t k = 0; k < q.leaves.size(); ++k) {
+    Leaf& leaf = q.leaves[k];
+    if (leaf.dtype != DType::F32) continue;
+    const HostTensor u = leaf_tangent(leaf.shape, k);
+    for (std::size_t i = 0; i < leaf.data.size(); ++i)
+      leaf.data[i] = static_cast<float>(leaf.data[i] + step * u.values[i]);
+  }
+  return q;
+}
+
+bool has_comparison(const Program& p) {
+  return std::any_of(p.stmts.begin(), p.stmts.end(), [](const Stmt& s) {
+    return s.kind == StmtKind::Op && op_info(s.instr.op).family == OpFamily::Compare;
+  });
+}
+
+// The program with `head` applied to its root: the op's backward rule then runs seeded with a
+// gradient that has a tangent of its own, the half of second order a lone op never exercises.
+Program with_head(const Program& p, Op head) {
+  Program q = p;
+  Stmt s;
+  s.kind = StmtKind::Op;
+  s.instr.op = head;
+  s.instr.operands = {p.root};
+  s.shape = p.shape_of(p.root);
+  q.stmts.push_back(s);
+  q.root = static_cast<Reg>(q.stmts.size() - 1);
+  return q;
+}
+
+// Per op: the op alone, and under tanh (a head with a second derivative of its own).
+std::vector<std::pair<Op, Program>> second_order_programs() {
+  std::vector<std::pair<Op, Program>> out;
+  for (const NamedProgram& np : programs_per_op()) {
+    if (!op_generated_in_second_order(np.op)) continue;
+    out.emplace_back(np.op, np.program);
+    if (np.program.stmts[static_cast<std::size_t>(np.program.root)].dtype == DType::F32)
+      out.emplace_back(np.op, with_head(np.program, Op::Tanh));
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(ReferenceSecondOrder, EveryOpsHvpMatchesCentralDifferencesOfTheReferenceGradient) {
+  const auto ref = make_reference_backend();
+  int compared = 0;
+  for (const auto& [op, program] : second_order_programs()) {
+    // At a tie AD takes the branch where() took, a difference quotient the function's.
+    if (has_comparison(program)) continue;
+    const Program p = with_float_dtype(program, FloatDType::F64);
+    SCOPED_TRACE(to_text(p));
+    const Outcome hv = ref->run(p, kSecondOrder);
+    ASSERT_EQ(hv.status, Status::Ok) << hv.message;
+    ASSERT_EQ(hv.hvp.size(), p.leaves.size());
+    const auto grads_at = [&](double step) { return ref->run(perturbed(p, step), RunOptions{}); };
+    const Outcome plus = grads_at(kStep);
+    const Outcome minus = grads_at(-kStep);
+    const Outcome plus_half = grads_at(kStep / 2);
+    const Outcome minus_half = grads_at(-kStep / 2);
+    for (std::size_t k = 0; k < p.leaves.size(); ++k) {
+      if (p.leaves[k].dtype != DType::F32) continue;
+      for (std::size_t i = 0; i < hv.hvp[k].values.size(); ++i) {
+        const double h = hv.hvp[k].values[i];
+        const double g = hv.grads[k].values[i];
+        const double right = (plus.grads[k].values[i] - g) / kStep;
+        const double left = (g - minus.grads[k].values[i]) / kStep;
+        // Richardson's extrapolation of two central differences, as for forward mode.
+        const double wide = (right + left) / 2;
+        const double narrow =
+            (plus_half.grads[k].values[i] - minus_half.grads[k].values[i]) / kStep;
+        const double central = (4 * narrow - wide) / 3;
+        const double scale = std::max(1.0, std::fabs(h));
+        if (!std::isfinite(h) || !(hv.hvp[k].error_bound[i] < 1e300) || !std::isfinite(central))
+          continue;
+        // Within a step of a kink the one-sided quotients differ by the gradient's jump.
+        if (std::fabs(right - left) > 0.1 * scale) continue;
+        EXPECT_NEAR(h, central, 1e-5 * scale) << op_name(op) << " leaf " << k << " [" << i << "]";
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+// The generator's table: the reference has a rule for every op drawn, and for the ones LibTorch
+// lacks a double backward for, and for no other.
+TEST(ReferenceSecondOrder, HasARuleExactlyForTheOpsTheGeneratorDrawsAndTheOnesLibTorchLacks) {
+  const auto ref = make_reference_backend();
+  std::set<Op> drawn, ruled;
+  for (const NamedProgram& np : programs_per_op()) {
+    SCOPED_TRACE(to_text(np.program));
+    const Outcome o = ref->run(np.program, kSecondOrder);
+    if (op_generated_in_second_order(np.op) || libtorch_lacks_second_order(np.op))
+      drawn.insert(np.op);
+    if (o.status == Status::Ok) {
+      ruled.insert(np.op);
+    } else {
+      EXPECT_EQ(o.status, Status::Unsupported) << o.message;
+      EXPECT_NE(o.message.find(op_name(np.op)), std::string::npos) << o.message;
+    }
+  }
+  EXPECT_EQ(drawn, ruled);
+  EXPECT_GE(ruled.size(), 100U);
+}
+
+TEST(ReferenceSecondOrder, NotJudgedWhereAValueOnTheWayIsNotFinite) {
+  // exp overflows: H·v is left indeterminate rather than guessed.
+  ProgramBuilder b;
+  const Reg x = b.leaf({3}, {1.0f, 100.0f, -2.0f});
+  const Program p = b.finish(b.op(Op::Tanh, {b.op(Op::Exp, {x})}));
+  const Outcome o = make_reference_backend()->run(p, kSecondOrder);
+  ASSERT_EQ(o.status, Status::Ok) << o.message;
+  for (double e : o.hvp[0].error_bound)
+    EXPECT_TRUE(std::isinf(e));
+}
+
+TEST(ReferenceSecondOrder, ALeafAfterTheRootKeepsNoStaleHvpFromThePreviousProgram) {
+  // Found by the first campaign: the second leaf's H·v was the last program's buffer.
+  const auto ref = make_reference_backend();
+  ProgramBuilder first;
+  const Reg x = first.leaf({3}, {0.5f, -1.0f, 2.0f});
+  const Reg y = first.leaf({3}, {1.5f, 0.25f, -0.75f});
+  ASSERT_EQ(ref->run(first.finish(first.op(Op::Mul, {first.op(Op::Exp, {x}), y})), kSecondOrder)
+                .status,
+            Status::Ok);
+  ProgramBuilder second;
+  const Reg root = second.leaf({1}, {2.0f});
+  second.leaf({1}, {3.0f});
+  const Outcome o = ref->run(second.finish(root), kSecondOrder);
+  ASSERT_EQ(o.status, Status::Ok) << o.message;
+  ASSERT_EQ(o.hvp.size(), 2U);
+  for (const HostTensor& h : o.hvp)
+    EXPECT_EQ(h.values, std::vector<double>{0.0});
+}
+
+// ---- LibTorch's double backward ----
+
+TEST(RefVsLibTorchSecondOrder, LibTorchLacksDoubleBackwardExactlyWhereTheTableSays) {
+  const auto lt = make_libtorch_backend(1);
+  std::set<Op> listed, unsupported;
+  for (const NamedProgram& np : programs_per_op()) {
+    if (!op_generated_in_second_order(np.op) && !libtorch_lacks_second_order(np.op)) continue;
+    SCOPED_TRACE(to_text(np.program));
+    if (libtorch_lacks_second_order(np.op)) listed.insert(np.op);
+    const Outcome l = lt->run(np.program, kSecondOrder);
+    if (l.status == Status::Unsupported) {
+      unsupported.insert(np.op);
+      EXPECT_NE(l.message.find("is not implemented"), std::string::npos) << l.message;
+    } else {
+      EXPECT_EQ(l.status, Status::Ok) << l.message;
+    }
+  }
+  EXPECT_EQ(listed, unsupported);
+}
+
+void expect_every_op_agrees_to_second_order(Backend& variant, FloatDType dtype) {
+  const auto ref = make_reference_backend();
+  int checked = 0;
+  for (const auto& [op, program] : second_order_programs()) {
+    const Program p = with_float_dtype(program, dtype);
+    SCOPED_TRACE(to_text(p));
+    const Outcome r = ref->run(p, kSecondOrder);
+    const Outcome l = variant.run(p, kSecondOrder);
+    ASSERT_EQ(r.status, Status::Ok) << r.message;
+    ASSERT_EQ(l.status, Status::Ok) << l.message;
+    const Verdict v = compare({r, l}, with_hessian());
+    EXPECT_TRUE(v.agree()) << variant.name() << ": " << op_name(op) << "\n" << format_verdict(v);
+    ++checked;
+  }
+  EXPECT_GE(checked, 180);
+}
+
+TEST(RefVsLibTorchSecondOrder, EveryOpAgreesInF32) {
+  expect_every_op_agrees_to_second_order(*make_libtorch_backend(1), FloatDType::F32);
+}
+
+TEST(RefVsLibTorchSecondOrder, EveryOpAgreesInF64) {
+  expect_every_op_agrees_to_second_order(*make_libtorch_backend(1), FloatDType::F64);
+}
+
+TEST(RefVsLibTorchSecondOrder, EveryOpAgreesWithEveryTensorInAnotherLayout) {
+  expect_every_op_agrees_to_second_order(*make_libtorch_strided_backend(), FloatDType::F32);
+}
+
+TEST(RefVsLibTorchSecondOrder, EveryOpAgreesThroughItsInPlaceForm) {
+  expect_every_op_agrees_to_second_order(*make_libtorch_inplace_backend(), FloatDType::F32);
+}
+
+TEST(RefVsLibTorchSecondOrder, AWholeGraphAgreesAndIsNotZero) {
+  // Products, broadcasting, a division, a reduction and two aliased uses of one leaf.
+  const auto ref = make_reference_backend();
+  const auto lt = make_libtorch_backend(1);
+  ProgramBuilder b;
+  const Reg x = b.leaf({2, 3}, {0.5f, -1.25f, 2.0f, -0.3f, 1.7f, -2.2f});
+  const Reg y = b.leaf({3}, {1.5f, 0.25f, -0.75f});
+  const Reg t = b.op(Op::Tanh, {b.op(Op::Mul, {x, y})});
+  const Reg m = b.op(Op::Matmul, {t, b.op(Op::Transpose, {x}, two_dims(0, 1))});
+  const Reg d = b.op(Op::Div, {b.op(Op::Exp, {m}), b.op(Op::Add, {m, b.op(Op::Square, {m})})});
+  const Program p = b.finish(b.op(Op::SumDim, {b.op(Op::Sigmoid, {d})}, dim_keep(0, false)));
+  const Outcome r = ref->run(p, kSecondOrder);
+  const Outcome l = lt->run(p, kSecondOrder);
+  const Verdict v = compare({r, l}, with_hessian());
+  EXPECT_TRUE(v.agree()) << format_verdict(v);
+  ASSERT_EQ(r.hvp.size(), 2U);
+  EXPECT_TRUE(std::any_of(r.hvp[1].values.begin(), r.hvp[1].values.end(),
+                          [](double h) { return std::fabs(h) > 1e-3; }));
+}
+
+TEST(RefVsLibTorchSecondOrder, JitAndPluginsSayUnsupported) {
+  const Program p = programs_per_op().front().program;
+  EXPECT_EQ(make_libtorch_jit_backend(false)->run(p, kSecondOrder).status, Status::Unsupported);
+}
+
+TEST(SecondOrderOracle, AnHvpDivergenceIsItsOwnKindWithItsLeaf) {
+  Outcome a;
+  a.backend = "ref";
+  a.root = HostTensor{Shape{2}, {1.0, 2.0}, {}};
+  a.grads = {HostTensor{Shape{2}, {1.0, 1.0}, {}}};
+  a.hvp = {HostTensor{Shape{2}, {0.5, 0.25}, {}}};
+  Outcome b = a;
+  b.backend = "other";
+  b.hvp[0].values[1] = 0.75;
+  EXPECT_TRUE(compare({a, b}, OracleOptions{}).agree()); // not asked: not compared
+  const Verdict v = compare({a, b}, with_hessian());
+  ASSERT_EQ(v.divergences.size(), 1U);
+  EXPECT_EQ(v.divergences[0].kind, DivergenceKind::Hvp);
+  EXPECT_EQ(v.divergences[0].leaf, 0);
+  EXPECT_EQ(v.divergences[0].first_index, 1U);
+  EXPECT_EQ(kind_name(DivergenceKind::Hvp), "hvp");
+}
+
+// ---- A planted wrong second derivative ----
+
+// The reference with H·v scaled by 1.25 from flat index 4 on in programs that apply tanh, as a
+// wrong double-backward formula for tanh would be: values and gradients stay right.
+class WrongTanhSecondOrder {
+public:
+  using Tensor = ref::ReferenceFramework::Tensor;
+  void reset(const Program& p) {
+    inner_.reset(p);
+    has_tanh_ = false;
+  }
+  Tensor leaf(const Leaf& l, bool g) { return inner_.leaf(l, g); }
+  Tensor alias(const Tensor& t) { return inner_.alias(t); }
+  Tensor apply(const Instr& instr, std::span<const Tensor* const> ops, const Shape& shape) {
+    has_tanh_ = has_tanh_ || instr.op == Op::Tanh;
+    return inner_.apply(instr, ops, shape);
+  }
+  void backward(const Tensor& t) { inner_.backward(t); }
+  std::optional<HostTensor> grad(const Tensor& t) { return inner_.grad(t); }
+  HostTensor read(const Tensor& t) { return inner_.read(t); }
+  std::vector<std::optional<HostTensor>> hessian_vector(const Tensor& root,
+                                                        std::span<const Tensor> leaves,
+                                                        std::span<const HostTensor> v) {
+    auto hv = inner_.hessian_vector(root, leaves, v);
+    if (has_tanh_)
+      for (auto& h : hv)
+        if (h)
+          for (std::size_t i = 4; i < h->values.size(); ++i)
+            h->values[i] *= 1.25;
+    return hv;
+  }
+
+private:
+  ref::ReferenceFramework inner_;
+  bool has_tanh_ = false;
+};
+
+TEST(PlantedSecondOrder, AWrongSecondDerivativeIsCaughtAsHvpAndMinimisedToItsOp) {
+  const auto ref = make_reference_backend();
+  FrameworkBackend<WrongTanhSecondOrder> planted("planted-hvp");
+  ProgramBuilder b;
+  const Reg a =
+      b.leaf({4, 3}, {0.3f, -0.7f, 1.1f, 2.5f, -3.0f, 0.05f, 0.9f, -0.4f, 1.7f, -2.2f, 0.6f, 3.3f});
+  const Reg c = b.leaf({3}, {0.5f, -1.5f, 2.0f});
+  const Reg e = b.op(Op::Add, {b.op(Op::Mul, {a, c}), b.op(Op::Exp, {c})});
+  const Reg t = b.op(Op::Tanh, {b.op(Op::Neg, {e})});
+  const Program p = b.finish(b.op(Op::SumDim, {b.op(Op::Square, {t})}, dim_keep(1, true)));
+  // First order alone cannot see it.
+  EXPECT_TRUE(
+      compare({ref->run(p, RunOptions{}), planted.run(p, RunOptions{})}, OracleOptions{}).agree());
+  Runner runner({ref.get(), &planted}, with_hessian());
+  const Verdict v = runner.check(p);
+  ASSERT_FALSE(v.agree());
+  EXPECT_EQ(primary_class(v), "planted-hvp:hvp");
+  const std::optional<Characterization> ch = characterize(runner, p);
+  ASSERT_TRUE(ch.has_value());
+  EXPECT_EQ(ch->signature.ops, std::vector<std::string>{"tanh"});
+  EXPECT_EQ(ch->signature.kinds, std::vector<std::string>{"planted-hvp:hvp"});
+  EXPECT_LE(ch->minimized.stmts.size(), 3U) << to_text(ch->minimized);
+}
