@@ -1,6 +1,11 @@
 // The programs of programs_per_op.h.
 #include "programs_per_op.h"
 
+#include <algorithm>
+#include <stdexcept>
+
+#include "burnmark/driver/driver.h"
+
 #include "libtorch_programs.h"
 
 namespace burnmark::testing {
@@ -421,6 +426,28 @@ std::vector<NamedProgram> programs_per_op() {
   view_vocabulary(out);
   shape_view_vocabulary(out);
   return out;
+}
+
+Program perturbed_along_tangents(const Program& p, double step) {
+  Program q = p;
+  for (std::size_t k = 0; k < q.leaves.size(); ++k) {
+    Leaf& leaf = q.leaves[k];
+    if (leaf.dtype != DType::F32) continue;
+    const HostTensor u = leaf_tangent(leaf.shape, k);
+    for (std::size_t i = 0; i < leaf.data.size(); ++i) {
+      const double moved = leaf.data[i] + step * u.values[i];
+      leaf.data[i] = static_cast<float>(moved);
+      if (static_cast<double>(leaf.data[i]) != moved)
+        throw std::logic_error("a perturbed leaf value is not exact in f32");
+    }
+  }
+  return q;
+}
+
+bool has_comparison(const Program& p) {
+  return std::any_of(p.stmts.begin(), p.stmts.end(), [](const Stmt& s) {
+    return s.kind == StmtKind::Op && op_info(s.instr.op).family == OpFamily::Compare;
+  });
 }
 
 } // namespace burnmark::testing

@@ -17,4 +17,12 @@ struct NamedProgram {
 // gradient's layout matters).
 std::vector<NamedProgram> programs_per_op();
 
+// Every float leaf moved by `step` along its forward-mode direction (leaf_tangent), for central
+// differences; throws std::logic_error if a moved value is not exact in f32 (steps of 2^-12 keep
+// |x| < 256 exact).
+Program perturbed_along_tangents(const Program& p, double step);
+// Whether a comparison (a mask feeding where or masked_fill) is in the program: at a tie AD
+// takes the branch where() took, a difference quotient the function's.
+bool has_comparison(const Program& p);
+
 } // namespace burnmark::testing

@@ -42,27 +42,6 @@ OracleOptions with_tangents(bool gradients) {
 // multiples of 1/4, x ± h u only needs bits x already has room for.
 constexpr double kStep = 1.0 / 4096;
 
-Program perturbed(const Program& p, double step) {
-  Program q = p;
-  for (std::size_t k = 0; k < q.leaves.size(); ++k) {
-    Leaf& leaf = q.leaves[k];
-    if (leaf.dtype != DType::F32) continue;
-    const HostTensor u = leaf_tangent(leaf.shape, k);
-    for (std::size_t i = 0; i < leaf.data.size(); ++i) {
-      const double moved = leaf.data[i] + step * u.values[i];
-      leaf.data[i] = static_cast<float>(moved);
-      EXPECT_EQ(static_cast<double>(leaf.data[i]), moved) << "not exact in f32";
-    }
-  }
-  return q;
-}
-
-bool has_comparison(const Program& p) {
-  return std::any_of(p.stmts.begin(), p.stmts.end(), [](const Stmt& s) {
-    return s.kind == StmtKind::Op && op_info(s.instr.op).family == OpFamily::Compare;
-  });
-}
-
 // Values in f64 storage: the reference's double arithmetic, no f32 rounding in between, so a
 // central difference of step 2^-12 is accurate to about 1e-7 relative on smooth programs.
 TEST(ReferenceForwardMode, EveryOpsTangentMatchesCentralDifferencesOfTheReference) {
@@ -78,10 +57,10 @@ TEST(ReferenceForwardMode, EveryOpsTangentMatchesCentralDifferencesOfTheReferenc
     const Outcome jvp = ref->run(p, kForwardMode);
     ASSERT_EQ(jvp.status, Status::Ok) << jvp.message;
     ASSERT_EQ(jvp.tangent.values.size(), jvp.root.values.size());
-    const Outcome plus = ref->run(perturbed(p, kStep), RunOptions{false});
-    const Outcome minus = ref->run(perturbed(p, -kStep), RunOptions{false});
-    const Outcome plus_half = ref->run(perturbed(p, kStep / 2), RunOptions{false});
-    const Outcome minus_half = ref->run(perturbed(p, -kStep / 2), RunOptions{false});
+    const Outcome plus = ref->run(perturbed_along_tangents(p, kStep), RunOptions{false});
+    const Outcome minus = ref->run(perturbed_along_tangents(p, -kStep), RunOptions{false});
+    const Outcome plus_half = ref->run(perturbed_along_tangents(p, kStep / 2), RunOptions{false});
+    const Outcome minus_half = ref->run(perturbed_along_tangents(p, -kStep / 2), RunOptions{false});
     for (std::size_t i = 0; i < jvp.tangent.values.size(); ++i) {
       const double t = jvp.tangent.values[i];
       const double f = jvp.root.values[i];

@@ -38,24 +38,6 @@ OracleOptions with_hessian() {
 // As in test_forward_mode: steps that keep every perturbed leaf exact in f32.
 constexpr double kStep = 1.0 / 4096;
 
-Program perturbed(const Program& p, double step) {
-  Program q = p;
-  for (std::size_t k = 0; k < q.leaves.size(); ++k) {
-    Leaf& leaf = q.leaves[k];
-    if (leaf.dtype != DType::F32) continue;
-    const HostTensor u = leaf_tangent(leaf.shape, k);
-    for (std::size_t i = 0; i < leaf.data.size(); ++i)
-      leaf.data[i] = static_cast<float>(leaf.data[i] + step * u.values[i]);
-  }
-  return q;
-}
-
-bool has_comparison(const Program& p) {
-  return std::any_of(p.stmts.begin(), p.stmts.end(), [](const Stmt& s) {
-    return s.kind == StmtKind::Op && op_info(s.instr.op).family == OpFamily::Compare;
-  });
-}
-
 // The program with `head` applied to its root: the op's backward rule then runs seeded with a
 // gradient that has a tangent of its own, the half of second order a lone op never exercises.
 Program with_head(const Program& p, Op head) {
@@ -95,7 +77,9 @@ TEST(ReferenceSecondOrder, EveryOpsHvpMatchesCentralDifferencesOfTheReferenceGra
     const Outcome hv = ref->run(p, kSecondOrder);
     ASSERT_EQ(hv.status, Status::Ok) << hv.message;
     ASSERT_EQ(hv.hvp.size(), p.leaves.size());
-    const auto grads_at = [&](double step) { return ref->run(perturbed(p, step), RunOptions{}); };
+    const auto grads_at = [&](double step) {
+      return ref->run(perturbed_along_tangents(p, step), RunOptions{});
+    };
     const Outcome plus = grads_at(kStep);
     const Outcome minus = grads_at(-kStep);
     const Outcome plus_half = grads_at(kStep / 2);
@@ -163,9 +147,9 @@ TEST(ReferenceSecondOrder, ALeafAfterTheRootKeepsNoStaleHvpFromThePreviousProgra
   ProgramBuilder first;
   const Reg x = first.leaf({3}, {0.5f, -1.0f, 2.0f});
   const Reg y = first.leaf({3}, {1.5f, 0.25f, -0.75f});
-  ASSERT_EQ(ref->run(first.finish(first.op(Op::Mul, {first.op(Op::Exp, {x}), y})), kSecondOrder)
-                .status,
-            Status::Ok);
+  ASSERT_EQ(
+      ref->run(first.finish(first.op(Op::Mul, {first.op(Op::Exp, {x}), y})), kSecondOrder).status,
+      Status::Ok);
   ProgramBuilder second;
   const Reg root = second.leaf({1}, {2.0f});
   second.leaf({1}, {3.0f});
