@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "burnmark/backends/builtin.h"
@@ -158,6 +159,30 @@ TEST(ReferenceSecondOrder, ALeafAfterTheRootKeepsNoStaleHvpFromThePreviousProgra
   ASSERT_EQ(o.hvp.size(), 2U);
   for (const HostTensor& h : o.hvp)
     EXPECT_EQ(h.values, std::vector<double>{0.0});
+}
+
+TEST(ReferenceSecondOrder, WhereTheSecondDerivativeJumpsItIsNotJudged) {
+  // softplus's switch point (f' jumps there, found by the first f32 campaign), elu's and
+  // softsign's kink at an exact 0, hardswish's at -3: a library's mask picks either side.
+  const auto ref = make_reference_backend();
+  Attrs soft;
+  soft.beta = 1;
+  soft.threshold = 0;
+  Attrs elu;
+  elu.alpha = 1;
+  const std::vector<std::tuple<Op, Attrs, float>> jumps = {{Op::Softplus, soft, 0.0f},
+                                                           {Op::Elu, elu, 0.0f},
+                                                           {Op::Softsign, Attrs{}, 0.0f},
+                                                           {Op::Hardswish, Attrs{}, -3.0f}};
+  for (const auto& [op, attrs, x] : jumps) {
+    ProgramBuilder b;
+    const Program p = b.finish(b.op(op, {b.leaf({1}, {x})}, attrs));
+    SCOPED_TRACE(to_text(p));
+    const Outcome o = ref->run(p, kSecondOrder);
+    ASSERT_EQ(o.status, Status::Ok) << o.message;
+    EXPECT_TRUE(std::isinf(o.hvp[0].error_bound[0]));
+    EXPECT_FALSE(std::isinf(o.grads[0].error_bound[0])); // the gradient is still judged
+  }
 }
 
 // ---- LibTorch's double backward ----

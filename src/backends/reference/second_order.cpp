@@ -9,12 +9,17 @@
 //     kinks, and their rules hold the same mask on both sides of a kink, as LibTorch's do.
 //   - Products (mul, matmul, mm, ...): the rule for one operand is linear in the other, so its
 //     derivative is the same rule with the other operand replaced by its tangent.
-//   - Elementwise ops: g f''(x) ẋ, with f'' written out per op below.
+//   - Elementwise ops: g f''(x) ẋ, with f'' written out per op below (approx_second.h for the
+//     transcendentals and activations), and g H v with the 2x2 Hessian for binary ones.
+//   - A rule linear in its operand (var's): the rule applied to the operand's tangent.
 //   - Ops without a second-order rule yet: second_order_rule returns false and the run is
 //     unsupported; the generator leaves them out in this mode (op_generated_in_second_order).
 #include <array>
 #include <numbers>
 
+#include "approx_reduce.h"
+#include "approx_second.h"
+#include "rows.h"
 #include "tape.h"
 
 namespace burnmark::ref {
@@ -41,6 +46,22 @@ void unary(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx,
     dx[0].buf.set(i, mul(mul(out.grad.at(i), second(a.value.at(i), out.value.at(i))), a.tan.at(i)));
 }
 
+// Operand k's backward rule with operand `other`'s value replaced by its tangent, into dx[k].
+void rule_along(const Node& out, const std::array<const Node*, kMaxArity>& in, std::size_t k,
+                std::size_t other, std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t,
+                ReduceScratch& s) {
+  t.stand_in.shape = in[other]->shape;
+  t.stand_in.value.assign(in[other]->tan);
+  std::array<const Node*, kMaxArity> use = in;
+  use[other] = &t.stand_in;
+  for (std::size_t j = 0; j < kMaxArity; ++j)
+    t.dx[j].wanted = j == k;
+  backward_rule(out, *use[0], use[1], use[2], t.dx, s);
+  dx[k].wanted = true;
+  dx[k].shape = t.dx[k].shape;
+  std::swap(dx[k].buf, t.dx[k].buf);
+}
+
 // A product linear in operands p and q: operand p's rule is linear in q, so its derivative
 // along q's tangent is the rule with q's value replaced by that tangent (and the same for q).
 void bilinear(const Node& out, const std::array<const Node*, kMaxArity>& in, std::size_t p,
@@ -51,19 +72,40 @@ void bilinear(const Node& out, const std::array<const Node*, kMaxArity>& in, std
   for (const auto& [k, other] : parts)
     wanted[k] = dx[k].wanted && in[other]->has_tan;
   none_wanted(dx);
-  for (const auto& [k, other] : parts) {
-    if (!wanted[k]) continue;
-    t.stand_in.shape = in[other]->shape;
-    t.stand_in.value.assign(in[other]->tan);
-    std::array<const Node*, kMaxArity> use = in;
-    use[other] = &t.stand_in;
-    for (std::size_t j = 0; j < kMaxArity; ++j)
-      t.dx[j].wanted = j == k;
-    backward_rule(out, *use[0], use[1], use[2], t.dx, s);
-    dx[k].wanted = true;
-    dx[k].shape = t.dx[k].shape;
-    std::swap(dx[k].buf, t.dx[k].buf);
+  for (const auto& [k, other] : parts)
+    if (wanted[k]) rule_along(out, in, k, other, dx, t, s);
+}
+
+// A rule linear in its one operand (var's g 2 (x - mean) / (n - c)): the rule on the tangent.
+void linear_rule(const Node& out, const std::array<const Node*, kMaxArity>& in,
+                 std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t, ReduceScratch& s) {
+  const bool wanted = dx[0].wanted && in[0]->has_tan;
+  none_wanted(dx);
+  if (wanted) rule_along(out, in, 0, 0, dx, t, s);
+}
+
+// A binary elementwise op with Hessian h(x, y): g (H_aa ȧ + H_ab ḃ) and g (H_ab ȧ + H_bb ḃ),
+// both at the broadcast shape.
+template <class F>
+void binary(const Node& out, const Node& a, const Node& b, std::array<InputGrad, kMaxArity>& dx,
+            F hessian) {
+  const std::array<bool, 2> wanted = {dx[0].wanted && (a.has_tan || b.has_tan),
+                                      dx[1].wanted && (a.has_tan || b.has_tan)};
+  none_wanted(dx);
+  for (std::size_t k = 0; k < 2; ++k) {
+    dx[k].wanted = wanted[k];
+    dx[k].shape = out.shape;
+    dx[k].buf.resize(out.shape.numel());
   }
+  const std::array<const Node*, 3> in = {&a, &b, &out};
+  ternary_walk(out.shape, in, [&](std::int64_t i, const std::array<std::int64_t, 3>& at) {
+    const Approx g = out.grad.at(i);
+    const Approx da = a.has_tan ? a.tan.at(at[0]) : Approx{};
+    const Approx db = b.has_tan ? b.tan.at(at[1]) : Approx{};
+    const second::Hessian2 h = hessian(a.value.at(at[0]), b.value.at(at[1]));
+    if (wanted[0]) dx[0].buf.set(i, mul(g, add(mul(h.aa, da), mul(h.ab, db))));
+    if (wanted[1]) dx[1].buf.set(i, mul(g, add(mul(h.ab, da), mul(h.bb, db))));
+  });
 }
 
 // div(a, b): d/da (g / b) = 0, d/db (g / b) = -g / b^2; d/da (-g a / b^2) = -g / b^2,
@@ -92,6 +134,89 @@ void divide(const Node& out, const Node& a, const Node& b, std::array<InputGrad,
       dx[1].buf.set(i, add(cross, self));
     }
   });
+}
+
+// softmax and log_softmax: their rules read only the result y, so the term is the rule's
+// derivative along y's tangent: softmax y (g - <g, y>) gives ẏ (g - <g, y>) - y <g, ẏ>,
+// log_softmax g - exp(y) sum(g) gives -exp(y) ẏ sum(g).
+void normaliser(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx, bool log,
+                SecondOrderScratch& t) {
+  const bool wanted = dx[0].wanted && out.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  dx[0].wanted = true;
+  dx[0].shape = a.shape;
+  dx[0].buf.resize(a.shape.numel());
+  const Rows r = rows_along(out.shape, out.attrs.dim);
+  for (std::int64_t row = 0; row < r.count(); ++row) {
+    const auto at = [&](std::int64_t j) { return r.offset(row, j); };
+    t.terms.resize(static_cast<std::size_t>(r.n));
+    t.more.resize(static_cast<std::size_t>(r.n));
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const auto k = static_cast<std::size_t>(j);
+      t.terms[k] = log ? out.grad.at(at(j)) : mul(out.grad.at(at(j)), out.value.at(at(j)));
+      t.more[k] = mul(out.grad.at(at(j)), out.tan.at(at(j)));
+    }
+    const Approx first = sum_of(Row(t.terms)); // sum(g), or <g, y>
+    const Approx second = sum_of(Row(t.more)); // <g, ẏ>
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const Approx y = out.value.at(at(j));
+      const Approx dy = out.tan.at(at(j));
+      dx[0].buf.set(at(j), log ? neg(mul(mul(exp(y), dy), first))
+                               : sub(mul(dy, sub(out.grad.at(at(j)), first)), mul(y, second)));
+    }
+  }
+}
+
+// logsumexp's rule g exp(x - y): its derivative along x's and y's tangents, g exp(x - y)
+// (ẋ - ẏ), the row's result y and its tangent ẏ broadcast over the row.
+void logsumexp(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
+  const bool wanted = dx[0].wanted && a.has_tan && out.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  dx[0].wanted = true;
+  dx[0].shape = a.shape;
+  dx[0].buf.resize(a.shape.numel());
+  const Rows r = rows_along(a.shape, out.attrs.dim);
+  for (std::int64_t row = 0; row < r.count(); ++row)
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const std::int64_t i = r.offset(row, j);
+      const Approx w = mul(out.grad.at(row), exp(sub(a.value.at(i), out.value.at(row))));
+      dx[0].buf.set(i, mul(w, sub(a.tan.at(i), out.tan.at(row))));
+    }
+}
+
+// std's rule g (x - mean) / ((n - c) y) is linear in x for y held, and y enters as g / y: the
+// rule on x's tangent, plus the rule seeded with -g ẏ / y. Not judged where y may be 0 (the
+// rule's own convention there has no derivative).
+void standard_deviation(const Node& out, const std::array<const Node*, kMaxArity>& in,
+                        std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t,
+                        ReduceScratch& s) {
+  const bool wanted = dx[0].wanted && in[0]->has_tan && out.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  rule_along(out, in, 0, 0, dx, t, s);
+  Node& n = t.seeded;
+  n.shape = out.shape;
+  n.op = out.op;
+  n.attrs = out.attrs;
+  n.in = out.in;
+  n.value.assign(out.value);
+  n.grad.resize(out.grad.size());
+  bool zero_result = false;
+  for (std::int64_t i = 0; i < out.grad.size(); ++i) {
+    const Approx y = out.value.at(i);
+    zero_result = zero_result || y.v == 0 || touches(y, 0.0);
+    n.grad.set(i, neg(div(mul(out.grad.at(i), out.tan.at(i)), y)));
+  }
+  for (std::size_t j = 0; j < kMaxArity; ++j)
+    t.dx[j].wanted = j == 0;
+  backward_rule(n, *in[0], in[1], in[2], t.dx, s);
+  for (std::int64_t i = 0; i < dx[0].buf.size(); ++i) {
+    Approx v = add(dx[0].buf.at(i), t.dx[0].buf.at(i));
+    if (zero_result) v.e = kInf;
+    dx[0].buf.set(i, v);
+  }
 }
 
 Approx constant(double c) {
@@ -272,48 +397,76 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
     });
     return true;
 
-  // No second-order rule yet.
-  case Op::Tan:
-  case Op::Asin:
-  case Op::Acos:
-  case Op::Asinh:
-  case Op::Acosh:
-  case Op::Atanh:
-  case Op::Erf:
+  case Op::Tan: unary(out, a, dx, [](Approx x, Approx) { return second::tan(x); }); return true;
+  case Op::Asin: unary(out, a, dx, [](Approx x, Approx) { return second::asin(x); }); return true;
+  case Op::Acos: unary(out, a, dx, [](Approx x, Approx) { return second::acos(x); }); return true;
+  case Op::Asinh: unary(out, a, dx, [](Approx x, Approx) { return second::asinh(x); }); return true;
+  case Op::Acosh: unary(out, a, dx, [](Approx x, Approx) { return second::acosh(x); }); return true;
+  case Op::Atanh: unary(out, a, dx, [](Approx x, Approx) { return second::atanh(x); }); return true;
+  case Op::Erf: unary(out, a, dx, [](Approx x, Approx) { return second::erf(x, 1); }); return true;
   case Op::Erfc:
+    unary(out, a, dx, [](Approx x, Approx) { return second::erf(x, -1); });
+    return true;
   case Op::Erfinv:
+    unary(out, a, dx, [](Approx, Approx y) { return second::erfinv(y); });
+    return true;
+  case Op::LogSigmoid:
+    unary(out, a, dx, [](Approx x, Approx) { return second::logsigmoid(x); });
+    return true;
+  case Op::Softplus:
+    unary(out, a, dx, [&at = out.attrs](Approx x, Approx) { return second::softplus(x, at); });
+    return true;
+  case Op::Gelu:
+    unary(out, a, dx, [&at = out.attrs](Approx x, Approx) { return second::gelu(x, at); });
+    return true;
+  case Op::Silu: unary(out, a, dx, [](Approx x, Approx) { return second::silu(x); }); return true;
+  case Op::Mish: unary(out, a, dx, [](Approx x, Approx) { return second::mish(x); }); return true;
+  case Op::Elu:
+    unary(out, a, dx,
+          [al = out.attrs.alpha](Approx x, Approx) { return second::elu(x, al, 1, 1); });
+    return true;
+  case Op::Selu:
+    unary(out, a, dx,
+          [](Approx x, Approx) { return second::elu(x, act::kSeluAlpha, act::kSeluScale, 1); });
+    return true;
+  case Op::Celu:
+    unary(out, a, dx,
+          [al = out.attrs.alpha](Approx x, Approx) { return second::elu(x, al, 1, 1 / al); });
+    return true;
+  case Op::Hardswish:
+    unary(out, a, dx, [](Approx x, Approx) { return second::hardswish(x); });
+    return true;
+  case Op::Softsign:
+    unary(out, a, dx, [](Approx x, Approx) { return second::softsign(x); });
+    return true;
+  case Op::Tanhshrink:
+    unary(out, a, dx, [](Approx x, Approx) { return second::tanhshrink(x); });
+    return true;
+  case Op::Logit:
+    unary(out, a, dx, [&at = out.attrs](Approx x, Approx) { return second::logit(x, at); });
+    return true;
+  case Op::Atan2: binary(out, a, *b, dx, second::atan2); return true;
+  case Op::Hypot: binary(out, a, *b, dx, second::hypot); return true;
+  case Op::Var:
+  case Op::VarDim: linear_rule(out, in, dx, t, s); return true;
+  case Op::Std:
+  case Op::StdDim: standard_deviation(out, in, dx, t, s); return true;
+  case Op::Softmax: normaliser(out, a, dx, false, t); return true;
+  case Op::LogSoftmax: normaliser(out, a, dx, true, t); return true;
+  case Op::Logsumexp: logsumexp(out, a, dx); return true;
+
+  // No second-order rule yet.
   case Op::Lgamma:
   case Op::Digamma:
-  case Op::LogSigmoid:
-  case Op::Softplus:
-  case Op::Gelu:
-  case Op::Silu:
-  case Op::Mish:
-  case Op::Elu:
-  case Op::Selu:
-  case Op::Celu:
-  case Op::Hardswish:
-  case Op::Softsign:
-  case Op::Tanhshrink:
-  case Op::Logit:
-  case Op::Atan2:
   case Op::PowTensor:
-  case Op::Hypot:
   case Op::Xlogy:
   case Op::Copysign:
   case Op::Prod:
-  case Op::Var:
-  case Op::Std:
   case Op::VectorNorm:
   case Op::ProdDim:
-  case Op::VarDim:
-  case Op::StdDim:
-  case Op::Logsumexp:
   case Op::NormDim:
   case Op::Cumprod:
   case Op::Logcumsumexp:
-  case Op::Softmax:
-  case Op::LogSoftmax:
   case Op::Normalize:
   case Op::CosineSimilarity:
   case Op::Det:

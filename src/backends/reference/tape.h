@@ -69,6 +69,8 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
 struct SecondOrderScratch {
   std::array<InputGrad, kMaxArity> dx;
   Node stand_in; // a tangent standing in for an operand of a backward rule
+  Node seeded;   // an op's node with another gradient, for a rule seeded with it
+  std::vector<Approx> terms, more;
 };
 
 // What hessian_vector's exception says, first, for an op without a second-order rule: the

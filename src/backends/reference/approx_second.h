@@ -1,0 +1,257 @@
+// Second derivatives f'' of the elementwise transcendental ops and activations, for
+// second_order.cpp. Each is computed in double and carries a bound. The bound counts the
+// roundings of a library's double-backward formula in proportion to the size of the terms that
+// formula adds (they may cancel to a small f''). It also counts the change of f'' over the
+// operand's interval. Where f'' jumps (a kink of f', a switch of branch) within that interval,
+// or exactly there, the result is indeterminate: which side a library's mask takes there is its
+// own choice.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numbers>
+#include <utility>
+
+#include "approx_activation.h"
+
+namespace burnmark::ref::second {
+
+// A library's double backward chains the first-order formula's roundings with its own: more
+// than a first-order rule's, and a transcendental or two among them.
+inline constexpr double kUlps = 8;
+
+struct Curvature {
+  double value;
+  double terms; // the size of what a library's formula adds to get `value`
+};
+inline Curvature same(double v) {
+  return {v, v};
+}
+
+// f'' at x: exact in double, its change over x's interval (sampled at both ends: the interval is
+// a few ulps wide), and kUlps roundings of its terms.
+template <class F> Approx curvature(F f2, Approx x) {
+  const Curvature c = f2(x.v);
+  if (indeterminate(x)) return unknown(c.value);
+  double spread = 0;
+  if (x.e > 0)
+    spread = std::max(std::fabs(f2(x.v - x.e).value - c.value),
+                      std::fabs(f2(x.v + x.e).value - c.value));
+  return finish(c.value, spread + kUlps * storage.u * std::fabs(c.terms), kUlps);
+}
+
+// x is on a point where f'' jumps, or within its reach.
+inline bool at_jump(Approx x, double k) {
+  return x.v == k || touches(x, k);
+}
+inline Approx unjudged(Approx a) {
+  return {a.v, kInf};
+}
+
+inline constexpr double kTwoOverSqrtPi = std::numbers::inv_sqrtpi * 2;
+
+inline Approx tan(Approx x) {
+  return curvature(
+      [](double v) {
+        const double t = std::tan(v);
+        return same(2 * t * (1 + t * t));
+      },
+      x);
+}
+inline Approx asin(Approx x) {
+  return curvature([](double v) { return same(v * std::pow(1 - v * v, -1.5)); }, x);
+}
+inline Approx acos(Approx x) {
+  return curvature([](double v) { return same(-v * std::pow(1 - v * v, -1.5)); }, x);
+}
+inline Approx asinh(Approx x) {
+  return curvature([](double v) { return same(-v * std::pow(1 + v * v, -1.5)); }, x);
+}
+inline Approx acosh(Approx x) {
+  return curvature([](double v) { return same(-v * std::pow(v * v - 1, -1.5)); }, x);
+}
+inline Approx atanh(Approx x) {
+  return curvature(
+      [](double v) {
+        const double d = 1 - v * v;
+        return same(2 * v / (d * d));
+      },
+      x);
+}
+// erf' = 2/sqrt(pi) exp(-x^2), erf'' = -2x erf'; erfc is its negation.
+inline Approx erf(Approx x, double sign) {
+  return curvature(
+      [sign](double v) { return same(sign * -2 * v * kTwoOverSqrtPi * std::exp(-v * v)); }, x);
+}
+// From the result y: erfinv' = sqrt(pi)/2 exp(y^2), erfinv'' = 2 y erfinv'^2.
+inline Approx erfinv(Approx y) {
+  return curvature(
+      [](double v) {
+        const double d = std::exp(v * v) / kTwoOverSqrtPi;
+        return same(2 * v * d * d);
+      },
+      y);
+}
+inline Approx logsigmoid(Approx x) {
+  return curvature([](double v) { return same(-act::sigmoid(v) * act::sigmoid(-v)); }, x);
+}
+// Linear above the threshold (documented): f'' jumps from beta s (1 - s) to 0 at the switch,
+// where f' itself jumps (to 1 from sigmoid(threshold)): f' has no derivative on the switch
+// point, and LibTorch's double backward takes the linear side there while its backward takes
+// the soft one (found by the first f32 campaign, threshold 0 at x = 0).
+inline Approx softplus(Approx x, const Attrs& at) {
+  const double beta = at.beta;
+  const double th = at.threshold;
+  const Approx r = curvature(
+      [=](double v) {
+        if (act::softplus_linear(v, beta, th)) return same(0.0);
+        return same(beta * act::sigmoid(beta * v) * act::sigmoid(-beta * v));
+      },
+      x);
+  const bool on_switch = to_opmath(x.v * beta) == th;
+  return act::softplus_switches(x, beta, th) || on_switch ? unjudged(r) : r;
+}
+// silu'' = s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x).
+inline Approx silu(Approx x) {
+  return curvature(
+      [](double v) {
+        if (std::isinf(v)) return same(0.0);
+        const double s = act::sigmoid(v);
+        const double ss = s * act::sigmoid(-v);
+        return Curvature{ss * (2 + v * (1 - 2 * s)), ss * (2 + std::fabs(v))};
+      },
+      x);
+}
+// gelu: x Phi(x), gelu'' = phi(x) (2 - x^2); the tanh form differentiates
+// x/2 (1 + tanh(u)), u = k (x + kappa x^3), twice.
+inline Approx gelu(Approx x, const Attrs& at) {
+  if (at.variant != 1)
+    return curvature(
+        [](double v) {
+          if (std::isinf(v)) return same(0.0);
+          const double phi = std::exp(-v * v / 2) * std::numbers::inv_sqrtpi / std::numbers::sqrt2;
+          return Curvature{phi * (2 - v * v), phi * (2 + v * v)};
+        },
+        x);
+  return curvature(
+      [](double v) {
+        if (std::isinf(v)) return same(0.0);
+        const double u = act::gelu_tanh_inner(v);
+        const double th = std::tanh(u);
+        const double sech2 = 1 - th * th;
+        const double du = act::kGeluBeta * (1 + 3 * act::kGeluKappa * v * v);
+        const double ddu = 6 * act::kGeluBeta * act::kGeluKappa * v;
+        return Curvature{
+            sech2 * (du - v * th * du * du + 0.5 * v * ddu),
+            sech2 * (std::fabs(du) + std::fabs(v * th) * du * du + 0.5 * std::fabs(v * ddu))};
+      },
+      x);
+}
+// mish = x tanh(softplus(x)): mish'' = (1 - t^2) s (2 + x (1 - s - 2 t s)), t = tanh(softplus x).
+inline Approx mish(Approx x) {
+  return curvature(
+      [](double v) {
+        if (std::isinf(v)) return same(0.0);
+        const double t = std::tanh(act::softplus1(v));
+        const double s = act::sigmoid(v);
+        const double k = (1 - t * t) * s;
+        return Curvature{k * (2 + v * (1 - s - 2 * t * s)),
+                         k * (2 + std::fabs(v) * (1 + s + 2 * std::fabs(t) * s))};
+      },
+      x);
+}
+// elu, selu, celu: scale alpha in_scale^2 exp(in_scale x) at x <= 0, 0 above; f'' jumps at 0.
+inline Approx elu(Approx x, double alpha, double scale, double in_scale) {
+  const Approx r = curvature(
+      [=](double v) {
+        return same(v <= 0 ? scale * alpha * in_scale * in_scale * std::exp(in_scale * v) : 0.0);
+      },
+      x);
+  return at_jump(x, 0.0) && alpha != 0 ? unjudged(r) : r;
+}
+// x (x + 3) / 6 between -3 and 3: f'' = 1/3 there, 0 outside, jumps at both ends.
+inline Approx hardswish(Approx x) {
+  const Approx r = curvature([](double v) { return same(v > -3 && v < 3 ? 1.0 / 3 : 0.0); }, x);
+  return at_jump(x, -3.0) || at_jump(x, 3.0) ? unjudged(r) : r;
+}
+// x / (1 + |x|): f'' = -2 sign(x) / (1 + |x|)^3, which jumps at 0.
+inline Approx softsign(Approx x) {
+  const Approx r = curvature(
+      [](double v) {
+        if (std::isinf(v)) return same(0.0);
+        const double b = 1 + std::fabs(v);
+        return same(-2 * ((v > 0) - (v < 0)) / (b * b * b));
+      },
+      x);
+  return at_jump(x, 0.0) ? unjudged(r) : r;
+}
+// x - tanh(x): f'' = 2 t (1 - t^2), t = tanh(x).
+inline Approx tanhshrink(Approx x) {
+  return curvature(
+      [](double v) {
+        const double t = std::tanh(v);
+        return same(2 * t * (1 - t * t));
+      },
+      x);
+}
+// log(x / (1 - x)): f'' = (2x - 1) / (x (1 - x))^2 inside the range; clamped (eps given) 0
+// outside it, with a jump at both ends.
+inline Approx logit(Approx x, const Attrs& at) {
+  const act::LogitRange range = act::logit_range(at);
+  const Approx r = curvature(
+      [=](double v) {
+        if (range.clamped && (v < range.lo || v > range.hi)) return same(0.0);
+        const double d = v * (1 - v);
+        return Curvature{(2 * v - 1) / (d * d), (2 * std::fabs(v) + 1) / (d * d)};
+      },
+      x);
+  return range.clamped && (at_jump(x, range.lo) || at_jump(x, range.hi)) ? unjudged(r) : r;
+}
+
+// The Hessian of a binary op at (a, b): d2/da2, d2/da db, d2/db2.
+struct Hessian2 {
+  Approx aa, ab, bb;
+};
+// Each entry as in curvature(), its change over both operands' intervals sampled at the ends.
+template <class F> Hessian2 hessian2(F h, Approx a, Approx b) {
+  const auto at = [&](double x, double y) { return h(x, y); };
+  const std::array<Curvature, 3> c = at(a.v, b.v);
+  if (indeterminate(a) || indeterminate(b))
+    return {unknown(c[0].value), unknown(c[1].value), unknown(c[2].value)};
+  std::array<double, 3> spread{};
+  for (const auto& [x, y] : {std::pair{a.v - a.e, b.v}, std::pair{a.v + a.e, b.v},
+                             std::pair{a.v, b.v - b.e}, std::pair{a.v, b.v + b.e}}) {
+    if (x == a.v && y == b.v) continue;
+    const std::array<Curvature, 3> d = at(x, y);
+    for (std::size_t k = 0; k < 3; ++k)
+      spread[k] = std::max(spread[k], std::fabs(d[k].value - c[k].value));
+  }
+  std::array<Approx, 3> r;
+  for (std::size_t k = 0; k < 3; ++k)
+    r[k] = finish(c[k].value, spread[k] + kUlps * storage.u * std::fabs(c[k].terms), kUlps);
+  return {r[0], r[1], r[2]};
+}
+// atan2(a, b), r^2 = a^2 + b^2: -2ab / r^4, (a^2 - b^2) / r^4, 2ab / r^4.
+inline Hessian2 atan2(Approx a, Approx b) {
+  return hessian2(
+      [](double x, double y) {
+        const double r2 = x * x + y * y;
+        const double r4 = r2 * r2;
+        return std::array<Curvature, 3>{
+            same(-2 * x * y / r4), Curvature{(x * x - y * y) / r4, r2 / r4}, same(2 * x * y / r4)};
+      },
+      a, b);
+}
+// hypot(a, b) = r: b^2 / r^3, -ab / r^3, a^2 / r^3.
+inline Hessian2 hypot(Approx a, Approx b) {
+  return hessian2(
+      [](double x, double y) {
+        const double r = std::hypot(x, y);
+        const double r3 = r * r * r;
+        return std::array<Curvature, 3>{same(y * y / r3), same(-x * y / r3), same(x * x / r3)};
+      },
+      a, b);
+}
+
+} // namespace burnmark::ref::second
