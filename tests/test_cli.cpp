@@ -112,10 +112,11 @@ TEST(Cli, BadKnobIsOneLineAndExitTwo) {
   Result r = invoke("run " + corpus_programs().front().string(), "BACKENDS=ref,xyz");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.err), 1u) << r.err;
-  EXPECT_TRUE(r.err.starts_with("burnmark: BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, "
-                                "libtorch-strided, libtorch-inplace, libtorch-jit, libtorch-nnc, "
-                                "libtorch-scalar, libtorch-threads, all, a plugin name/path, or "
-                                "child:ENTRY)"))
+  EXPECT_TRUE(r.err.starts_with(
+      "burnmark: BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, "
+      "libtorch-strided, libtorch-inplace, libtorch-fwd-over-rev, libtorch-jit, libtorch-nnc, "
+      "libtorch-scalar, libtorch-threads, all, a plugin name/path, or "
+      "child:ENTRY)"))
       << r.err;
   EXPECT_EQ(r.out, "");
 
@@ -246,8 +247,8 @@ TEST(Registry, BuiltinsAllAndErrors) {
             (std::vector<std::string>{"libtorch", "ref"}));
   EXPECT_EQ(names(make_backends("all", {})),
             (std::vector<std::string>{"ref", "libtorch", "libtorch-strided", "libtorch-inplace",
-                                      "libtorch-jit", "libtorch-nnc", "libtorch-scalar",
-                                      "libtorch-threads"}));
+                                      "libtorch-fwd-over-rev", "libtorch-jit", "libtorch-nnc",
+                                      "libtorch-scalar", "libtorch-threads"}));
 
   BackendsResult dup = make_backends("ref,all", {});
   ASSERT_FALSE(dup.ok());
@@ -261,7 +262,8 @@ TEST(Registry, BuiltinsAllAndErrors) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(unknown.error().starts_with(
       "BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, libtorch-strided, libtorch-inplace, "
-      "libtorch-jit, libtorch-nnc, libtorch-scalar, libtorch-threads, all, a plugin name/path, or "
+      "libtorch-fwd-over-rev, libtorch-jit, libtorch-nnc, libtorch-scalar, libtorch-threads, all, "
+      "a plugin name/path, or "
       "child:ENTRY)"))
       << unknown.error();
   EXPECT_EQ(unknown.error().find('\n'), std::string::npos);

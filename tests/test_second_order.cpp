@@ -238,6 +238,31 @@ TEST(RefVsLibTorchSecondOrder, EveryOpAgreesThroughItsInPlaceForm) {
   expect_every_op_agrees_to_second_order(*make_libtorch_inplace_backend(), FloatDType::F32);
 }
 
+// Forward over reverse in LibTorch: where the backward functions have forward-mode formulas it
+// must agree with the reference; where they do not, LibTorch says so (measured in 1.13.1).
+TEST(RefVsLibTorchSecondOrder, ForwardOverReverseAgreesWhereLibTorchHasTheFormulas) {
+  const auto ref = make_reference_backend();
+  const auto fwd = make_libtorch_fwd_over_rev_backend();
+  std::set<std::string> lacking;
+  int agreed = 0;
+  for (const auto& [op, program] : second_order_programs()) {
+    SCOPED_TRACE(to_text(program));
+    const Outcome l = fwd->run(program, kSecondOrder);
+    if (l.status == Status::Unsupported) {
+      lacking.insert(std::string(op_name(op)));
+      continue;
+    }
+    ASSERT_EQ(l.status, Status::Ok) << l.message;
+    const Verdict v = compare({ref->run(program, kSecondOrder), l}, with_hessian());
+    EXPECT_TRUE(v.agree()) << op_name(op) << "\n" << format_verdict(v);
+    ++agreed;
+  }
+  // "Trying to use forward AD with _log_softmax_backward_data (_softmax_backward_data,
+  // log_sigmoid_backward) that does not support it".
+  EXPECT_EQ(lacking, (std::set<std::string>{"log_softmax", "logsigmoid", "softmax"}));
+  EXPECT_GE(agreed, 150);
+}
+
 TEST(RefVsLibTorchSecondOrder, AWholeGraphAgreesAndIsNotZero) {
   // Products, broadcasting, a division, a reduction and two aliased uses of one leaf.
   const auto ref = make_reference_backend();

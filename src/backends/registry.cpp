@@ -24,12 +24,14 @@ struct Builtin {
 };
 
 // Adding a built-in backend is one line here (its factory lives in builtin.h).
-constexpr std::array<Builtin, 8> kBuiltins = {{
+constexpr std::array<Builtin, 9> kBuiltins = {{
     {"ref", [](const RegistryOptions&) { return make_reference_backend(); }},
     {"libtorch",
      [](const RegistryOptions& o) { return make_libtorch_backend(o.libtorch_threads); }},
     {"libtorch-strided", [](const RegistryOptions&) { return make_libtorch_strided_backend(); }},
     {"libtorch-inplace", [](const RegistryOptions&) { return make_libtorch_inplace_backend(); }},
+    {"libtorch-fwd-over-rev",
+     [](const RegistryOptions&) { return make_libtorch_fwd_over_rev_backend(); }},
     {"libtorch-jit", [](const RegistryOptions&) { return make_libtorch_jit_backend(false); }},
     {"libtorch-nnc", [](const RegistryOptions&) { return make_libtorch_jit_backend(true); }},
     // LibTorch picks its kernel set once per process, from this variable: the scalar kernels

@@ -29,6 +29,11 @@ inline constexpr int kThreadsVariantThreads = 4;
 // misaligned layout (transposed storage, stride 2, storage offset 1): "libtorch-strided".
 std::unique_ptr<Backend> make_libtorch_strided_backend();
 
+// LibTorch eager with every float leaf a dual tensor, so that H·v (BURNMARK_HVP) is the
+// tangent of gradients computed with create_graph: forward over reverse, through the
+// forward-mode formulas of LibTorch's backward functions. "libtorch-fwd-over-rev".
+std::unique_ptr<Backend> make_libtorch_fwd_over_rev_backend();
+
 // LibTorch eager with every op that has an in-place form run as that form on a clone of its
 // first operand (libtorch_inplace.h): "libtorch-inplace".
 std::unique_ptr<Backend> make_libtorch_inplace_backend();

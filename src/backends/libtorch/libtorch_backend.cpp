@@ -13,6 +13,7 @@
 
 #include "burnmark/backends/builtin.h"
 #include "libtorch_framework.h"
+#include "libtorch_fwd_over_rev.h"
 #include "libtorch_inplace.h"
 #include "libtorch_strided.h"
 
@@ -61,7 +62,9 @@ public:
     std::optional<torch::NoGradGuard> no_grad;
     if (!options.gradients) no_grad.emplace();
     Outcome out = inner_.run(program, options);
-    if (options.tangents && lacks_forward_mode(out)) out.status = Status::Unsupported;
+    // libtorch-fwd-over-rev runs forward mode through backward's formulas to second order.
+    if ((options.tangents || options.hessian) && lacks_forward_mode(out))
+      out.status = Status::Unsupported;
     if (options.hessian && lacks_second_order(out)) out.status = Status::Unsupported;
     return out;
   }
@@ -82,6 +85,10 @@ std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads) {
 
 std::unique_ptr<Backend> make_libtorch_inplace_backend() {
   return std::make_unique<LibTorchBackend<LibTorchInplaceFramework>>("libtorch-inplace");
+}
+
+std::unique_ptr<Backend> make_libtorch_fwd_over_rev_backend() {
+  return std::make_unique<LibTorchBackend<LibTorchFwdOverRevFramework>>("libtorch-fwd-over-rev");
 }
 
 std::unique_ptr<Backend> make_libtorch_strided_backend() {

@@ -47,6 +47,9 @@ public:
                                                         std::span<const Tensor> leaves,
                                                         std::span<const HostTensor> directions);
 
+  // The forward-AD level of the program in progress, entered by the first dual().
+  std::optional<std::uint64_t> dual_level() const { return dual_level_; }
+
 private:
   void leave_dual_level();
   // Host values in the program's dtype, a fresh tensor (never a view of `host`).
