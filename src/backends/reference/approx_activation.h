@@ -468,7 +468,8 @@ inline Approx softsign_backward(Approx g, Approx x, Approx, const Attrs&) {
   const double dv = d(x.v);
   // An infinite upstream gradient meets inf - inf (x != 0) or inf * 0 (x = 0, where (x / b) / b
   // is 0) in the two terms, so the chain rule in IEEE arithmetic gives NaN, as for tanhshrink.
-  if (std::isinf(g.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  if (std::isinf(g.v))
+    return {std::numeric_limits<double>::quiet_NaN(), indeterminate(g) ? kInf : 0.0};
   if (indeterminate(x)) return unknown(g.v * dv);
   const double terms = std::isinf(b) ? 0.0 : 2 / b;
   return act::times(g, dv, act::spread(d, x, dv, 0.0), 2 * kExactUlps, terms);
@@ -530,8 +531,10 @@ inline Approx tanhshrink_backward(Approx g, Approx x, Approx, const Attrs&) {
   const double dv = d(x.v);
   // tanhshrink is the composite x - tanh(x) (documented so, and so in LibTorch): an infinite
   // upstream gradient meets inf - inf (1 - y^2 > 0) or inf * 0 (y = ±1 in f32) in its two terms,
-  // so the chain rule in IEEE arithmetic gives NaN.
-  if (std::isinf(g.v)) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+  // so the chain rule in IEEE arithmetic gives NaN. An upstream gradient that may as well be
+  // finite (indeterminate) leaves the NaN undecided too.
+  if (std::isinf(g.v))
+    return {std::numeric_limits<double>::quiet_NaN(), indeterminate(g) ? kInf : 0.0};
   if (indeterminate(x)) return unknown(g.v * dv);
   return act::times(g, dv, act::spread(d, x, dv, 0.0), kTranscendentalUlps, 2);
 }
