@@ -439,6 +439,50 @@ TEST(Suppression, TheShippedFileParses) {
   EXPECT_EQ(error, "");
 }
 
+// A campaign over several LibTorch variants recognises the lines a ref,libtorch campaign wrote:
+// each diverging backend's share, named by its library, must be known.
+TEST(Suppression, EveryDivergingBackendsShareMustBeKnown) {
+  const ParseResult parsed =
+      parse_program("%0 = leaf f32[2] [1, 2]\n%1 = exp %0 : f32[2]\nroot %1\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const Program& p = parsed.program();
+  const auto divergence = [](std::string backend, DivergenceKind kind) {
+    Divergence d;
+    d.backend = std::move(backend);
+    d.kind = kind;
+    return d;
+  };
+  Verdict eager_only;
+  eager_only.divergences = {divergence("libtorch", DivergenceKind::Gradient)};
+  const Signature known_sig = make_signature(p, eager_only);
+  EXPECT_TRUE(known_sig.per_backend.empty());
+  std::string error;
+  const Suppressions known =
+      Suppressions::parse(known_sig.id + " exp-grad the eager finding\n", error);
+  ASSERT_EQ(error, "");
+
+  Verdict both;
+  both.divergences = {divergence("libtorch", DivergenceKind::Gradient),
+                      divergence("child:libtorch-scalar", DivergenceKind::Gradient)};
+  const Signature sig = make_signature(p, both);
+  ASSERT_EQ(sig.per_backend.size(), 2U);
+  EXPECT_NE(sig.id, known_sig.id);
+  for (const BackendSignature& share : sig.per_backend) {
+    EXPECT_EQ(share.library, "libtorch");
+    EXPECT_EQ(share.id, known_sig.id);
+  }
+  EXPECT_NE(known.find(sig), nullptr);
+
+  // The variant diverging its own way as well is a new finding.
+  Verdict more;
+  more.divergences = {divergence("libtorch", DivergenceKind::Gradient),
+                      divergence("libtorch-strided", DivergenceKind::Gradient),
+                      divergence("libtorch-strided", DivergenceKind::Forward)};
+  EXPECT_EQ(known.find(make_signature(p, more)), nullptr);
+  EXPECT_EQ(backend_library("child[ATEN_CPU_CAPABILITY=default]:libtorch"), "libtorch");
+  EXPECT_EQ(backend_library("onednn"), "onednn");
+}
+
 TEST(Suppression, SkipsAKnownBugButReportsANewOne) {
   Bench bench;
   const auto known = characterize(bench.runner, big_sigmoid_program(false));

@@ -143,16 +143,60 @@ Signature make_signature(const Program& minimized, const Verdict& verdict) {
   sig.ops = canon.ops();
   // Only what the root reads counts, even if the caller passed an uncompacted program.
   sig.specials = special_classes(minimized, canon.visited());
-  sig.text = fmt::format("sig1|{}div={}|graph={}|special={}", dtype_part(minimized),
-                         join(sig.kinds, ","), join(canon.nodes(), ";"), join(sig.specials, ","));
+  const auto text_of = [&](const std::vector<std::string>& kinds) {
+    return fmt::format("sig1|{}div={}|graph={}|special={}", dtype_part(minimized), join(kinds, ","),
+                       join(canon.nodes(), ";"), join(sig.specials, ","));
+  };
+  sig.text = text_of(sig.kinds);
   sig.id = short_id(sig.text);
+  // Each diverging backend's share, named by its library.
+  std::vector<std::string> backends;
+  for (const std::string& k : sig.kinds) {
+    const std::string backend = k.substr(0, k.rfind(':'));
+    if (std::find(backends.begin(), backends.end(), backend) == backends.end())
+      backends.push_back(backend);
+  }
+  if (backends.size() > 1)
+    for (const std::string& backend : backends) {
+      BackendSignature share;
+      share.backend = backend;
+      share.library = backend_library(backend);
+      for (const std::string& k : sig.kinds)
+        if (k.substr(0, k.rfind(':')) == backend)
+          share.kinds.push_back(share.library + k.substr(k.rfind(':')));
+      std::sort(share.kinds.begin(), share.kinds.end());
+      share.id = short_id(text_of(share.kinds));
+      sig.per_backend.push_back(std::move(share));
+    }
   return sig;
 }
 
+std::string backend_library(std::string_view backend) {
+  if (backend.starts_with("child:")) backend.remove_prefix(6);
+  if (backend.starts_with("child[")) {
+    const std::size_t close = backend.find("]:");
+    if (close != std::string_view::npos) backend.remove_prefix(close + 2);
+  }
+  if (backend == "libtorch" || backend.starts_with("libtorch-")) return "libtorch";
+  return std::string(backend);
+}
+
+namespace {
+std::string culprit_id_of(const Program& minimized, const std::vector<std::string>& kinds,
+                          std::string_view label) {
+  return short_id(
+      fmt::format("culprit1|{}div={}|culprit={}", dtype_part(minimized), join(kinds, ","), label));
+}
+} // namespace
+
 std::string culprit_signature_id(const Program& minimized, const Signature& signature,
                                  std::string_view label) {
-  return short_id(fmt::format("culprit1|{}div={}|culprit={}", dtype_part(minimized),
-                              join(signature.kinds, ","), label));
+  return culprit_id_of(minimized, signature.kinds, label);
+}
+
+std::string culprit_signature_id(const Program& minimized, const BackendSignature& share,
+                                 std::string_view label) {
+  return culprit_id_of(minimized, share.kinds, label);
 }
 
 std::string pre_signature(const Program& p, const Finding& f) {

@@ -92,7 +92,16 @@ const KnownBug* Suppressions::find(const Signature& signature) const {
                                 &signature.f32_reverse_id, &signature.culprit_id})
     if (!id->empty())
       if (const KnownBug* known = find(std::string_view(*id))) return known;
-  return nullptr;
+  // Several backends: known when each one's share is, by any of its ids.
+  const KnownBug* first = nullptr;
+  for (const BackendSignature& share : signature.per_backend) {
+    const KnownBug* known = nullptr;
+    for (const std::string* id : {&share.id, &share.f32_id, &share.reverse_id, &share.culprit_id})
+      if (!known && !id->empty()) known = find(std::string_view(*id));
+    if (!known) return nullptr;
+    if (!first) first = known;
+  }
+  return first;
 }
 
 KnownBugFilter::KnownBugFilter(Suppressions suppressions, Runner runner, MinimizeOptions options)

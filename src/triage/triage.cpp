@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "burnmark/ir/text.h"
@@ -19,14 +20,27 @@ Evaluator reference_evaluator(Runner& runner) {
 
 namespace {
 
-// The signature id of `p` (a variant of a minimised program: in f32, without forward mode) when it
-// diverges with exactly `kinds`, the same bug seen there; "" otherwise.
-std::string id_if_diverges_as(Runner& runner, const Program& p,
-                              const std::vector<std::string>& kinds) {
+// The signature of `p` (a variant of a minimised program: in f32, without forward mode) when it
+// diverges with exactly `kinds`, the same bug seen there.
+std::optional<Signature> signature_if_diverges_as(Runner& runner, const Program& p,
+                                                  const std::vector<std::string>& kinds) {
   const Verdict v = runner.check(p);
-  if (v.agree()) return {};
-  const Signature s = make_signature(p, v);
-  return s.kinds == kinds ? s.id : std::string();
+  if (v.agree()) return std::nullopt;
+  Signature s = make_signature(p, v);
+  if (s.kinds != kinds) return std::nullopt;
+  return s;
+}
+
+// Its id, and each backend's share's id into `field` of the same backend's share of `into`.
+std::string id_if_diverges_as(Runner& runner, const Program& p,
+                              const std::vector<std::string>& kinds, Signature& into,
+                              std::string BackendSignature::*field) {
+  const std::optional<Signature> s = signature_if_diverges_as(runner, p, kinds);
+  if (!s) return {};
+  for (BackendSignature& share : into.per_backend)
+    for (const BackendSignature& other : s->per_backend)
+      if (other.backend == share.backend) share.*field = other.id;
+  return s->id;
 }
 
 } // namespace
@@ -46,10 +60,13 @@ Characterization characterize(Runner& runner, const Program& program, const Find
   c.minimized_verdict = runner.check(c.minimized);
   c.signature = make_signature(c.minimized, c.minimized_verdict);
   c.signature.culprit_id = culprit_signature_id(c.minimized, c.signature, finding.culprit_label);
+  for (BackendSignature& share : c.signature.per_backend)
+    share.culprit_id = culprit_signature_id(c.minimized, share, finding.culprit_label);
   const bool reduced = c.minimized.float_dtype != FloatDType::F32;
   if (reduced)
-    c.signature.f32_id = id_if_diverges_as(runner, with_float_dtype(c.minimized, FloatDType::F32),
-                                           c.signature.kinds);
+    c.signature.f32_id =
+        id_if_diverges_as(runner, with_float_dtype(c.minimized, FloatDType::F32), c.signature.kinds,
+                          c.signature, &BackendSignature::f32_id);
   // Forward mode and second order: what still diverges in plain reverse mode is the same finding
   // as a reverse-mode campaign's, and is known by its id.
   if (runner.options().tangents || runner.options().hessian) {
@@ -63,10 +80,12 @@ Characterization characterize(Runner& runner, const Program& program, const Find
           !k.ends_with(":" + kind_name(DivergenceKind::Hvp)))
         kinds.push_back(k);
     if (!kinds.empty()) {
-      c.signature.reverse_id = id_if_diverges_as(reverse, c.minimized, kinds);
+      c.signature.reverse_id = id_if_diverges_as(reverse, c.minimized, kinds, c.signature,
+                                                 &BackendSignature::reverse_id);
       if (reduced)
-        c.signature.f32_reverse_id =
-            id_if_diverges_as(reverse, with_float_dtype(c.minimized, FloatDType::F32), kinds);
+        if (const auto s = signature_if_diverges_as(
+                reverse, with_float_dtype(c.minimized, FloatDType::F32), kinds))
+          c.signature.f32_reverse_id = s->id;
     }
   }
   return c;

@@ -30,6 +30,20 @@
 
 namespace burnmark {
 
+// One diverging backend's share of a signature, its backend named by its library (every
+// LibTorch variant, in-process or in a child, is "libtorch"): the ids a campaign comparing only
+// that library with the reference would have found for the same program.
+struct BackendSignature {
+  std::string backend;            // as the verdict names it
+  std::string library;            // "libtorch", or the backend's own name
+  std::vector<std::string> kinds; // "library:kind", sorted
+  std::string id;
+  // characterize fills these as for the whole signature (its f32_id, reverse_id, culprit_id).
+  std::string f32_id;
+  std::string reverse_id;
+  std::string culprit_id;
+};
+
 struct Signature {
   std::string text;
   std::string id;                 // 12 hex digits of fnv1a64(text)
@@ -41,9 +55,9 @@ struct Signature {
   // otherwise). A bf16-only behaviour of the same graph keeps only its own id.
   std::string f32_id;
   // A forward-mode or second-order finding (tangents or H·v compared) that diverges the same way
-  // without them, apart from its tangent and H·v: that reverse-mode signature's id, so a known gradient bug is not
-  // found again through its tangent (an auto_element_wise tangent is the gradient's formula).
-  // Empty for a divergence only forward mode shows.
+  // without them, apart from its tangent and H·v: that reverse-mode signature's id, so a known
+  // gradient bug is not found again through its tangent (an auto_element_wise tangent is the
+  // gradient's formula). Empty for a divergence only forward mode shows.
   std::string reverse_id;
   // Both at once: a reduced-dtype forward-mode finding whose f32 program diverges the same way in
   // reverse mode alone (a bf16 tangent campaign reaching an f32 gradient bug).
@@ -53,12 +67,23 @@ struct Signature {
   // known-bug line naming it covers every graph that ends in that op with those kinds, so it is
   // for a fault of the op itself (maximum's forward formula), never a value-dependent one.
   std::string culprit_id;
+  // With more than one diverging backend: each one's share (see BackendSignature). A finding is
+  // known when every share is (suppress.h), so a 3-backend campaign recognises the lines a
+  // ref,libtorch campaign wrote, and a variant that diverges its own way is still new.
+  std::vector<BackendSignature> per_backend;
 };
+
+// The library a backend belongs to, for BackendSignature: "libtorch" for libtorch and every
+// libtorch-* variant, also behind "child:" or "child[...]:"; otherwise the name itself.
+std::string backend_library(std::string_view backend);
 
 Signature make_signature(const Program& minimized, const Verdict& verdict);
 std::string pre_signature(const Program& program, const Finding& finding);
 // Signature::culprit_id of a signature made from `minimized`, whose culprit op is `label`.
 std::string culprit_signature_id(const Program& minimized, const Signature& signature,
+                                 std::string_view label);
+// The same for one backend's share.
+std::string culprit_signature_id(const Program& minimized, const BackendSignature& share,
                                  std::string_view label);
 
 std::uint64_t fnv1a64(std::string_view bytes);
