@@ -254,4 +254,35 @@ inline Hessian2 hypot(Approx a, Approx b) {
       a, b);
 }
 
+inline Hessian2 unjudged(Hessian2 h) {
+  return {unjudged(h.aa), unjudged(h.ab), unjudged(h.bb)};
+}
+// a^b: b (b - 1) a^(b-2), a^(b-1) (1 + b log a), a^b log(a)^2. LibTorch's rules mask b = 0 (the
+// self gradient) and a = 0 with b >= 0 (the exponent's); the mixed derivative taken through one
+// mask is 0 and through the other 1/a, so the two orders of differentiation disagree there,
+// and neither is the function's: not judged where a or b may be 0.
+inline Hessian2 pow_tensor(Approx a, Approx b) {
+  const Hessian2 h = hessian2(
+      [](double x, double y) {
+        const double p = std::pow(x, y);
+        const double l = std::log(x);
+        const double p1 = std::pow(x, y - 1);
+        return std::array<Curvature, 3>{
+            same(y * (y - 1) * std::pow(x, y - 2)),
+            Curvature{p1 * (1 + y * l), std::fabs(p1) * (1 + std::fabs(y * l))}, same(p * l * l)};
+      },
+      a, b);
+  return at_jump(a, 0.0) || at_jump(b, 0.0) ? unjudged(h) : h;
+}
+// x log y: 0, 1 / y, -x / y^2. LibTorch masks the self gradient where x = 0 (xlogy(x != 0, y)),
+// so at x = 0 the mixed derivative is 0 one way and 1 / y the other: not judged there.
+inline Hessian2 xlogy(Approx a, Approx b) {
+  const Hessian2 h = hessian2(
+      [](double x, double y) {
+        return std::array<Curvature, 3>{same(0.0), same(1 / y), same(-x / (y * y))};
+      },
+      a, b);
+  return at_jump(a, 0.0) ? unjudged(h) : h;
+}
+
 } // namespace burnmark::ref::second

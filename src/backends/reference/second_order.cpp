@@ -19,6 +19,7 @@
 
 #include "approx_reduce.h"
 #include "approx_second.h"
+#include "approx_transcendental.h"
 #include "rows.h"
 #include "tape.h"
 
@@ -216,6 +217,53 @@ void standard_deviation(const Node& out, const std::array<const Node*, kMaxArity
     Approx v = add(dx[0].buf.at(i), t.dx[0].buf.at(i));
     if (zero_result) v.e = kInf;
     dx[0].buf.set(i, v);
+  }
+}
+
+// vector_norm's rule g sgn(x) |x|^(p-1) / n^(p-1): along x's tangent and the norm's, g (p - 1)
+// (|x|^(p-2) ẋ / n^(p-1) - sgn(x) |x|^(p-1) ṅ / n^p). Orders 0, 1 and ±inf select or count, a
+// zero term away from their kinks (a zero element for 1, a tie or near-tie for ±inf).
+void vector_norm(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
+  const bool wanted = dx[0].wanted && a.has_tan && out.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  dx[0].wanted = true;
+  dx[0].shape = a.shape;
+  dx[0].buf.resize(a.shape.numel());
+  const double p = out.attrs.exponent;
+  const Rows r = out.op == Op::VectorNorm ? rows_all(a.shape) : rows_along(a.shape, out.attrs.dim);
+  for (std::int64_t row = 0; row < r.count(); ++row) {
+    const Approx n = out.value.at(row);
+    const Approx dn = out.tan.at(row);
+    const Approx g = out.grad.at(row);
+    bool near_tie = false; // ±inf: another element within reach of the selected magnitude
+    if (std::isinf(p)) {
+      int at_norm = 0;
+      for (std::int64_t j = 0; j < r.n; ++j) {
+        const Approx x = a.value.at(r.offset(row, j));
+        at_norm += std::fabs(x.v) == n.v ? 1 : 0;
+        near_tie =
+            near_tie || (std::fabs(x.v) != n.v && std::fabs(std::fabs(x.v) - n.v) <= x.e + n.e);
+      }
+      near_tie = near_tie || at_norm > 1;
+    }
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const std::int64_t i = r.offset(row, j);
+      const Approx x = a.value.at(i);
+      Approx term{};
+      if (p == 0 || p == 1 || std::isinf(p)) {
+        if ((p == 1 && second::at_jump(x, 0.0)) || near_tie) term.e = kInf;
+      } else if (n.v == 0 || touches(n, 0.0) || (p < 2 && second::at_jump(x, 0.0))) {
+        term = {0.0, kInf};
+      } else {
+        const Approx mag = abs(x);
+        const Approx along_x = div(mul(pow(mag, p - 2), a.tan.at(i)), pow(n, p - 1));
+        const Approx along_n =
+            div(mul(mul(Approx{sign_of(x.v), 0.0}, pow(mag, p - 1)), dn), pow(n, p));
+        term = mul(mul(g, Approx{p - 1, 0.0}), sub(along_x, along_n));
+      }
+      dx[0].buf.set(i, term);
+    }
   }
 }
 
@@ -447,6 +495,15 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
     return true;
   case Op::Atan2: binary(out, a, *b, dx, second::atan2); return true;
   case Op::Hypot: binary(out, a, *b, dx, second::hypot); return true;
+  case Op::PowTensor: binary(out, a, *b, dx, second::pow_tensor); return true;
+  // lgamma'' = trigamma, as LibTorch's digamma backward computes it (polygamma(1, x)).
+  case Op::Lgamma:
+    unary(out, a, dx, [](Approx x, Approx) {
+      return transcendental_detail::gamma_pole_within(x) ? unknown(0.0)
+                                                         : transcendental_detail::trigamma(x);
+    });
+    return true;
+  case Op::Xlogy: binary(out, a, *b, dx, second::xlogy); return true;
   case Op::Var:
   case Op::VarDim: linear_rule(out, in, dx, t, s); return true;
   case Op::Std:
@@ -454,17 +511,14 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Softmax: normaliser(out, a, dx, false, t); return true;
   case Op::LogSoftmax: normaliser(out, a, dx, true, t); return true;
   case Op::Logsumexp: logsumexp(out, a, dx); return true;
+  case Op::VectorNorm:
+  case Op::NormDim: vector_norm(out, a, dx); return true;
 
   // No second-order rule yet.
-  case Op::Lgamma:
   case Op::Digamma:
-  case Op::PowTensor:
-  case Op::Xlogy:
   case Op::Copysign:
   case Op::Prod:
-  case Op::VectorNorm:
   case Op::ProdDim:
-  case Op::NormDim:
   case Op::Cumprod:
   case Op::Logcumsumexp:
   case Op::Normalize:
