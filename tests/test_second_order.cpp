@@ -185,6 +185,18 @@ TEST(ReferenceSecondOrder, WhereTheSecondDerivativeJumpsItIsNotJudged) {
   }
 }
 
+TEST(ReferenceSecondOrder, ReducedPrecisionIsUnsupportedUntilItsBoundsAreModelled) {
+  // A bf16 campaign flagged LibTorch's double backward of sqrt(1.5) one bf16 ulp from the
+  // reference's: its chain of bf16 roundings is not the reference's.
+  ProgramBuilder b;
+  const Program p = b.finish(b.op(Op::Sqrt, {b.leaf({1}, {1.5f})}));
+  for (FloatDType d : {FloatDType::BF16, FloatDType::F16}) {
+    const Outcome o = make_reference_backend()->run(with_float_dtype(p, d), kSecondOrder);
+    EXPECT_EQ(o.status, Status::Unsupported) << o.message;
+  }
+  EXPECT_EQ(make_reference_backend()->run(p, kSecondOrder).status, Status::Ok);
+}
+
 // ---- LibTorch's double backward ----
 
 TEST(RefVsLibTorchSecondOrder, LibTorchLacksDoubleBackwardExactlyWhereTheTableSays) {

@@ -232,24 +232,29 @@ template <class F> Hessian2 hessian2(F h, Approx a, Approx b) {
     r[k] = finish(c[k].value, spread[k] + kUlps * storage.u * std::fabs(c[k].terms), kUlps);
   return {r[0], r[1], r[2]};
 }
-// atan2(a, b), r^2 = a^2 + b^2: -2ab / r^4, (a^2 - b^2) / r^4, 2ab / r^4.
+// atan2(a, b), r^2 = a^2 + b^2: -2ab / r^4, (a^2 - b^2) / r^4, 2ab / r^4. A library
+// differentiates b / r^2 and -a / r^2, so the mixed entry is 1 / r^2 - 2 b^2 / r^4: its terms.
 inline Hessian2 atan2(Approx a, Approx b) {
   return hessian2(
       [](double x, double y) {
         const double r2 = x * x + y * y;
         const double r4 = r2 * r2;
-        return std::array<Curvature, 3>{
-            same(-2 * x * y / r4), Curvature{(x * x - y * y) / r4, r2 / r4}, same(2 * x * y / r4)};
+        return std::array<Curvature, 3>{same(-2 * x * y / r4),
+                                        Curvature{(x * x - y * y) / r4, 1 / r2 + 2 * y * y / r4},
+                                        same(2 * x * y / r4)};
       },
       a, b);
 }
-// hypot(a, b) = r: b^2 / r^3, -ab / r^3, a^2 / r^3.
+// hypot(a, b) = r: b^2 / r^3, -ab / r^3, a^2 / r^3. A library differentiates a / r, so
+// d2/da2 comes as 1 / r - a^2 / r^3, which cancels where |b| << |a|: those are its terms.
 inline Hessian2 hypot(Approx a, Approx b) {
   return hessian2(
       [](double x, double y) {
         const double r = std::hypot(x, y);
         const double r3 = r * r * r;
-        return std::array<Curvature, 3>{same(y * y / r3), same(-x * y / r3), same(x * x / r3)};
+        return std::array<Curvature, 3>{Curvature{y * y / r3, 1 / r + x * x / r3},
+                                        same(-x * y / r3),
+                                        Curvature{x * x / r3, 1 / r + y * y / r3}};
       },
       a, b);
 }

@@ -267,6 +267,30 @@ void vector_norm(const Node& out, const Node& a, std::array<InputGrad, kMaxArity
   }
 }
 
+// inv's rule -X^T g X^T (X the result) is quadratic in X: along X's tangent,
+// -(Ẋ^T g X^T + X^T g Ẋ^T), each product with the matmul kernel's bounds.
+void inverse(const Node& out, std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t) {
+  const bool wanted = dx[0].wanted && out.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  const Shape& shape = out.shape;
+  const int r = shape.rank();
+  Buf& xt = t.stand_in.value;
+  Buf& dxt = t.stand_in.grad;
+  Buf& g_xt = t.seeded.value;
+  Buf& g_dxt = t.seeded.grad;
+  gather(out.value, transpose_walk(shape, r - 2, r - 1), xt); // X^T
+  gather(out.tan, transpose_walk(shape, r - 2, r - 1), dxt);  // Ẋ^T
+  matmul(shape, out.grad, shape, xt, shape, g_xt);            // g X^T
+  matmul(shape, out.grad, shape, dxt, shape, g_dxt);          // g Ẋ^T
+  dx[0].wanted = true;
+  dx[0].shape = shape;
+  matmul(shape, dxt, shape, g_xt, shape, dx[0].buf); // Ẋ^T g X^T
+  matmul(shape, xt, shape, g_dxt, shape, t.sum);     // X^T g Ẋ^T
+  for (std::int64_t i = 0; i < dx[0].buf.size(); ++i)
+    dx[0].buf.set(i, neg(add(dx[0].buf.at(i), t.sum.at(i))));
+}
+
 Approx constant(double c) {
   return scalar_operand(c);
 }
@@ -513,6 +537,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Logsumexp: logsumexp(out, a, dx); return true;
   case Op::VectorNorm:
   case Op::NormDim: vector_norm(out, a, dx); return true;
+  case Op::Inv: inverse(out, dx, t); return true;
 
   // No second-order rule yet.
   case Op::Digamma:
@@ -525,7 +550,6 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::CosineSimilarity:
   case Op::Det:
   case Op::Slogdet:
-  case Op::Inv:
   case Op::ScatterReduce: return false;
   }
   return false;

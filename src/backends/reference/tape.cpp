@@ -231,6 +231,11 @@ bool ReferenceFramework::propagate_gradient_tangents(int root) {
 std::vector<std::optional<HostTensor>>
 ReferenceFramework::hessian_vector(const Tensor& root, std::span<const Tensor> leaves,
                                    std::span<const HostTensor> directions) {
+  // A library's double backward rounds every intermediate of its own chain to bf16 or f16,
+  // where cancellations leave few correct bits; the second-order bounds model f32 and f64 only.
+  if (storage.dtype == FloatDType::BF16 || storage.dtype == FloatDType::F16)
+    throw std::runtime_error(fmt::format("{} in {} programs (its bounds model f32 and f64)",
+                                         kNoSecondOrderRule, float_dtype_name(storage.dtype)));
   std::vector<std::optional<HostTensor>> out(leaves.size());
   for (std::size_t k = 0; k < leaves.size(); ++k)
     if (node(leaves[k].node).requires_grad) dual(leaves[k], directions[k]);

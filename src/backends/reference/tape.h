@@ -71,6 +71,7 @@ struct SecondOrderScratch {
   Node stand_in; // a tangent standing in for an operand of a backward rule
   Node seeded;   // an op's node with another gradient, for a rule seeded with it
   std::vector<Approx> terms, more;
+  Buf sum;
 };
 
 // What hessian_vector's exception says, first, for an op without a second-order rule: the
