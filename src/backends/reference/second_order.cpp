@@ -267,6 +267,34 @@ void vector_norm(const Node& out, const Node& a, std::array<InputGrad, kMaxArity
   }
 }
 
+// prod's rule g f / x (no zero in the row): along the row's tangents, g (ḟ x - f ẋ) / x^2, with
+// ḟ the product's own tangent. A row that may hold a zero takes LibTorch's other formulas
+// (products of the other elements), whose second order this does not model: not judged.
+void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
+  const bool wanted = dx[0].wanted && a.has_tan && out.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  dx[0].wanted = true;
+  dx[0].shape = a.shape;
+  dx[0].buf.resize(a.shape.numel());
+  const Rows r = out.op == Op::Prod ? rows_all(a.shape) : rows_along(a.shape, out.attrs.dim);
+  for (std::int64_t row = 0; row < r.count(); ++row) {
+    bool zero = false;
+    for (std::int64_t j = 0; j < r.n; ++j)
+      zero = zero || second::at_jump(a.value.at(r.offset(row, j)), 0.0);
+    const Approx f = out.value.at(row);
+    const Approx df = out.tan.at(row);
+    const Approx g = out.grad.at(row);
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const std::int64_t i = r.offset(row, j);
+      const Approx x = a.value.at(i);
+      Approx term = div(mul(g, sub(mul(df, x), mul(f, a.tan.at(i)))), mul(x, x));
+      if (zero) term.e = kInf;
+      dx[0].buf.set(i, term);
+    }
+  }
+}
+
 // inv's rule -X^T g X^T (X the result) is quadratic in X: along X's tangent,
 // -(Ẋ^T g X^T + X^T g Ẋ^T), each product with the matmul kernel's bounds.
 void inverse(const Node& out, std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t) {
@@ -538,12 +566,12 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::VectorNorm:
   case Op::NormDim: vector_norm(out, a, dx); return true;
   case Op::Inv: inverse(out, dx, t); return true;
+  case Op::Prod:
+  case Op::ProdDim: product(out, a, dx); return true;
 
   // No second-order rule yet.
   case Op::Digamma:
   case Op::Copysign:
-  case Op::Prod:
-  case Op::ProdDim:
   case Op::Cumprod:
   case Op::Logcumsumexp:
   case Op::Normalize:
