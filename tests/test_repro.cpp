@@ -947,6 +947,15 @@ TEST(ReproBuild, EmittedPythonChecksEachLeafsHessianVectorProduct) {
   EXPECT_EQ(bad.status, 1) << bad.output;
   expect_contains(bad.output, "hvp %0[0]  torch -2  expected -3  <-- DIVERGES");
   EXPECT_THROW(emit_cpp_repro(second_order_case(-2.0)), std::invalid_argument);
+  // libtorch-fwd-over-rev's way: dual leaves, the gradients' tangents.
+  ReproCase by_dual = second_order_case(-2.0);
+  by_dual.hvp_forward_over_reverse = true;
+  const std::string by_dual_script = emit_python_repro(by_dual);
+  expect_contains(by_dual_script, "hvp = hessian_by_dual(root, [r0_leaf, r1_leaf])");
+  write_file(dir / "by_dual.py", by_dual_script);
+  const RunResult dual_run = run(python + " " + (dir / "by_dual.py").string());
+  EXPECT_EQ(dual_run.status, 0) << dual_run.output;
+  expect_contains(dual_run.output, "hvp %0[0]  torch -2  expected -2\n");
   fs::remove_all(dir);
 }
 

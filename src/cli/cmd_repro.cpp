@@ -38,6 +38,7 @@ std::optional<ReproPath> path_for(const Verdict& verdict) {
   if (diverges("libtorch-jit")) return ReproPath::Jit;
   if (diverges("libtorch-nnc")) return ReproPath::Nnc;
   if (diverges("libtorch-threads")) return ReproPath::Eager;
+  if (diverges("libtorch-fwd-over-rev")) return ReproPath::Eager;
   return std::nullopt;
 }
 
@@ -131,6 +132,10 @@ int run_repro(std::span<const std::string_view> args) {
                finding->verdict.divergences.front().backend);
   repro->path = path.value_or(needed.value_or(ReproPath::Eager));
   // libtorch-threads is eager libtorch on more threads: same path, its thread count.
+  // libtorch-fwd-over-rev: eager too, H·v by forward over reverse.
+  if (repro->check_hvp && !diverging(finding->verdict, "libtorch") &&
+      diverging(finding->verdict, "libtorch-fwd-over-rev"))
+    repro->hvp_forward_over_reverse = true;
   if (repro->path == ReproPath::Eager && !diverging(finding->verdict, "libtorch") &&
       diverging(finding->verdict, "libtorch-threads"))
     repro->intra_op_threads = kThreadsVariantThreads;

@@ -372,6 +372,18 @@ def hessian_vector(root, leaves, directions):
     hv = torch.autograd.grad(objective, leaves, retain_graph=True, allow_unused=True)
     return [h if h is not None else torch.zeros_like(leaf) for h, leaf in zip(hv, leaves)]
 
+
+def hessian_by_dual(root, leaves):
+    """Each leaf's H·v by forward over reverse: inside the dual level the gradients, taken with
+    create_graph, are dual tensors, and their tangents are H·v."""
+    grads = torch.autograd.grad(root, leaves, torch.ones_like(root), retain_graph=True,
+                                create_graph=True, allow_unused=True)
+    out = []
+    for g, leaf in zip(grads, leaves):
+        found = None if g is None else fwAD.unpack_dual(g).tangent
+        out.append(found if found is not None else torch.zeros_like(leaf))
+    return out
+
 )";
 
 // libtorch-strided's layouts, the same views and copies as with_register_layout.
@@ -417,13 +429,12 @@ std::string emit_python_repro(const ReproCase& repro) {
   const Program& p = repro.program;
   const bool scripted = repro.path == ReproPath::Jit || repro.path == ReproPath::Nnc;
   const bool strided = repro.path == ReproPath::Strided;
-  const bool dual = repro.check_tangent;
+  const bool hessian = repro.check_hvp;
+  const bool by_dual = hessian && repro.hvp_forward_over_reverse;
+  const bool dual = repro.check_tangent || by_dual;
   if (dual && repro.path != ReproPath::Eager && repro.path != ReproPath::Scalar)
     throw std::invalid_argument("forward mode has no scripted or strided reproducer");
-  const bool hessian = repro.check_hvp;
-  if (hessian && (scripted || dual))
-    throw std::invalid_argument(
-        "second order has no scripted reproducer, nor one together with forward mode");
+  if (hessian && scripted) throw std::invalid_argument("second order has no scripted reproducer");
   // libtorch-strided's layouts (src/backends/libtorch/libtorch_strided.h), register by register.
   const auto laid_out = [&](const std::string& expr, Reg r) {
     return strided ? fmt::format("layout({}, {})", expr, r) : expr;
@@ -449,7 +460,12 @@ std::string emit_python_repro(const ReproCase& repro) {
   out += dual ? ",\n# and, in forward mode (dual tensors), the root's derivative along each leaf's "
                 "tangent()"
               : "";
-  out += hessian ? ",\n# and each leaf's H·v by double backward along the leaves' tangent()" : "";
+  out +=
+      hessian
+          ? (by_dual ? ",\n# and each leaf's H·v by forward over reverse (the gradients' tangents "
+                       "in the dual level)"
+                     : ",\n# and each leaf's H·v by double backward along the leaves' tangent()")
+          : "";
   out +=
       "\n# with the expected values. Exit status 0: PyTorch agrees; 1: some element diverges.\n#\n";
   std::istringstream lines(to_text(p));
@@ -535,8 +551,24 @@ std::string emit_python_repro(const ReproCase& repro) {
     // Reverse mode after the level is left, as BurnMark's libtorch backend runs it: inside,
     // backward's own formulas would run forward mode on the dual tensors they saved.
     out += main_header + "    with fwAD.dual_level():\n" + body;
-    out += fmt::format("{}root = {}\n{}root_tangent = tangent_of(root)\n", indent, reg(p.root),
-                       indent);
+    out += fmt::format("{}root = {}\n", indent, reg(p.root));
+    if (repro.check_tangent) out += indent + "root_tangent = tangent_of(root)\n";
+    if (hessian) {
+      std::vector<std::string> leaves_list, directions;
+      const std::vector<Reg> leaf_regs = p.leaf_registers();
+      for (std::size_t i = 0; i < leaf_regs.size(); ++i)
+        if (p.leaves[i].dtype == DType::F32) {
+          leaves_list.push_back(leaf_name(leaf_regs[i]));
+          directions.push_back(fmt::format("tangent({}, {})", int_list(p.leaves[i].shape), i));
+        }
+      // Forward over reverse inside the level; double backward after it, as libtorch runs it.
+      if (by_dual)
+        out += fmt::format("{}hvp = hessian_by_dual(root, [{}])\n", indent,
+                           fmt::join(leaves_list, ", "));
+      else
+        out += fmt::format("    hvp = hessian_vector(root, [{}], [{}])\n",
+                           fmt::join(leaves_list, ", "), fmt::join(directions, ", "));
+    }
     if (repro.check_gradients) out += "    root.backward(torch.ones_like(root))\n";
   } else {
     out += main_header + body;
@@ -557,7 +589,7 @@ std::string emit_python_repro(const ReproCase& repro) {
   out += "\n    bad = 0\n";
   out += fmt::format("    bad += check(\"root %{}\", root, {})\n", p.root,
                      expected_args(repro.expected_root, repro.root_bound));
-  if (dual)
+  if (repro.check_tangent)
     out += fmt::format("    bad += check(\"tangent %{}\", root_tangent, {})\n", p.root,
                        expected_args(repro.expected_tangent, repro.tangent_bound));
   if (repro.check_gradients) {

@@ -43,6 +43,9 @@ struct ReproCase {
   // float leaf's H·v by double backward, v = leaf_tangent, checked against expected_hvps (one
   // per leaf, index leaves included and skipped; bounds as above).
   bool check_hvp = false;
+  // H·v the way libtorch-fwd-over-rev computes it: leaves dual from the start, the gradients'
+  // tangents inside the dual level (instead of double backward).
+  bool hvp_forward_over_reverse = false;
   std::vector<std::vector<double>> expected_hvps;
   std::vector<std::vector<double>> hvp_bounds;
   ReproPath path = ReproPath::Eager; // Strided, Jit and Nnc: Python only
