@@ -20,6 +20,7 @@
 #include "approx_reduce.h"
 #include "approx_second.h"
 #include "approx_transcendental.h"
+#include "linalg_det.h"
 #include "rows.h"
 #include "tape.h"
 
@@ -295,6 +296,40 @@ void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& d
   }
 }
 
+// slogdet's rule g A^-T: along A's tangent, -g (A^-1 Ȧ A^-1)^T, from the reference's inverse
+// and its bound. Not judged where that inverse is not certain (a determinant near 0).
+void log_abs_determinant(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
+  const bool wanted = dx[0].wanted && a.has_tan;
+  none_wanted(dx);
+  if (!wanted) return;
+  dx[0].wanted = true;
+  dx[0].shape = a.shape;
+  dx[0].buf.resize(a.shape.numel());
+  const int n = square_order(a.shape);
+  const std::int64_t count = square_count(a.shape);
+  for (std::int64_t m = 0; m < count; ++m) {
+    const std::int64_t base = m * n * n;
+    const InverseFacts inv = inverse_facts(square_facts(a.value, base, n));
+    const Approx g = out.grad.at(m);
+    const auto x = [&](int i, int j) {
+      const auto k = static_cast<std::size_t>(i * n + j);
+      return Approx{inv.x[k], inv.bound[k]};
+    };
+    const auto da = [&](int i, int j) { return a.tan.at(base + i * n + j); };
+    // (A^-1 Ȧ A^-1)[j][i] for the element (i, j) of the transpose.
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        Approx sum{};
+        for (int k = 0; k < n; ++k)
+          for (int l = 0; l < n; ++l)
+            sum = add(sum, mul(mul(x(j, k), da(k, l)), x(l, i)));
+        Approx term = neg(mul(g, sum));
+        if (!inv.ok || indeterminate(g)) term.e = kInf;
+        dx[0].buf.set(base + i * n + j, term);
+      }
+  }
+}
+
 // inv's rule -X^T g X^T (X the result) is quadratic in X: along X's tangent,
 // -(Ẋ^T g X^T + X^T g Ẋ^T), each product with the matmul kernel's bounds.
 void inverse(const Node& out, std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t) {
@@ -566,6 +601,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::VectorNorm:
   case Op::NormDim: vector_norm(out, a, dx); return true;
   case Op::Inv: inverse(out, dx, t); return true;
+  case Op::Slogdet: log_abs_determinant(out, a, dx); return true;
   case Op::Prod:
   case Op::ProdDim: product(out, a, dx); return true;
 
@@ -577,7 +613,6 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Normalize:
   case Op::CosineSimilarity:
   case Op::Det:
-  case Op::Slogdet:
   case Op::ScatterReduce: return false;
   }
   return false;
