@@ -34,6 +34,18 @@ void none_wanted(std::array<InputGrad, kMaxArity>& dx) {
     d.wanted = false;
 }
 
+// Starts operand 0's term at its own shape when it is wanted and its tangents reached the op;
+// false (and nothing wanted) otherwise.
+bool start_first(const Node& a, bool reached, std::array<InputGrad, kMaxArity>& dx) {
+  const bool wanted = dx[0].wanted && reached;
+  none_wanted(dx);
+  if (!wanted) return false;
+  dx[0].wanted = true;
+  dx[0].shape = a.shape;
+  dx[0].buf.resize(a.shape.numel());
+  return true;
+}
+
 // y = f(x): g f''(x, y) ẋ for the one operand.
 template <class F>
 void unary(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx, F second) {
@@ -143,12 +155,7 @@ void divide(const Node& out, const Node& a, const Node& b, std::array<InputGrad,
 // log_softmax g - exp(y) sum(g) gives -exp(y) ẏ sum(g).
 void normaliser(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx, bool log,
                 SecondOrderScratch& t) {
-  const bool wanted = dx[0].wanted && out.has_tan;
-  none_wanted(dx);
-  if (!wanted) return;
-  dx[0].wanted = true;
-  dx[0].shape = a.shape;
-  dx[0].buf.resize(a.shape.numel());
+  if (!start_first(a, out.has_tan, dx)) return;
   const Rows r = rows_along(out.shape, out.attrs.dim);
   for (std::int64_t row = 0; row < r.count(); ++row) {
     const auto at = [&](std::int64_t j) { return r.offset(row, j); };
@@ -173,12 +180,7 @@ void normaliser(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>
 // logsumexp's rule g exp(x - y): its derivative along x's and y's tangents, g exp(x - y)
 // (ẋ - ẏ), the row's result y and its tangent ẏ broadcast over the row.
 void logsumexp(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
-  const bool wanted = dx[0].wanted && a.has_tan && out.has_tan;
-  none_wanted(dx);
-  if (!wanted) return;
-  dx[0].wanted = true;
-  dx[0].shape = a.shape;
-  dx[0].buf.resize(a.shape.numel());
+  if (!start_first(a, a.has_tan && out.has_tan, dx)) return;
   const Rows r = rows_along(a.shape, out.attrs.dim);
   for (std::int64_t row = 0; row < r.count(); ++row)
     for (std::int64_t j = 0; j < r.n; ++j) {
@@ -225,12 +227,7 @@ void standard_deviation(const Node& out, const std::array<const Node*, kMaxArity
 // (|x|^(p-2) ẋ / n^(p-1) - sgn(x) |x|^(p-1) ṅ / n^p). Orders 0, 1 and ±inf select or count, a
 // zero term away from their kinks (a zero element for 1, a tie or near-tie for ±inf).
 void vector_norm(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
-  const bool wanted = dx[0].wanted && a.has_tan && out.has_tan;
-  none_wanted(dx);
-  if (!wanted) return;
-  dx[0].wanted = true;
-  dx[0].shape = a.shape;
-  dx[0].buf.resize(a.shape.numel());
+  if (!start_first(a, a.has_tan && out.has_tan, dx)) return;
   const double p = out.attrs.exponent;
   const Rows r = out.op == Op::VectorNorm ? rows_all(a.shape) : rows_along(a.shape, out.attrs.dim);
   for (std::int64_t row = 0; row < r.count(); ++row) {
@@ -272,12 +269,7 @@ void vector_norm(const Node& out, const Node& a, std::array<InputGrad, kMaxArity
 // ḟ the product's own tangent. A row that may hold a zero takes LibTorch's other formulas
 // (products of the other elements), whose second order this does not model: not judged.
 void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
-  const bool wanted = dx[0].wanted && a.has_tan && out.has_tan;
-  none_wanted(dx);
-  if (!wanted) return;
-  dx[0].wanted = true;
-  dx[0].shape = a.shape;
-  dx[0].buf.resize(a.shape.numel());
+  if (!start_first(a, a.has_tan && out.has_tan, dx)) return;
   const Rows r = out.op == Op::Prod ? rows_all(a.shape) : rows_along(a.shape, out.attrs.dim);
   for (std::int64_t row = 0; row < r.count(); ++row) {
     bool zero = false;
@@ -299,12 +291,7 @@ void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& d
 // slogdet's rule g A^-T: along A's tangent, -g (A^-1 Ȧ A^-1)^T, from the reference's inverse
 // and its bound. Not judged where that inverse is not certain (a determinant near 0).
 void log_abs_determinant(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
-  const bool wanted = dx[0].wanted && a.has_tan;
-  none_wanted(dx);
-  if (!wanted) return;
-  dx[0].wanted = true;
-  dx[0].shape = a.shape;
-  dx[0].buf.resize(a.shape.numel());
+  if (!start_first(a, a.has_tan, dx)) return;
   const int n = square_order(a.shape);
   const std::int64_t count = square_count(a.shape);
   for (std::int64_t m = 0; m < count; ++m) {
