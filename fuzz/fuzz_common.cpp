@@ -27,6 +27,7 @@
 #include "burnmark/oracle/summary.h"
 #include "burnmark/triage/conventions.h"
 #include "burnmark/triage/suppress.h"
+#include "burnmark/triage/triage.h"
 
 namespace burnmark::fuzz {
 
@@ -76,19 +77,30 @@ std::uint64_t fnv1a(std::span<const std::uint8_t> bytes) {
 
 // libFuzzer only writes artifacts for crashes, so continuous mode saves its own. Written to a
 // temporary name and renamed, so a campaign killed mid-write never leaves a truncated finding.
-void save_finding(const Harness& h, std::span<const std::uint8_t> bytes) {
-  const std::string path = fmt::format("{}/finding-{:016x}", h.config.findings_dir, fnv1a(bytes));
+bool write_atomically(const std::string& path, const void* data, std::size_t size) {
   const std::string temp = path + ".tmp";
   std::FILE* f = std::fopen(temp.c_str(), "wb");
   if (f == nullptr) {
     std::fprintf(stderr, "burnmark: cannot write %s\n", temp.c_str());
-    return;
+    return false;
   }
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const bool written = std::fwrite(data, 1, size, f) == size;
   if (std::fclose(f) != 0 || !written || std::rename(temp.c_str(), path.c_str()) != 0) {
     std::fprintf(stderr, "burnmark: cannot write %s\n", path.c_str());
     std::remove(temp.c_str());
+    return false;
   }
+  return true;
+}
+
+// The bytes, and the program they decoded to beside them (program_text_path): the bytes replay
+// under this build's generator, the text under any later one.
+void save_finding(const Harness& h, std::span<const std::uint8_t> bytes, const Program& program) {
+  const std::string path = fmt::format("{}/finding-{:016x}", h.config.findings_dir, fnv1a(bytes));
+  const std::string text = to_text(program);
+  // The text first: a reader that sees the bytes finds their program already there.
+  if (write_atomically(program_text_path(path), text.data(), text.size()))
+    write_atomically(path, bytes.data(), bytes.size());
 }
 
 // Before any fuzzing: a findings directory that cannot take a file would lose every finding
@@ -195,7 +207,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   ++h.findings;
   for (const Divergence& d : verdict.divergences)
     ++h.by_kind.at(static_cast<std::size_t>(d.kind));
-  if (!h.config.findings_dir.empty()) save_finding(h, bytes);
+  if (!h.config.findings_dir.empty()) save_finding(h, bytes, program);
   if (h.findings <= static_cast<std::uint64_t>(h.config.full_reports)) {
     std::fputs(full_report(h, program, verdict).c_str(), stderr);
   } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {

@@ -3,6 +3,8 @@
 // and sweep must recover what was planted.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -437,6 +439,28 @@ TEST(Suppression, TheShippedFileParses) {
   std::string error;
   Suppressions::load(std::string(src) + "/corpus/known_bugs.txt", error);
   EXPECT_EQ(error, "");
+}
+
+// A saved finding's program text beside its bytes wins over decoding them: the generator's
+// tables may have changed since the campaign ran (the op set drawn to second order did).
+TEST(LoadProgram, AFindingsProgramTextBesideItsBytesIsTheProgram) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("burnmark_beside_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string bytes_path = (dir / "finding-0123456789abcdef").string();
+  { std::ofstream(bytes_path, std::ios::binary) << std::string("\x01\x02\x03\x04", 4); }
+  Program decoded;
+  ASSERT_EQ(load_program_file(bytes_path, GeneratorOptions{}, decoded), "");
+  const std::string text = "%0 = leaf f32[2] [1, 2]\n%1 = exp %0 : f32[2]\nroot %1\n";
+  EXPECT_EQ(program_text_path(bytes_path), (dir / ".finding-0123456789abcdef.txt").string());
+  { std::ofstream(program_text_path(bytes_path)) << text; }
+  Program beside;
+  ASSERT_EQ(load_program_file(bytes_path, GeneratorOptions{}, beside), "");
+  const ParseResult expected = parse_program(text);
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(to_text(beside), to_text(expected.program()));
+  EXPECT_NE(to_text(decoded), to_text(beside));
+  std::filesystem::remove_all(dir);
 }
 
 // A campaign over several LibTorch variants recognises the lines a ref,libtorch campaign wrote:

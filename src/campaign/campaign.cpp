@@ -19,6 +19,7 @@
 
 #include "burnmark/campaign/atomic_file.h"
 #include "burnmark/triage/signature.h"
+#include "burnmark/triage/triage.h"
 
 extern char** environ;
 
@@ -277,7 +278,10 @@ private:
     std::error_code ec;
     std::size_t n = 0;
     for (const auto& e : fs::directory_iterator(l_.saved, ec))
-      n += e.is_regular_file() && !e.path().filename().string().ends_with(".tmp") ? 1 : 0;
+      n += e.is_regular_file() && e.path().filename().string().starts_with("finding-") &&
+                   !e.path().filename().string().ends_with(".tmp")
+               ? 1
+               : 0;
     return n;
   }
 
@@ -297,7 +301,16 @@ private:
       }
       const std::span<const std::uint8_t> span(reinterpret_cast<const std::uint8_t*>(bytes.data()),
                                                bytes.size());
-      const IngestResult r = book_.ingest(span, o_.decode(span), std::time(nullptr));
+      // The program the worker ran, when it saved one beside the bytes (the same decoding,
+      // kept as text); the bytes decoded here otherwise.
+      Program program = o_.decode(span);
+      if (const std::string beside = program_text_path(f.string()); fs::is_regular_file(beside)) {
+        Program saved;
+        if (load_program_file(f.string(), GeneratorOptions{}, saved).empty())
+          program = std::move(saved);
+        fs::remove(beside, ec);
+      }
+      const IngestResult r = book_.ingest(span, program, std::time(nullptr));
       switch (r.kind) {
       case IngestKind::Agreed: ++summary_.agreed_on_replay; break;
       case IngestKind::Duplicate: break;

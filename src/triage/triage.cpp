@@ -5,6 +5,7 @@
 #include "burnmark/ir/input_file.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -98,12 +99,27 @@ std::optional<Characterization> characterize(Runner& runner, const Program& prog
   return characterize(runner, program, *f, options);
 }
 
+std::string program_text_path(const std::string& finding_path) {
+  const std::filesystem::path p(finding_path);
+  return (p.parent_path() / ("." + p.filename().string() + ".txt")).string();
+}
+
 std::string load_program_file(const std::string& path, const GeneratorOptions& options,
                               Program& out) {
   std::string error;
   const std::optional<std::string> read = read_input_file(path, error);
   if (!read) return error;
   const std::string& bytes = *read;
+  if (!looks_like_program_text(bytes)) {
+    const std::string beside = program_text_path(path);
+    std::string ignored;
+    if (std::filesystem::is_regular_file(beside))
+      if (const std::optional<std::string> text = read_input_file(beside, ignored))
+        if (ParseResult parsed = parse_program(*text); parsed.ok()) {
+          out = std::move(parsed.program());
+          return {};
+        }
+  }
   if (looks_like_program_text(bytes)) {
     ParseResult parsed = parse_program(bytes);
     if (!parsed.ok()) return path + ": " + parsed.error();

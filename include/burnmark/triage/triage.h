@@ -44,7 +44,13 @@ Characterization characterize(Runner& runner, const Program& program, const Find
 
 // A file holding either a text program (after comment lines, "# burnmark program" or "%0 =")
 // or raw fuzzer bytes, decoded with generate() under `options` exactly as the fuzz targets do.
+// Raw bytes with a program text beside them (program_text_path) are that program instead: the
+// fuzz targets write one with each finding, so a finding keeps the program it was found with
+// when the generator's tables change.
 // Returns "" on success, else "PATH: why" (unreadable file, malformed text program).
+// Where the program text of a saved finding lives: ".<name>.txt" beside it (hidden, so that
+// directory readers such as `burnmark triage` do not take it for a second finding).
+std::string program_text_path(const std::string& finding_path);
 std::string load_program_file(const std::string& path, const GeneratorOptions& options,
                               Program& out);
 
