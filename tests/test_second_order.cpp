@@ -275,6 +275,20 @@ TEST(RefVsLibTorchSecondOrder, ForwardOverReverseAgreesWhereLibTorchHasTheFormul
   EXPECT_GE(agreed, 150);
 }
 
+TEST(RefVsLibTorchSecondOrder, ASingularSlogdetMayRaiseToSecondOrder) {
+  // LibTorch's double backward of slogdet solves with the matrix and raises when it is
+  // singular, where no second derivative exists (found by the 4-backend campaign).
+  ProgramBuilder b;
+  const Program p = b.finish(b.op(Op::Slogdet, {b.leaf({1, 1}, {0.0f})}));
+  const Outcome r = make_reference_backend()->run(p, kSecondOrder);
+  ASSERT_EQ(r.status, Status::Ok) << r.message;
+  EXPECT_TRUE(r.error_possible);
+  EXPECT_FALSE(make_reference_backend()->run(p, RunOptions{}).error_possible);
+  const Outcome l = make_libtorch_backend(1)->run(p, kSecondOrder);
+  EXPECT_EQ(l.status, Status::Error) << l.message;
+  EXPECT_TRUE(compare({r, l}, with_hessian()).agree());
+}
+
 TEST(RefVsLibTorchSecondOrder, AWholeGraphAgreesAndIsNotZero) {
   // Products, broadcasting, a division, a reduction and two aliased uses of one leaf.
   const auto ref = make_reference_backend();

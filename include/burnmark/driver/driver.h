@@ -139,6 +139,10 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
             framework.hessian_vector(root, leaves, directions);
         for (std::size_t k = 0; k < leaf_regs.size(); ++k)
           out.hvp.push_back(hv[k] ? std::move(*hv[k]) : zero_gradient(program, leaf_regs[k]));
+        // Second order may find an error possible where first order did not (slogdet of a
+        // singular matrix: its second derivative does not exist).
+        if constexpr (requires { framework.error_possible(); })
+          out.error_possible = framework.error_possible();
       }
     if (options.gradients) {
       framework.backward(root);

@@ -289,8 +289,11 @@ void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& d
 }
 
 // slogdet's rule g A^-T: along A's tangent, -g (A^-1 Ȧ A^-1)^T, from the reference's inverse
-// and its bound. Not judged where that inverse is not certain (a determinant near 0).
-void log_abs_determinant(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
+// and its bound. Not judged where that inverse is not certain (a determinant near 0), and there
+// a library may raise, as LibTorch's double backward does ("linalg.solve: ... singular"): the
+// second derivative does not exist at a singular matrix.
+void log_abs_determinant(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx,
+                         ReduceScratch& s) {
   if (!start_first(a, a.has_tan, dx)) return;
   const int n = square_order(a.shape);
   const std::int64_t count = square_count(a.shape);
@@ -312,6 +315,7 @@ void log_abs_determinant(const Node& out, const Node& a, std::array<InputGrad, k
             sum = add(sum, mul(mul(x(j, k), da(k, l)), x(l, i)));
         Approx term = neg(mul(g, sum));
         if (!inv.ok || indeterminate(g)) term.e = kInf;
+        if (!inv.ok) s.error_possible = true;
         dx[0].buf.set(base + i * n + j, term);
       }
   }
@@ -588,7 +592,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::VectorNorm:
   case Op::NormDim: vector_norm(out, a, dx); return true;
   case Op::Inv: inverse(out, dx, t); return true;
-  case Op::Slogdet: log_abs_determinant(out, a, dx); return true;
+  case Op::Slogdet: log_abs_determinant(out, a, dx, s); return true;
   case Op::Prod:
   case Op::ProdDim: product(out, a, dx); return true;
 
