@@ -1,7 +1,8 @@
 // Every minimal program in corpus/bugs/ (the entries of bugs.md) still shows its divergence:
 // the backends named on its "# diverges:" line disagree with the reference, and every other
-// backend on its "# backends:" line agrees. "# mode: tangents" runs forward mode as well, "# mode: hvp" second order. A library
-// fix (or a regression of ours) fails this test, which is how bugs.md stays true.
+// backend on its "# backends:" line agrees. "# mode: tangents" runs forward mode as well, "# mode:
+// hvp" second order. A library fix (or a regression of ours) fails this test, which is how bugs.md
+// stays true.
 #include <gtest/gtest.h>
 
 #include <algorithm>
