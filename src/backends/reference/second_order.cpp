@@ -345,10 +345,6 @@ void inverse(const Node& out, std::array<InputGrad, kMaxArity>& dx, SecondOrderS
     dx[0].buf.set(i, neg(add(dx[0].buf.at(i), t.sum.at(i))));
 }
 
-Approx constant(double c) {
-  return scalar_operand(c);
-}
-
 } // namespace
 
 bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node* c,
@@ -458,7 +454,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
     return true;
   case Op::Exp2:
     unary(out, a, dx, [](Approx, Approx y) {
-      const Approx ln2 = constant(std::numbers::ln2);
+      const Approx ln2 = scalar_operand(std::numbers::ln2);
       return mul(mul(y, ln2), ln2);
     });
     return true;
@@ -471,7 +467,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Log10:
     unary(out, a, dx,
           [base = out.op == Op::Log2 ? std::numbers::ln2 : std::numbers::ln10](Approx x, Approx) {
-            return neg(div(div({1.0, 0.0}, mul(x, constant(base))), x));
+            return neg(div(div({1.0, 0.0}, mul(x, scalar_operand(base))), x));
           });
     return true;
   case Op::Log1p:

@@ -96,6 +96,8 @@ void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
 }
 
 void ReferenceFramework::backward(const Tensor& root) {
+  if (grads_of_ == root.node) return;
+  grads_of_ = root.node;
   for (std::size_t i = 0; i < used_; ++i)
     nodes_[i].has_grad = false;
   Node& r = node(root.node);
@@ -157,6 +159,7 @@ void ReferenceFramework::propagate_tangents(int root) {
     const Node& a = node(out.in[0]);
     if (!a.has_tan && !(b != nullptr && b->has_tan) && !(c != nullptr && c->has_tan)) continue;
     tangent_rule(out, a, b, c, tangent_scratch_, scratch_);
+    grads_of_ = -1;
     // Where the value is NaN the derivative has no meaning and LibTorch's forward formulas
     // answer anything (0, 1, NaN): not judged (docs/conventions.md, "Forward mode").
     if (out.has_tan)

@@ -119,6 +119,7 @@ public:
   void reset(const Program&) {
     used_ = 0;
     scratch_.error_possible = false;
+    grads_of_ = -1;
   }
   // A correct f32 implementation may raise on this program (see Outcome::error_possible).
   bool error_possible() const { return scratch_.error_possible; }
@@ -153,6 +154,10 @@ private:
 
   std::vector<Node> nodes_;
   std::size_t used_ = 0;
+  // The root whose gradients every node holds, or -1: hessian_vector runs backward itself, and
+  // the driver's backward() after it then has nothing left to do. A tangent rule may overwrite
+  // a node's grad, which clears it.
+  int grads_of_ = -1;
   std::array<InputGrad, kMaxArity> dx_;
   Buf summed_;
   ReduceScratch scratch_;
