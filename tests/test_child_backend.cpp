@@ -112,9 +112,20 @@ TEST(ChildBackend, LibTorchScalarRunsTheDefaultKernelsAndSaysSo) {
   EXPECT_TRUE(compare({r, backends[1]->run(cosh, RunOptions{true})}, {}).agree());
 }
 
-// At BurnMark's sizes (at most 8,192 elements, below ATen's 32,768-element grain) the kernels
-// tried give the same bits on 1 and 4 threads (bugs.md), so the evidence that the variant takes
-// its path is the thread count its child reports, and its agreement with libtorch.
+// A sum past ATen's 32,768-element grain, of values of both signs and mixed magnitudes: split
+// across threads, its partial sums round differently.
+Program sum_past_the_grain() {
+  std::string values;
+  for (int i = 0; i < 48 * 48 * 28; ++i) {
+    const double v = (1.0 + (i * 7 % 16) / 3.0) * (i % 3 == 1 ? -1 : 1) * std::pow(10.0, i % 5 - 2);
+    values += fmt::format("{}{}", i ? ", " : "", static_cast<float>(v));
+  }
+  return parse(fmt::format("%0 = leaf f32[48,48,28] [{}]\n%1 = sum %0 : f32[]\nroot %1\n", values));
+}
+
+// Below the grain (BURNMARK_MAX_ELEMENTS's default 8,192) the kernels tried give the same bits on
+// 1 and 4 threads (tools/threads_bits.py), so the evidence that the variant takes its path is the
+// thread count its child reports, its agreement with the reference, and other bits past the grain.
 TEST(ChildBackend, LibTorchThreadsRunsSeveralIntraOpThreadsAndSaysSo) {
   RegistryOptions options;
   options.child_server = BURNMARK_CLI_PATH;
@@ -140,6 +151,14 @@ TEST(ChildBackend, LibTorchThreadsRunsSeveralIntraOpThreadsAndSaysSo) {
     ++programs;
   }
   EXPECT_GT(programs, 10);
+
+  const Program large = sum_past_the_grain();
+  const Outcome one = backends[0]->run(large, RunOptions{true});
+  const Outcome four = backends[1]->run(large, RunOptions{true});
+  ASSERT_EQ(four.status, Status::Ok) << four.message;
+  EXPECT_FALSE(bitwise_equal(one.root, four.root))
+      << "4 threads summed 64,512 elements in the same order as 1: " << one.root.values[0];
+  EXPECT_TRUE(compare({ref->run(large, RunOptions{true}), one, four}, {}).agree());
 }
 
 TEST(ChildBackend, ACrashOrAnExitIsACrashOutcomeAndTheNextProgramRunsAgain) {

@@ -46,6 +46,13 @@ GeneratorOptions options(int max_leaves, double special_rate, int min_ops = 0, i
   return o;
 }
 
+// Tensors past ATen's 32,768-element parallel grain, as libtorch-threads campaigns draw them.
+GeneratorOptions large_tensors() {
+  GeneratorOptions o = options(4, 0.05, 0, 1, 48, 48);
+  o.max_elements = kMaxElements;
+  return o;
+}
+
 // The option settings every random-input test sweeps.
 const std::vector<GeneratorOptions>& settings() {
   static const std::vector<GeneratorOptions> all = {GeneratorOptions{},
@@ -56,7 +63,8 @@ const std::vector<GeneratorOptions>& settings() {
                                                     options(3, 0.05, 0, 2, 6, 24),
                                                     options(8, 1.0, 0, 1, 48, 64),
                                                     options(8, 0.05, 0, 1, 16, 48, 1.0),
-                                                    options(4, 0.05, 0, 1, 16, 48, 0.0)};
+                                                    options(4, 0.05, 0, 1, 16, 48, 0.0),
+                                                    large_tensors()};
   return all;
 }
 
@@ -133,6 +141,7 @@ TEST(Generate, TotalAndWithinCapsOnRandomBytes) {
       int leaves_so_far = 0;
       for (const Stmt& s : p.stmts) {
         ASSERT_TRUE(s.shape.within_cap()) << s.shape.to_string();
+        ASSERT_LE(s.shape.numel(), o.max_elements) << s.shape.to_string();
         switch (s.kind) {
         case StmtKind::Leaf:
           // An index leaf's dims follow its op's operands (and reach 2n + 2), not the knobs.
@@ -360,6 +369,26 @@ void expect_mentions(const std::string& error, const std::string& part) {
 
 } // namespace
 
+TEST(Generate, RaisedElementCapReachesPastATensParallelGrain) {
+  // ATen splits an elementwise loop or a reduction across threads past 32,768 elements; at the
+  // default cap nothing gets there, at the raised one leaves and results do.
+  std::mt19937 rng(23);
+  std::int64_t largest_default = 0;
+  int past_grain_leaves = 0;
+  int past_grain_results = 0;
+  for (int n = 0; n < 400; ++n) {
+    const std::vector<std::uint8_t> bytes = random_bytes(rng, 300);
+    for (const Stmt& s : generate(bytes, options(4, 0.05, 0, 1, 48, 48)).stmts)
+      largest_default = std::max(largest_default, s.shape.numel());
+    for (const Stmt& s : generate(bytes, large_tensors()).stmts)
+      if (s.shape.numel() > 32768)
+        ++(s.kind == StmtKind::Op ? past_grain_results : past_grain_leaves);
+  }
+  EXPECT_LE(largest_default, kDefaultMaxElements);
+  EXPECT_GT(past_grain_leaves, 20);
+  EXPECT_GT(past_grain_results, 20);
+}
+
 TEST(Encode, ExplainsWhatTheGeneratorCannotProduce) {
   expect_mentions(
       encode_error("%0 = leaf f32[1] [0.5]\n%1 = leaf f32[1] [0.5]\n", options(1, 0.05)),
@@ -373,6 +402,12 @@ TEST(Encode, ExplainsWhatTheGeneratorCannotProduce) {
                   "%0 = leaf f32[17]: dim 17 is outside 1..16");
   expect_mentions(encode_error("%0 = leaf f32[1] [1]\n", options(4, 0.05, 0, 2)),
                   "dim 1 is outside");
+  // 48 * 48 * 4 = 9,216 elements: legal in the IR, past the generator's default cap.
+  std::string large = "%0 = leaf f32[48, 48, 4] [1";
+  for (int i = 1; i < 48 * 48 * 4; ++i)
+    large += ", 1";
+  expect_mentions(encode_error((large + "]\n").c_str(), options(4, 0.05, 0, 1, 48)),
+                  "dim 4 is outside 1..3");
   expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = pow %0, exponent=2.5 : f32[2]\n"),
                   "%1 = pow %0");
   expect_mentions(encode_error("%0 = leaf f32[2] [1, 2]\n%1 = clamp %0, min=-2, max=2 : f32[2]\n"),

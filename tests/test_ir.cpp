@@ -158,7 +158,8 @@ TEST(ShapeRules, ReshapePermuteSliceStackChunkDiagEmbedBmm) {
 }
 
 TEST(ShapeRules, CapOnElements) {
-  EXPECT_FALSE(rule(Op::Add, {{48, 48, 4}, {1}}).ok()) << "9216 elements exceed kMaxElements";
+  expect_shape(rule(Op::Add, {{32, 32, 48}, {1}}), {32, 32, 48});
+  EXPECT_FALSE(rule(Op::Add, {{48, 48, 29}, {1}}).ok()) << "66,816 elements exceed kMaxElements";
 }
 
 TEST(OpTable, NamesAndIdsAreUnique) {

@@ -262,6 +262,15 @@ TEST(PluginBackend, ValidatesWhatThePluginReturns) {
                                  RunOptions{});
   EXPECT_EQ(skipped.status, Status::Unsupported);
   EXPECT_EQ(skipped.message, "tanh (op id 12)");
+  // A tensor past the ABI's element promise is refused the same way (BURNMARK_MAX_ELEMENTS
+  // raised for LibTorch's parallel kernels).
+  std::string large = "%0 = leaf f32[48,48,4] [1";
+  for (int i = 1; i < 48 * 48 * 4; ++i)
+    large += ", 1";
+  Outcome too_large =
+      backend->run(parse(large + "]\n%1 = mul %0, %0 : f32[48,48,4]\nroot %1\n"), RunOptions{});
+  EXPECT_EQ(too_large.status, Status::Unsupported);
+  EXPECT_EQ(too_large.message, "a tensor of 9216 elements (the plugin ABI promises at most 8192)");
   EXPECT_EQ(*runs - runs_before, 6);
   dlclose(self);
 }

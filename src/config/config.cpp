@@ -159,6 +159,7 @@ GeneratorOptions generator_options(const Config& c) {
   g.min_ops = c.min_ops;
   g.min_dim = c.min_dim;
   g.max_dim = c.max_dim;
+  g.max_elements = c.max_elements;
   g.special_rate = c.special_rate;
   g.edge_rate = c.edge_rate;
   g.dtypes = c.dtypes;

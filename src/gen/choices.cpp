@@ -13,6 +13,7 @@ Knobs normalize(const GeneratorOptions& o) {
   k.max_leaves = std::clamp(o.max_leaves, 1, 8);
   k.min_dim = std::clamp(o.min_dim, 1, static_cast<int>(kMaxDim));
   k.max_dim = std::clamp(o.max_dim, k.min_dim, static_cast<int>(kMaxDim));
+  k.max_elements = std::clamp<std::int64_t>(o.max_elements, kDefaultMaxElements, kMaxElements);
   k.max_steps = std::clamp(o.max_steps, 0, kMaxStepsLimit);
   k.min_ops = std::clamp(o.min_ops, 0, k.max_steps);
   const double rate = o.special_rate;
@@ -153,14 +154,15 @@ std::int64_t min_dim_power(const Knobs& k, int count) {
 
 int max_feasible_rank(const Knobs& k, std::int64_t known_product, int fixed) {
   int rank = fixed + 1;
-  while (rank < kMaxLeafRank && known_product * min_dim_power(k, rank + 1 - fixed) <= kMaxElements)
+  while (rank < kMaxLeafRank &&
+         known_product * min_dim_power(k, rank + 1 - fixed) <= k.max_elements)
     ++rank;
   return rank;
 }
 
 std::int64_t dim_upper(const Knobs& k, std::int64_t known_product, int free_after) {
   return std::min<std::int64_t>(k.max_dim,
-                                kMaxElements / (known_product * min_dim_power(k, free_after)));
+                                k.max_elements / (known_product * min_dim_power(k, free_after)));
 }
 
 void leaf_sources(const Knobs& k, std::span<const Stmt> regs, LeafMode mode,
@@ -207,9 +209,14 @@ void lane_shapes(const Knobs& k, std::vector<Shape>& out) {
 // The prefilters below are necessary conditions only, to skip infer_shape's error formatting on
 // the common mismatch; infer_shape stays the authority on legality.
 
-int max_expand(const Shape& s) {
+bool fits(const Knobs& k, Op op, const Attrs& attrs, std::span<const Shape> in) {
+  const ShapeResult r = infer_shape(op, attrs, in);
+  return r.ok() && r.shape().numel() <= k.max_elements;
+}
+
+int max_expand(const Knobs& k, const Shape& s) {
   int n = 1;
-  while (n < kMaxExpand && s.numel() * (n + 1) <= kMaxElements && n + 1 <= kMaxDim)
+  while (n < kMaxExpand && s.numel() * (n + 1) <= k.max_elements && n + 1 <= kMaxDim)
     ++n;
   return n;
 }
@@ -276,20 +283,20 @@ int permutation_index(int code, int rank) {
   return index;
 }
 
-void diag_embed_offsets(const Shape& s, std::vector<int>& out) {
+void diag_embed_offsets(const Knobs& k, const Shape& s, std::vector<int>& out) {
   out.clear();
   Attrs a;
   const std::array<Shape, 1> in = {s};
   for (int offset = -kMaxDiagEmbedOffset; offset <= kMaxDiagEmbedOffset; ++offset) {
     a.times = offset;
-    if (infer_shape(Op::DiagEmbed, a, in).ok()) out.push_back(offset);
+    if (fits(k, Op::DiagEmbed, a, in)) out.push_back(offset);
   }
 }
 
-void stack_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+void stack_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   out.clear();
   const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
-  if (sa.rank() >= kMaxRank || 2 * sa.numel() > kMaxElements) return;
+  if (sa.rank() >= kMaxRank || 2 * sa.numel() > k.max_elements) return;
   for (std::size_t r = 0; r < regs.size(); ++r)
     if (regs[r].dtype == DType::F32 && regs[r].shape == sa) out.push_back(static_cast<Reg>(r));
 }
@@ -309,29 +316,29 @@ void float_registers(std::span<const Stmt> regs, std::vector<Reg>& out) {
     if (regs[r].dtype == DType::F32) out.push_back(static_cast<Reg>(r));
 }
 
-void where_partners(std::span<const Stmt> regs, const Shape& mask, const Shape* a,
+void where_partners(const Knobs& k, std::span<const Stmt> regs, const Shape& mask, const Shape* a,
                     std::vector<Reg>& out) {
   out.clear();
   for (std::size_t r = 0; r < regs.size(); ++r) {
     if (regs[r].dtype != DType::F32) continue;
     const std::array<Shape, 3> in = {mask, a ? *a : regs[r].shape, regs[r].shape};
     if (!broadcast_compatible(mask, regs[r].shape)) continue;
-    if (infer_shape(Op::Where, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
+    if (fits(k, Op::Where, Attrs{}, in)) out.push_back(static_cast<Reg>(r));
   }
 }
 
-void binary_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+void binary_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   out.clear();
   const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
   for (std::size_t r = 0; r < regs.size(); ++r) {
     if (regs[r].dtype != DType::F32) continue;
     const std::array<Shape, 2> in = {sa, regs[r].shape};
     if (!broadcast_compatible(in[0], in[1])) continue;
-    if (infer_shape(Op::Add, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
+    if (fits(k, Op::Add, Attrs{}, in)) out.push_back(static_cast<Reg>(r));
   }
 }
 
-void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+void matmul_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   out.clear();
   const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
   if (sa.rank() < 2) return;
@@ -340,11 +347,11 @@ void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
     if (regs[r].dtype != DType::F32) continue;
     if (sb.rank() < 2 || sb[sb.rank() - 2] != sa[sa.rank() - 1]) continue;
     const std::array<Shape, 2> in = {sa, sb};
-    if (infer_shape(Op::Matmul, Attrs{}, in).ok()) out.push_back(static_cast<Reg>(r));
+    if (fits(k, Op::Matmul, Attrs{}, in)) out.push_back(static_cast<Reg>(r));
   }
 }
 
-void shape_partners(std::span<const Stmt> regs, Op op, std::span<const Reg> fixed,
+void shape_partners(const Knobs& k, std::span<const Stmt> regs, Op op, std::span<const Reg> fixed,
                     std::vector<Reg>& out) {
   out.clear();
   std::array<Shape, kMaxArity> in;
@@ -354,11 +361,11 @@ void shape_partners(std::span<const Stmt> regs, Op op, std::span<const Reg> fixe
   for (std::size_t r = 0; r < regs.size(); ++r) {
     if (regs[r].dtype != DType::F32) continue;
     in[fixed.size()] = regs[r].shape;
-    if (infer_shape(op, Attrs{}, shapes).ok()) out.push_back(static_cast<Reg>(r));
+    if (fits(k, op, Attrs{}, shapes)) out.push_back(static_cast<Reg>(r));
   }
 }
 
-void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
+void addmm_first(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   out.clear();
   const Shape& input = regs[static_cast<std::size_t>(a)].shape;
   // Direct shape checks: the generator runs this for every addmm step, over every pair of
@@ -373,7 +380,7 @@ void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
       if (!matrix(q) || regs[q].shape[0] != m1[1]) continue;
       const Shape product{m1[0], regs[q].shape[1]};
       const auto b = broadcast(input, product);
-      if (b && *b == product && product.within_cap()) {
+      if (b && *b == product && product.within_cap() && product.numel() <= k.max_elements) {
         out.push_back(static_cast<Reg>(r));
         break;
       }
@@ -381,7 +388,8 @@ void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   }
 }
 
-void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg>& out) {
+void concat_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, int dim,
+                     std::vector<Reg>& out) {
   out.clear();
   const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
   Attrs attrs;
@@ -390,13 +398,13 @@ void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg
     const Shape& sb = regs[r].shape;
     if (regs[r].dtype != DType::F32 || sb.rank() != sa.rank()) continue;
     const std::array<Shape, 2> in = {sa, sb};
-    if (infer_shape(Op::Concat, attrs, in).ok()) out.push_back(static_cast<Reg>(r));
+    if (fits(k, Op::Concat, attrs, in)) out.push_back(static_cast<Reg>(r));
   }
 }
 
-std::int64_t max_index_length(const Shape& s, int dim) {
+std::int64_t max_index_length(const Knobs& k, const Shape& s, int dim) {
   const std::int64_t others = s.numel() / s[dim];
-  return std::min({kMaxDim, kMaxElements / others, 2 * s[dim] + 2});
+  return std::min({kMaxDim, k.max_elements / others, 2 * s[dim] + 2});
 }
 
 void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
@@ -407,13 +415,13 @@ void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
       out.push_back(static_cast<Reg>(r));
 }
 
-int max_repeat_times(const Shape& s, int dim) {
+int max_repeat_times(const Knobs& k, const Shape& s, int dim) {
   Attrs attrs;
   attrs.dim = dim;
   const std::array<Shape, 1> in = {s};
   for (int times = kMaxRepeat; times > 1; --times) {
     attrs.times = times;
-    if (infer_shape(Op::Repeat, attrs, in).ok()) return times;
+    if (fits(k, Op::Repeat, attrs, in)) return times;
   }
   return 1;
 }

@@ -22,6 +22,7 @@ struct Knobs {
   int min_ops;
   int min_dim;
   int max_dim;
+  std::int64_t max_elements; // every generated tensor's element count is at most this
   int max_steps;
   // A leaf seed entry is special when its tag byte is >= 256 - special_tags, so on uniform bytes
   // the share of special entries is special_tags / 256. 0 disables special values entirely.
@@ -131,22 +132,23 @@ void lane_shapes(const Knobs& k, std::vector<Shape>& out);
 // The f32 registers of the prefix: the candidates for an op's first operand and for aliases.
 void float_registers(std::span<const Stmt> regs, std::vector<Reg>& out);
 // Where's value operands: registers that broadcast with `with` (the mask, then mask and a).
-void where_partners(std::span<const Stmt> regs, const Shape& mask, const Shape* a,
+void where_partners(const Knobs& k, std::span<const Stmt> regs, const Shape& mask, const Shape* a,
                     std::vector<Reg>& out);
 
-void binary_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
-void matmul_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+void binary_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+void matmul_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 // Registers r for which op(fixed..., r) has a legal shape (the op's last operand).
-void shape_partners(std::span<const Stmt> regs, Op op, std::span<const Reg> fixed,
+void shape_partners(const Knobs& k, std::span<const Stmt> regs, Op op, std::span<const Reg> fixed,
                     std::vector<Reg>& out);
 // addmm's mat1 candidates: matrices for which some register can be mat2 with input `a`.
-void addmm_first(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
-void concat_partners(std::span<const Stmt> regs, Reg a, int dim, std::vector<Reg>& out);
+void addmm_first(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+void concat_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, int dim,
+                     std::vector<Reg>& out);
 // 1..kMaxRepeat, limited by the cap; 1 always fits.
-int max_repeat_times(const Shape& s, int dim);
+int max_repeat_times(const Knobs& k, const Shape& s, int dim);
 // The sizes expand may give a size-1 dim: 1..kMaxExpand, limited by the element cap.
 inline constexpr int kMaxExpand = 8;
-int max_expand(const Shape& s);
+int max_expand(const Knobs& k, const Shape& s);
 // reshape's alternatives for an operand of shape s, in order: every merge of dims dim..dim1
 // (dim < dim1) whose merged size fits a dim, then every split of a dim by a divisor of its size
 // (1 and the size included: they add a dim of size 1), while the rank allows one more dim.
@@ -163,17 +165,17 @@ inline constexpr int kMinChunks = 2;
 inline constexpr int kMaxChunks = 4;
 // diag_embed's offsets in -kMaxDiagEmbedOffset..kMaxDiagEmbedOffset whose result fits the cap.
 inline constexpr int kMaxDiagEmbedOffset = 1;
-void diag_embed_offsets(const Shape& s, std::vector<int>& out);
+void diag_embed_offsets(const Knobs& k, const Shape& s, std::vector<int>& out);
 // stack's partners: f32 registers of a's shape, when a's rank leaves room for the new dim and
 // the stacked result fits the cap.
-void stack_partners(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+void stack_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 
 // ---- index leaves ----
 
 // The length an index may have along `dim` of `s` (gather, index_select, take_along_dim): up to
 // twice the dim plus two, so that repeated indices are common, within kMaxDim and the cap of a
 // result shaped like s with that dim replaced.
-std::int64_t max_index_length(const Shape& s, int dim);
+std::int64_t max_index_length(const Knobs& k, const Shape& s, int dim);
 // scatter's src candidates: f32 registers of a's rank (a itself included).
 void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 // How large dim d of a scatter index may be: src's size, and self's too off dim.

@@ -442,7 +442,7 @@ private:
     const Reg a = cmp.operands[0];
     head(family, a);
     choose_op(kCompareOps, cmp.op);
-    binary_partners(prefix(), a, candidates_);
+    binary_partners(k_, prefix(), a, candidates_);
     partner(candidates_, cmp.operands[1]);
     edge_tag(cmp.op);
   }
@@ -452,10 +452,10 @@ private:
     // The where's choices are made with the comparison already in the prefix.
     reg_ = where_reg;
     const Shape& mask = p_.stmts[static_cast<std::size_t>(where.operands[0])].shape;
-    where_partners(prefix(), mask, nullptr, candidates_);
+    where_partners(k_, prefix(), mask, nullptr, candidates_);
     partner(candidates_, where.operands[1]);
     const Shape& sx = p_.stmts[static_cast<std::size_t>(where.operands[1])].shape;
-    where_partners(prefix(), mask, &sx, candidates_);
+    where_partners(k_, prefix(), mask, &sx, candidates_);
     partner(candidates_, where.operands[2]);
   }
 
@@ -463,7 +463,7 @@ private:
     comparison(OpFamily::Masked, cmp);
     reg_ = fill_reg;
     const Shape& mask = p_.stmts[static_cast<std::size_t>(fill.operands[1])].shape;
-    where_partners(prefix(), mask, nullptr, candidates_);
+    where_partners(k_, prefix(), mask, nullptr, candidates_);
     partner(candidates_, fill.operands[0]);
     params(fill);
   }
@@ -490,7 +490,7 @@ private:
     case Op::TakeAlongDim:
       for (int d = 0; d < sa.rank(); ++d) {
         if (d == dim) {
-          upto(si[d], max_index_length(sa, d), d);
+          upto(si[d], max_index_length(k_, sa, d), d);
         } else if (instr.op == Op::Gather) {
           upto(si[d], sa[d], d);
         } else {
@@ -500,7 +500,7 @@ private:
         }
       }
       break;
-    case Op::IndexSelect: upto(si[0], max_index_length(sa, dim), 0); break;
+    case Op::IndexSelect: upto(si[0], max_index_length(k_, sa, dim), 0); break;
     case Op::ScatterAdd:
     case Op::ScatterReduce: {
       // The decoder picked src before pushing the index leaf: the same f32 candidates.
@@ -544,7 +544,7 @@ private:
     case OpFamily::Binary:
       head(family, a);
       choose_op(kBinaryOps, instr.op);
-      binary_partners(prefix(), a, candidates_);
+      binary_partners(k_, prefix(), a, candidates_);
       partner(candidates_, instr.operands[1]);
       params(instr);
       return edge_tag(instr.op);
@@ -557,7 +557,7 @@ private:
       fail("the generator makes an indexing op only right after its index leaf");
     case OpFamily::Matmul:
       head(family, a);
-      matmul_partners(prefix(), a, candidates_);
+      matmul_partners(k_, prefix(), a, candidates_);
       return partner(candidates_, instr.operands[1]);
     case OpFamily::Transpose: {
       head(family, a);
@@ -633,9 +633,9 @@ private:
             ++count;
           }
         write(index, count);
-        if (at.times < 1 || at.times > max_expand(sa))
-          fail(fmt::format("expand size must be 1..{} here", max_expand(sa)));
-        write(at.times - 1, max_expand(sa));
+        if (at.times < 1 || at.times > max_expand(k_, sa))
+          fail(fmt::format("expand size must be 1..{} here", max_expand(k_, sa)));
+        write(at.times - 1, max_expand(k_, sa));
       } else if (instr.op == Op::Diagonal) {
         write_dim(at.dim);
         write(at.dim1 < at.dim ? at.dim1 : at.dim1 - 1, rank - 1);
@@ -658,7 +658,7 @@ private:
         write(at.times - at.dim1 - 1, n - at.dim1);
         write(at.variant - 1, kMaxSliceStep);
       } else if (instr.op == Op::Stack) {
-        stack_partners(prefix(), a, candidates_);
+        stack_partners(k_, prefix(), a, candidates_);
         partner(candidates_, instr.operands[1]);
         write(at.dim, rank + 1);
       } else if (instr.op == Op::Chunk) {
@@ -668,7 +668,7 @@ private:
         write(at.times - kMinChunks, kMaxChunks - kMinChunks + 1);
         write(at.dim1, static_cast<int>(chunk_count(sa[at.dim], at.times)));
       } else if (instr.op == Op::DiagEmbed) {
-        diag_embed_offsets(sa, ints_);
+        diag_embed_offsets(k_, sa, ints_);
         const auto it = std::find(ints_.begin(), ints_.end(), at.times);
         if (it == ints_.end())
           fail(fmt::format("diag_embed offset must be -{0}..{0} to be encodable",
@@ -687,23 +687,23 @@ private:
       }
       if (instr.op == Op::Trace) return edge_tag(instr.op);
       if (instr.op == Op::Addmm) {
-        addmm_first(prefix(), a, candidates_);
+        addmm_first(k_, prefix(), a, candidates_);
         partner(candidates_, instr.operands[1]);
         const std::array<Reg, 2> fixed = {a, instr.operands[1]};
-        shape_partners(prefix(), instr.op, fixed, candidates_);
+        shape_partners(k_, prefix(), instr.op, fixed, candidates_);
         partner(candidates_, instr.operands[2]);
         params(instr);
         return edge_tag(instr.op);
       }
       const std::array<Reg, 1> fixed = {a};
-      shape_partners(prefix(), instr.op, fixed, candidates_);
+      shape_partners(k_, prefix(), instr.op, fixed, candidates_);
       partner(candidates_, instr.operands[1]);
       return edge_tag(instr.op);
     }
     case OpFamily::Similarity: {
       head(family, a);
       choose_op(kSimilarityOps, instr.op);
-      binary_partners(prefix(), a, candidates_);
+      binary_partners(k_, prefix(), a, candidates_);
       partner(candidates_, instr.operands[1]);
       const Shape& sb = p_.stmts[static_cast<std::size_t>(instr.operands[1])].shape;
       const auto both = broadcast(sa, sb);
@@ -714,12 +714,12 @@ private:
     case OpFamily::Concat:
       head(family, a);
       write_dim(instr.attrs.dim);
-      concat_partners(prefix(), a, instr.attrs.dim, candidates_);
+      concat_partners(k_, prefix(), a, instr.attrs.dim, candidates_);
       return partner(candidates_, instr.operands[1]);
     case OpFamily::Repeat: {
       head(family, a);
       write_dim(instr.attrs.dim);
-      const int max_times = max_repeat_times(sa, instr.attrs.dim);
+      const int max_times = max_repeat_times(k_, sa, instr.attrs.dim);
       if (instr.attrs.times < 1 || instr.attrs.times > max_times)
         fail(fmt::format("times must be 1..{} here", max_times));
       return out_.choice(static_cast<std::uint32_t>(instr.attrs.times - 1),

@@ -303,7 +303,7 @@ private:
       in[i] = shape_of(operands[i]);
     const ShapeResult result = infer_shape(op, attrs, std::span<const Shape>(in.data(), arity));
     // The choice points only offer legal alternatives; a failure here is a generator bug.
-    if (!result.ok()) __builtin_trap();
+    if (!result.ok() || result.shape().numel() > k_.max_elements) __builtin_trap();
     Stmt& s = program_.stmts.emplace_back();
     s.kind = StmtKind::Op;
     s.instr.op = op;
@@ -359,7 +359,7 @@ private:
       const std::optional<Op> drawn = draw_op(kBinaryOps);
       if (!drawn) return unary(a);
       const Op op = *drawn;
-      binary_partners(regs(), a, scratch_);
+      binary_partners(k_, regs(), a, scratch_);
       const Reg b = pick(scratch_);
       push_op(op, {a, b}, params(op));
       return;
@@ -368,23 +368,23 @@ private:
     case OpFamily::Select: {
       const Reg mask = comparison(a);
       const Shape sm = shape_of(mask);
-      where_partners(regs(), sm, nullptr, scratch_);
+      where_partners(k_, regs(), sm, nullptr, scratch_);
       const Reg x = pick(scratch_);
       const Shape sx = shape_of(x);
-      where_partners(regs(), sm, &sx, scratch_);
+      where_partners(k_, regs(), sm, &sx, scratch_);
       push_op(Op::Where, {mask, x, pick(scratch_)}, {});
       return;
     }
     case OpFamily::Masked: {
       const Reg mask = comparison(a);
-      where_partners(regs(), shape_of(mask), nullptr, scratch_);
+      where_partners(k_, regs(), shape_of(mask), nullptr, scratch_);
       const Reg x = pick(scratch_);
       push_op(Op::MaskedFill, {x, mask}, params(Op::MaskedFill));
       return;
     }
     case OpFamily::Index: return index_step(a);
     case OpFamily::Matmul:
-      matmul_partners(regs(), a, scratch_);
+      matmul_partners(k_, regs(), a, scratch_);
       if (scratch_.empty() || !drawn(k_, Op::Matmul, dtype_)) return unary(a);
       push_op(Op::Matmul, {a, pick(scratch_)}, attrs);
       return;
@@ -484,7 +484,7 @@ private:
           if (sa[d] == 1) ones.push_back(d);
         if (ones.empty()) return unary(a);
         attrs.dim = ones[static_cast<std::size_t>(pick_int(static_cast<int>(ones.size())))];
-        attrs.times = 1 + pick_int(max_expand(sa));
+        attrs.times = 1 + pick_int(max_expand(k_, sa));
         break;
       }
       case Op::Diagonal: {
@@ -516,7 +516,7 @@ private:
         break;
       }
       case Op::Stack: {
-        stack_partners(regs(), a, scratch_);
+        stack_partners(k_, regs(), a, scratch_);
         if (scratch_.empty()) return unary(a);
         const Reg b = pick(scratch_);
         attrs.dim = pick_int(rank + 1);
@@ -532,7 +532,7 @@ private:
         break;
       }
       case Op::DiagEmbed:
-        diag_embed_offsets(sa, ints_);
+        diag_embed_offsets(k_, sa, ints_);
         if (ints_.empty()) return unary(a);
         attrs.times = ints_[in_.choice(static_cast<std::uint32_t>(ints_.size()))];
         break;
@@ -552,17 +552,17 @@ private:
         return;
       }
       if (op == Op::Addmm) {
-        addmm_first(regs(), a, scratch_);
+        addmm_first(k_, regs(), a, scratch_);
         if (scratch_.empty()) return unary(a);
         const Reg m1 = pick(scratch_);
         const std::array<Reg, 2> fixed = {a, m1};
-        shape_partners(regs(), op, fixed, scratch_);
+        shape_partners(k_, regs(), op, fixed, scratch_);
         const Reg m2 = pick(scratch_);
         push_op(op, {a, m1, m2}, params(op));
         return;
       }
       const std::array<Reg, 1> fixed = {a};
-      shape_partners(regs(), op, fixed, scratch_);
+      shape_partners(k_, regs(), op, fixed, scratch_);
       if (scratch_.empty()) return unary(a);
       push_op(op, {a, pick(scratch_)}, attrs);
       return;
@@ -571,7 +571,7 @@ private:
       const std::optional<Op> drawn = draw_op(kSimilarityOps);
       if (!drawn) return unary(a);
       const Op op = *drawn;
-      binary_partners(regs(), a, scratch_);
+      binary_partners(k_, regs(), a, scratch_);
       const Reg b = pick(scratch_);
       const auto both = broadcast(sa, shape_of(b));
       if (!both || both->rank() < 1) return unary(a);
@@ -582,7 +582,7 @@ private:
     case OpFamily::Concat: {
       if (sa.rank() < 1) return unary(a);
       attrs.dim = choose_dim();
-      concat_partners(regs(), a, attrs.dim, scratch_);
+      concat_partners(k_, regs(), a, attrs.dim, scratch_);
       if (scratch_.empty()) return unary(a);
       push_op(Op::Concat, {a, pick(scratch_)}, attrs);
       return;
@@ -590,9 +590,8 @@ private:
     case OpFamily::Repeat: {
       if (sa.rank() < 1) return unary(a);
       attrs.dim = choose_dim();
-      attrs.times =
-          1 +
-          static_cast<int>(in_.choice(static_cast<std::uint32_t>(max_repeat_times(sa, attrs.dim))));
+      attrs.times = 1 + static_cast<int>(in_.choice(
+                            static_cast<std::uint32_t>(max_repeat_times(k_, sa, attrs.dim))));
       push_op(Op::Repeat, {a}, attrs);
       return;
     }
@@ -602,7 +601,7 @@ private:
   // The comparison of a and a broadcast partner that opens a Select or Masked step: its mask.
   Reg comparison(Reg a) {
     const Op cmp = kCompareOps[in_.choice(kCompareOps.size())];
-    binary_partners(regs(), a, scratch_);
+    binary_partners(k_, regs(), a, scratch_);
     return push_op(cmp, {a, pick(scratch_)}, {});
   }
 
@@ -624,14 +623,14 @@ private:
     case Op::TakeAlongDim:
       for (int d = 0; d < sa.rank(); ++d) {
         if (d == attrs.dim)
-          index.push_back(upto(max_index_length(sa, d)));
+          index.push_back(upto(max_index_length(k_, sa, d)));
         else if (op == Op::Gather)
           index.push_back(upto(sa[d]));
         else
           index.push_back(in_.choice(2) == 0 ? sa[d] : 1); // 1: broadcast against the input
       }
       break;
-    case Op::IndexSelect: index.push_back(upto(max_index_length(sa, attrs.dim))); break;
+    case Op::IndexSelect: index.push_back(upto(max_index_length(k_, sa, attrs.dim))); break;
     case Op::ScatterAdd:
     case Op::ScatterReduce: {
       scatter_sources(regs(), a, scratch_);

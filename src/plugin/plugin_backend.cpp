@@ -89,6 +89,12 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
     return out;
   }
   for (const Stmt& s : program.stmts) {
+    if (s.shape.numel() > BURNMARK_MAX_ELEMENTS) {
+      out.status = Status::Unsupported;
+      out.message = fmt::format("a tensor of {} elements (the plugin ABI promises at most {})",
+                                s.shape.numel(), BURNMARK_MAX_ELEMENTS);
+      return out;
+    }
     if (s.kind != StmtKind::Op) continue;
     const OpInfo& info = op_info(s.instr.op);
     if (info.stable_id >= supported_.size() || !supported_[info.stable_id]) {

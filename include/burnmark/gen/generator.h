@@ -38,13 +38,21 @@
 namespace burnmark {
 
 // Out-of-range knobs are clamped (max_leaves to 1..8, dims to 1..kMaxDim with
-// max_dim >= min_dim, max_steps to 0..1024, min_ops to 0..max_steps, special_rate to 0..1), the
-// same way by generate() and encode().
+// max_dim >= min_dim, max_elements to kDefaultMaxElements..kMaxElements, max_steps to 0..1024,
+// min_ops to 0..max_steps, special_rate to 0..1), the same way by generate() and encode(). The
+// generator's default element cap per tensor, the seed's: small tensors keep a program fast.
+// Raising it (BURNMARK_MAX_ELEMENTS, up to the IR's kMaxElements) reaches ATen's parallel split,
+// whose grain is 32,768 elements.
+inline constexpr std::int64_t kDefaultMaxElements = 8192;
+
 struct GeneratorOptions {
-  int max_leaves = 4;         // MAX_LEAVES, 1..8: new-leaf steps past this alias a register
-  int min_ops = 0;            // MIN_OPS: op steps forced before the bytes may end the program
-  int min_dim = 1;            // FUZZ_MIN_DIM: smallest leaf dimension
-  int max_dim = 16;           // FUZZ_MAX_DIM (at most kMaxDim): largest leaf dimension
+  int max_leaves = 4; // MAX_LEAVES, 1..8: new-leaf steps past this alias a register
+  int min_ops = 0;    // MIN_OPS: op steps forced before the bytes may end the program
+  int min_dim = 1;    // FUZZ_MIN_DIM: smallest leaf dimension
+  int max_dim = 16;   // FUZZ_MAX_DIM (at most kMaxDim): largest leaf dimension
+  // BURNMARK_MAX_ELEMENTS (kDefaultMaxElements..kMaxElements): no generated tensor, leaf or
+  // result, has more elements.
+  std::int64_t max_elements = kDefaultMaxElements;
   int max_steps = 48;         // leaf + op steps after the first leaf
   double special_rate = 0.05; // share of leaf seed entries drawn from the special values
   double edge_rate = 0.15;    // share of op steps whose operand 0 is a fresh leaf of edge values

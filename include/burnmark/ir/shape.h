@@ -13,9 +13,11 @@ inline constexpr int kMaxRank = 5;
 // Leaves have rank 0..5, like every other register.
 inline constexpr int kMaxLeafRank = 5;
 // The seed's cap: no dimension above 48, and a bounded element count, so that concat and
-// repeat chains cannot grow a tensor without limit.
+// repeat chains cannot grow a tensor without limit. The generator draws within a smaller cap by
+// default (GeneratorOptions::max_elements); this one is what any program, a file's included, may
+// reach: twice ATen's 32,768-element parallel grain.
 inline constexpr std::int64_t kMaxDim = 48;
-inline constexpr std::int64_t kMaxElements = 8192;
+inline constexpr std::int64_t kMaxElements = 65536;
 
 class Shape {
 public:

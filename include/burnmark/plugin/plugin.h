@@ -51,6 +51,10 @@ extern "C" {
 #define BURNMARK_MAX_RANK 5
 /* Largest number of operands of any op (where: mask, a, b). */
 #define BURNMARK_MAX_OPERANDS 3
+/* Largest element count of any tensor in a program the host sends. Programs with a larger
+ * tensor (BURNMARK_MAX_ELEMENTS raised for LibTorch's parallel kernels) are unsupported by every
+ * plugin: the host reports them so and never calls run(). */
+#define BURNMARK_MAX_ELEMENTS 8192
 
 /* ------------------------------------------------------------------------------------------ */
 /* The program: host -> plugin. The host owns every byte reachable from a BurnmarkProgram; it   */
@@ -59,7 +63,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 /* Row-major dense shape. rank 0 is a scalar (one element); dims[rank..] are 0. Every dim is in
- * 1..48 and the element count is at most 8192 (BurnMark's allocation cap). */
+ * 1..48 and the element count is at most BURNMARK_MAX_ELEMENTS. */
 typedef struct BurnmarkShape {
   int32_t rank;                    /* 0..BURNMARK_MAX_RANK */
   int32_t reserved;                /* 0; keeps dims 8-byte aligned */
