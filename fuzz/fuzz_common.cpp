@@ -177,7 +177,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::uint8_t> bytes(data, size);
   const Program program = generate(bytes, h.generator);
   for (std::size_t i = 0; i < h.backends.size(); ++i)
-    h.outcomes[i] = h.backends[i]->run(program, h.run);
+    h.outcomes[i] = run_backend(*h.backends[i], program, h.run);
   ++h.inputs;
   Verdict verdict = compare(h.outcomes, h.oracle);
   if (verdict.agree()) return 0;

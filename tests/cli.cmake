@@ -13,5 +13,10 @@ function(burnmark_cli_use_bad_plugin)
     target_compile_definitions(test_cli PRIVATE
       BURNMARK_TEST_BAD_PLUGIN="$<TARGET_FILE:burnmark_fixture_bad_result>")
   endif()
+  if(TARGET burnmark_fixture_misbehaving)
+    add_dependencies(test_cli burnmark_fixture_misbehaving)
+    target_compile_definitions(test_cli PRIVATE
+      BURNMARK_TEST_MISBEHAVING_PLUGIN="$<TARGET_FILE:burnmark_fixture_misbehaving>")
+  endif()
 endfunction()
 cmake_language(DEFER CALL burnmark_cli_use_bad_plugin)

@@ -1,5 +1,6 @@
 // `burnmark` as a user runs it (a child process with a controlled environment): exit codes,
 // one-line errors, text round trips, raw fuzzer inputs; and the BACKENDS registry directly.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -230,6 +231,30 @@ TEST(Cli, RunExitsOneOnADivergence) {
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("DIVERGENCE backend="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("result=diverge"), std::string::npos) << r.out;
+}
+#endif
+
+#ifdef BURNMARK_TEST_MISBEHAVING_PLUGIN
+TEST(Cli, APluginDyingInProcessIsNamedAndTheStatusIsNeverAgreement) {
+  // The fixture's first leaf value picks: 13 segfault, 14 exit(0), 16 abort().
+  for (const auto& [trigger, says] :
+       {std::pair{13, "died of SIGSEGV"}, std::pair{14, "called exit()"},
+        std::pair{16, "aborted (SIGABRT)"}}) {
+    const fs::path prog = scratch_dir() / fmt::format("dies_{}.txt", trigger);
+    std::ofstream(prog) << fmt::format("%0 = leaf f32[2] [{}, 1]\n%1 = neg %0 : f32[2]\n", trigger);
+    const Result r =
+        invoke("run " + prog.string(), "BACKENDS=ref," BURNMARK_TEST_MISBEHAVING_PLUGIN);
+    EXPECT_NE(r.status, 0) << trigger << r.err;
+    EXPECT_NE(r.status, 1) << "not a divergence: " << trigger;
+    EXPECT_NE(r.err.find(fmt::format("burnmark: backend 'misbehaving' {}", says)),
+              std::string::npos)
+        << trigger << ": " << r.err;
+    EXPECT_NE(r.err.find("child:misbehaving"), std::string::npos) << r.err;
+  }
+  // Outside a backend nothing changes: an agreeing run still exits 0 with no such line.
+  const Result fine = invoke("run " + corpus_programs().front().string(), "BACKENDS=ref,libtorch");
+  EXPECT_EQ(fine.status, 0) << fine.err;
+  EXPECT_EQ(fine.err.find("burnmark: backend"), std::string::npos) << fine.err;
 }
 #endif
 

@@ -65,7 +65,7 @@ Judgement run_and_compare(const Program& program,
   Judgement j;
   const RunOptions run = run_options(config, gradients);
   for (const auto& b : backends)
-    j.outcomes.push_back(b->run(program, run));
+    j.outcomes.push_back(run_backend(*b, program, run));
   j.verdict = compare(j.outcomes, oracle_options(config, gradients));
   return j;
 }

@@ -8,6 +8,7 @@
 #include "burnmark/backends/process.h"
 
 #include "burnmark/config/config.h"
+#include "burnmark/driver/last_words.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -37,6 +38,8 @@ std::string usage() {
 
 int main(int argc, char** argv) {
   burnmark::serve_backend_if_requested();
+  // After serving: a child backend's death is its parent's outcome, not a line of its own.
+  burnmark::install_last_words();
   using namespace burnmark::cli;
   const std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.empty()) {

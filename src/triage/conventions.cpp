@@ -31,7 +31,7 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
                                       [&](const Divergence& d) { return d.backend == name; });
     if (!diverged) continue;
     for (std::size_t c = 0; c < others_.size(); ++c) {
-      if (alternatives.size() <= c) alternatives.push_back(others_[c].second->run(program, run));
+      if (alternatives.size() <= c) alternatives.push_back(run_backend(*others_[c].second, program, run));
       const Verdict v = compare({alternatives[c], outcomes[b]}, oracle);
       if (!v.agree() || v.compared == 0) continue;
       j.hits.push_back({name, others_[c].first});

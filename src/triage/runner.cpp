@@ -19,14 +19,14 @@ Verdict Runner::check(const Program& program) {
   outcomes.reserve(backends_.size());
   const RunOptions run{options_.gradients, options_.tangents, options_.hessian};
   for (Backend* b : backends_)
-    outcomes.push_back(b->run(program, run));
+    outcomes.push_back(run_backend(*b, program, run));
   return compare(outcomes, options_);
 }
 
 std::optional<std::vector<double>> Runner::values(const Program& program, Reg reg) {
   if (backends_.empty()) return std::nullopt;
   ++runs_;
-  const Outcome out = backends_[0]->run(reroot(program, reg), RunOptions{false});
+  const Outcome out = run_backend(*backends_[0], reroot(program, reg), RunOptions{false});
   if (out.status != Status::Ok ||
       static_cast<std::int64_t>(out.root.values.size()) != program.shape_of(reg).numel())
     return std::nullopt;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "burnmark/driver/last_words.h"
 #include "burnmark/driver/outcome.h"
 #include "burnmark/ir/program.h"
 
@@ -173,6 +174,12 @@ public:
   // `burnmark run`; empty when there is nothing to say.
   virtual std::string note() const { return {}; }
 };
+
+// Every caller runs a backend through this, so that a process dying inside it can name it.
+inline Outcome run_backend(Backend& backend, const Program& program, const RunOptions& options) {
+  const RunningBackend running(backend.name());
+  return backend.run(program, options);
+}
 
 template <Framework F> class FrameworkBackend final : public Backend {
 public:
