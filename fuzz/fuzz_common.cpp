@@ -158,8 +158,9 @@ void initialize(const char* target_name, bool gradients) {
   h.oracle = oracle_options(h.config, gradients);
   h.run = run_options(h.config, gradients);
   BackendsResult backends =
-      make_backends(h.config.backends, RegistryOptions{h.config.threads, h.config.child_timeout,
-                                                       h.config.isolate != 0});
+      make_backends(h.config.backends,
+                    RegistryOptions{h.config.threads, h.config.child_timeout, h.config.isolate != 0,
+                                    static_cast<std::size_t>(h.config.child_memory)});
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
   h.outcomes.resize(h.backends.size());

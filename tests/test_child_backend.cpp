@@ -190,6 +190,24 @@ TEST(ChildBackend, AHangIsKilledAtTheTimeoutAndIsAHangOutcome) {
   EXPECT_EQ(child->run(neg_of(1), RunOptions{true}).status, Status::Unsupported);
 }
 
+TEST(ChildBackend, RunawayMemoryIsKilledAtTheLimitAndIsAnOomOutcome) {
+  // The fixture grows to 4 GB and then hangs, so a missed limit shows as a hang, not as an
+  // exhausted machine; 1 GB is well above a LibTorch child's own start-up size.
+  ChildSpec s = spec("child:misbehaving", BURNMARK_TEST_MISBEHAVING_PLUGIN, 60);
+  s.memory_limit_mb = 1024;
+  const auto child = make_child_backend(s);
+  const Outcome grown = child->run(neg_of(17), RunOptions{true});
+  EXPECT_EQ(grown.status, Status::Oom) << grown.message;
+  EXPECT_NE(grown.message.find("BURNMARK_CHILD_MEMORY=1024"), std::string::npos) << grown.message;
+  EXPECT_EQ(child->run(neg_of(1), RunOptions{true}).status, Status::Unsupported);
+  const auto ref = make_reference_backend();
+  const Program p = neg_of(17);
+  const Verdict v = compare({ref->run(p, RunOptions{true}), child->run(p, RunOptions{true})}, {});
+  ASSERT_EQ(v.divergences.size(), 1u);
+  EXPECT_EQ(v.divergences[0].kind, DivergenceKind::Oom);
+  EXPECT_EQ(v.divergences[0].backend, "child:misbehaving");
+}
+
 TEST(ChildBackend, TheOracleReportsACrashAsItsOwnKindNamingTheBackend) {
   const auto ref = make_reference_backend();
   const auto child =

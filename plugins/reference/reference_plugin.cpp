@@ -129,7 +129,8 @@ std::int32_t run(void* context, const BurnmarkProgram* abi_program,
     case Status::Error: storage.set_error(outcome.message); return;
     // The in-process reference never reports these (only child backends do).
     case Status::Crash:
-    case Status::Hang: storage.set_error(outcome.message); return;
+    case Status::Hang:
+    case Status::Oom: storage.set_error(outcome.message); return;
     case Status::Unsupported: {
       const std::optional<Op> op = op_from_name(outcome.message);
       storage.set_unsupported(op ? op_info(*op).stable_id : 0, outcome.message);

@@ -42,7 +42,8 @@ constexpr std::array<Builtin, 9> kBuiltins = {{
                                   "libtorch",
                                   {{"ATEN_CPU_CAPABILITY", "default"}},
                                   o.child_server,
-                                  o.child_timeout});
+                                  o.child_timeout,
+                                  o.child_memory_mb});
      }},
     // LibTorch's thread pool is sized once per process: a child of its own, so the parent's
     // libtorch keeps one thread and the two runs differ only in how kernels split their work.
@@ -52,7 +53,8 @@ constexpr std::array<Builtin, 9> kBuiltins = {{
                                   "libtorch",
                                   {{"BURNMARK_THREADS", std::to_string(kThreadsVariantThreads)}},
                                   o.child_server,
-                                  o.child_timeout});
+                                  o.child_timeout,
+                                  o.child_memory_mb});
      }},
 }};
 
@@ -76,6 +78,7 @@ std::optional<std::variant<ChildSpec, std::string>> child_spec(std::string_view 
   ChildSpec spec;
   spec.name = std::string(entry);
   spec.timeout_seconds = options.child_timeout;
+  spec.memory_limit_mb = options.child_memory_mb;
   spec.server = options.child_server;
   std::string_view rest = entry.substr(5);
   if (rest.front() == '[') {

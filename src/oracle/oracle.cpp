@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,19 @@ bool values_diverge(double a, double b, double tolerance, double bound) {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The divergence kind of a child process's own failure, if the status is one.
+std::optional<DivergenceKind> child_failure(Status status) {
+  switch (status) {
+  case Status::Crash: return DivergenceKind::Crash;
+  case Status::Hang: return DivergenceKind::Hang;
+  case Status::Oom: return DivergenceKind::Oom;
+  case Status::Ok:
+  case Status::Error:
+  case Status::Unsupported: return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 // A bound vector is used only when it has one entry per value; a malformed one (a plugin bug)
 // must not index out of range, and ignoring it can only make the comparison stricter.
@@ -127,15 +141,14 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
     }
     ++verdict.compared;
     Judge judge{options, got.backend, verdict};
-    // A crash or a hang is the backend's own failure whatever the reference did.
-    if (got.status == Status::Crash || got.status == Status::Hang) {
-      Divergence d = judge.make(
-          got.status == Status::Crash ? DivergenceKind::Crash : DivergenceKind::Hang, -1);
+    // A crash, a hang or runaway memory is the backend's own failure whatever the reference did.
+    if (const std::optional<DivergenceKind> failure = child_failure(got.status)) {
+      Divergence d = judge.make(*failure, -1);
       d.detail = got.message;
       verdict.divergences.push_back(std::move(d));
       continue;
     }
-    if (ref.status == Status::Crash || ref.status == Status::Hang) {
+    if (child_failure(ref.status)) {
       Divergence d = judge.make(DivergenceKind::Error, -1);
       d.detail = "the reference " + ref.message + "; backend returned values";
       verdict.divergences.push_back(std::move(d));
@@ -176,6 +189,7 @@ std::string kind_name(DivergenceKind kind) {
   case DivergenceKind::Shape: return "shape";
   case DivergenceKind::Crash: return "crash";
   case DivergenceKind::Hang: return "hang";
+  case DivergenceKind::Oom: return "oom";
   }
   return "unknown";
 }

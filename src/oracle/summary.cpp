@@ -13,6 +13,7 @@ std::string status_name(Status status) {
   case Status::Unsupported: return "unsupported";
   case Status::Crash: return "crash";
   case Status::Hang: return "hang";
+  case Status::Oom: return "oom";
   }
   return "unknown";
 }

@@ -52,6 +52,7 @@ int kind_rank(DivergenceKind kind) {
   switch (kind) {
   case DivergenceKind::Crash: return 0;
   case DivergenceKind::Hang: return 0;
+  case DivergenceKind::Oom: return 0;
   case DivergenceKind::Error: return 0;
   case DivergenceKind::Shape: return 1;
   case DivergenceKind::Forward: return 2;

@@ -1,6 +1,8 @@
 /* Test fixture: a plugin that fails the way real ones do, for the child-backend tests. The first
  * leaf's first value picks what run() does:
- *   13: segfault   14: exit(0)   15: hang   16: abort()   anything else: UNSUPPORTED
+ *   13: segfault   14: exit(0)   15: hang   16: abort()
+ *   17: grow by 64 MB of touched memory at a time up to 4 GB, then hang (a runaway allocation)
+ *   anything else: UNSUPPORTED
  * so that a test can crash it, then check that the restarted child answers again. With
  * BURNMARK_FIXTURE_ALWAYS=segv in its environment it segfaults on every program (it claims every
  * op, so a fuzz target's programs all reach it). */
@@ -8,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "burnmark/plugin/plugin.h"
@@ -28,6 +31,17 @@ static int32_t run(void* context, const BurnmarkProgram* program, const Burnmark
     for (;;)
       pause();
   if (first == 16) abort();
+  if (first == 17) {
+    /* Kept reachable, so the compiler cannot drop the allocations as dead. */
+    static char* volatile blocks[64];
+    for (int i = 0; i < 64; ++i) {
+      blocks[i] = malloc((size_t)64 << 20);
+      if (blocks[i] == NULL) break;
+      memset(blocks[i], 1, (size_t)64 << 20);
+    }
+    for (;;)
+      pause();
+  }
   result->status = BURNMARK_STATUS_UNSUPPORTED;
   result->unsupported_op = 4;
   result->message = "this fixture computes nothing";

@@ -1,7 +1,8 @@
 // Backends in a child process: the same backend, run by a child that the harness talks to over
 // a socket, so that the child can have its own environment (LibTorch reads
 // ATEN_CPU_CAPABILITY once per process) and so that a crash, an exit or a hang of the backend
-// is an outcome of its own kind (Status::Crash, Status::Hang) instead of the harness's end.
+// is an outcome of its own kind (Status::Crash, Status::Hang, Status::Oom) instead of the
+// harness's end.
 #pragma once
 
 #include <memory>
@@ -21,6 +22,9 @@ struct ChildSpec {
   // and the fuzz targets do, so the default re-executes the running program.
   std::string server = "/proc/self/exe";
   double timeout_seconds = 60; // BURNMARK_CHILD_TIMEOUT; a run taking longer is a hang
+  // BURNMARK_CHILD_MEMORY: a child whose resident memory grows past this many MB while it runs
+  // a program is killed, and the outcome is an oom; 0 = no limit.
+  std::size_t memory_limit_mb = 4096;
 };
 
 // The child starts at the first run and again after every crash or hang.

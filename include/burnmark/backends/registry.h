@@ -14,9 +14,10 @@
 namespace burnmark {
 
 struct RegistryOptions {
-  int libtorch_threads = 1;     // BURNMARK_THREADS
-  double child_timeout = 60;    // BURNMARK_CHILD_TIMEOUT, seconds
-  bool isolate_plugins = false; // BURNMARK_ISOLATE: every plugin entry as child:ENTRY
+  int libtorch_threads = 1;           // BURNMARK_THREADS
+  double child_timeout = 60;          // BURNMARK_CHILD_TIMEOUT, seconds
+  bool isolate_plugins = false;       // BURNMARK_ISOLATE: every plugin entry as child:ENTRY
+  std::size_t child_memory_mb = 4096; // BURNMARK_CHILD_MEMORY; 0 = no limit
   // The program child backends execute to serve (ChildSpec::server); tests name the CLI, since
   // a test binary does not serve.
   std::string child_server = "/proc/self/exe";

@@ -25,6 +25,7 @@ enum class Status {
   Unsupported, // the backend lacks an op of this program: skipped and counted, never a divergence
   Crash,       // a backend in a child process died (signal, exit) on this program
   Hang,        // a backend in a child process gave no answer in time and was killed
+  Oom,         // a backend in a child process grew past BURNMARK_CHILD_MEMORY and was killed
 };
 
 struct Outcome {

@@ -26,9 +26,10 @@ enum class DivergenceKind {
   Shape,    // shapes or element counts differ
   Crash,    // the backend's child process died on this program
   Hang,     // the backend's child process did not answer in time
+  Oom,      // the backend's child process grew past its memory limit
 };
-// How many kinds there are (Hang is the last): the size of anything indexed by a kind.
-inline constexpr std::size_t kDivergenceKinds = static_cast<std::size_t>(DivergenceKind::Hang) + 1;
+// How many kinds there are (Oom is the last): the size of anything indexed by a kind.
+inline constexpr std::size_t kDivergenceKinds = static_cast<std::size_t>(DivergenceKind::Oom) + 1;
 
 struct Divergence {
   std::string backend; // the backend that disagrees with the reference

@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,14 @@ namespace burnmark {
 namespace {
 
 constexpr std::chrono::seconds kStartupTimeout{300};
+
+// The process's resident set (its threads' included), in MB; 0 when it cannot be read.
+std::size_t resident_mb(pid_t pid) {
+  std::ifstream statm(fmt::format("/proc/{}/statm", pid));
+  std::size_t size = 0, resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) / (1024 * 1024);
+}
 
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status))
@@ -59,7 +70,18 @@ public:
     wire::IoResult io =
         wire::write_frame(socket_, wire::encode_request({to_text(program), options.gradients,
                                                          options.tangents, options.hessian}));
-    if (io == wire::IoResult::Ok) io = wire::read_frame(socket_, frame, deadline);
+    if (io == wire::IoResult::Ok) {
+      const std::optional<std::size_t> over = wait_for_answer(deadline);
+      if (over) {
+        stop(true);
+        out.status = Status::Oom;
+        out.message = fmt::format("the child running '{}' grew to {} MB, past "
+                                  "BURNMARK_CHILD_MEMORY={} (killed; restarted at the next run)",
+                                  spec_.inner, *over, spec_.memory_limit_mb);
+        return out;
+      }
+      io = wire::read_frame(socket_, frame, deadline);
+    }
     if (io == wire::IoResult::TimedOut) {
       stop(true);
       out.status = Status::Hang;
@@ -87,6 +109,21 @@ public:
   }
 
 private:
+  // Waits until the answer starts to arrive or the deadline passes, watching the child's
+  // resident memory meanwhile; its size in MB when it grew past the limit.
+  std::optional<std::size_t> wait_for_answer(std::chrono::steady_clock::time_point deadline) {
+    constexpr std::chrono::milliseconds kSlice{50};
+    while (true) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return std::nullopt;
+      const auto until = spec_.memory_limit_mb > 0 ? std::min(deadline, now + kSlice) : deadline;
+      if (wire::wait_readable(socket_, until) == wire::IoResult::Ok) return std::nullopt;
+      if (spec_.memory_limit_mb == 0) continue;
+      const std::size_t mb = resident_mb(pid_);
+      if (mb > spec_.memory_limit_mb) return mb;
+    }
+  }
+
   std::string start() {
     if (std::getenv("BURNMARK_CHILD_BACKEND"))
       return "a child backend does not start children of its own";

@@ -192,6 +192,18 @@ IoResult read_exactly(int fd, char* buf, std::size_t size,
 
 } // namespace
 
+IoResult wait_readable(int fd, std::chrono::steady_clock::time_point until) {
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return IoResult::TimedOut;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    if (ready < 0 && errno == EINTR) continue;
+    return ready == 0 ? IoResult::TimedOut : IoResult::Ok;
+  }
+}
+
 IoResult read_frame(int fd, std::string& frame,
                     std::optional<std::chrono::steady_clock::time_point> deadline) {
   std::uint32_t size = 0;

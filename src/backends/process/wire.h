@@ -37,5 +37,8 @@ IoResult write_frame(int fd, const std::string& frame);
 // (nullopt: no deadline).
 IoResult read_frame(int fd, std::string& frame,
                     std::optional<std::chrono::steady_clock::time_point> deadline);
+// Ok once there is something to read (or the peer closed: read_frame then says so), TimedOut
+// when `until` passed first.
+IoResult wait_readable(int fd, std::chrono::steady_clock::time_point until);
 
 } // namespace burnmark::wire
