@@ -577,6 +577,10 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
                                                          : transcendental_detail::trigamma(x);
     });
     return true;
+  // digamma'' = tetragamma, LibTorch's polygamma(2, x) (the derivative of polygamma(1, x)).
+  case Op::Digamma:
+    unary(out, a, dx, [](Approx x, Approx) { return second::digamma(x); });
+    return true;
   case Op::Xlogy: binary(out, a, *b, dx, second::xlogy); return true;
   case Op::Var:
   case Op::VarDim: linear_rule(out, in, dx, t, s); return true;
@@ -593,7 +597,6 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::ProdDim: product(out, a, dx); return true;
 
   // No second-order rule yet.
-  case Op::Digamma:
   case Op::Copysign:
   case Op::Cumprod:
   case Op::Logcumsumexp:
