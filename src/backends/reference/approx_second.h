@@ -343,4 +343,18 @@ inline Hessian2 xlogy(Approx a, Approx b) {
   return at_jump(a, 0.0) ? unjudged(h) : h;
 }
 
+// copysign(a, b) = |a| sgn(b): every entry 0 away from a = 0 and b = 0 (a jump of the ratio
+// result / self and of the result itself). LibTorch's double backward of its rule
+// grad * (result / self) differentiates the division, and the two terms it adds,
+// (G / a) (result / a) and -G ((result / a) / a), cancel only up to their roundings: d2/da2
+// is 0 with their size, 2 / |a|, as its terms. The exponent's gradient is zeros_like(other).
+inline Hessian2 copysign(Approx a, Approx b) {
+  const Hessian2 h = hessian2(
+      [](double x, double) {
+        return std::array<Curvature, 3>{Curvature{0.0, 2 / std::fabs(x)}, same(0.0), same(0.0)};
+      },
+      a, b);
+  return at_jump(a, 0.0) || at_jump(b, 0.0) ? unjudged(h) : h;
+}
+
 } // namespace burnmark::ref::second

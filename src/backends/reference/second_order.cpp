@@ -582,6 +582,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
     unary(out, a, dx, [](Approx x, Approx) { return second::digamma(x); });
     return true;
   case Op::Xlogy: binary(out, a, *b, dx, second::xlogy); return true;
+  case Op::Copysign: binary(out, a, *b, dx, second::copysign); return true;
   case Op::Var:
   case Op::VarDim: linear_rule(out, in, dx, t, s); return true;
   case Op::Std:
@@ -597,7 +598,6 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::ProdDim: product(out, a, dx); return true;
 
   // No second-order rule yet.
-  case Op::Copysign:
   case Op::Cumprod:
   case Op::Logcumsumexp:
   case Op::Normalize:
