@@ -1,6 +1,6 @@
 // What second_order.cpp shares with its per-family files (second_order_rows.cpp: the scans and
-// the normalisers along a dim): the start of an operand's term, the roundings of a library's
-// formula, and those families' rules.
+// the normalisers along a dim; second_order_matrix.cpp: det): the start of an operand's term,
+// the roundings of a library's formula, and those families' rules.
 // Each rule is the derivative of the op's backward rule along the operands' tangents with the
 // output's gradient held, as second_order.cpp's header describes.
 #pragma once
@@ -48,5 +48,6 @@ void normalize(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>&
                SecondOrderScratch& t);
 void cosine_similarity(const Node& out, const Node& a, const Node& b,
                        std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t);
+void determinant(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx);
 
 } // namespace burnmark::ref::second_order
