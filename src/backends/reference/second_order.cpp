@@ -13,10 +13,10 @@
 //     transcendentals and activations), and g H v with the 2x2 Hessian for binary ones.
 //   - A rule linear in its operand (var's): the rule applied to the operand's tangent.
 //   - The scans and normalisers along a dim (cumprod, logcumsumexp, normalize,
-//     cosine_similarity): second_order_rows.cpp; det: second_order_matrix.cpp. Each
-//     differentiates LibTorch's own formula.
-//   - Ops without a second-order rule yet: second_order_rule returns false and the run is
-//     unsupported; the generator leaves them out in this mode (op_generated_in_second_order).
+//     cosine_similarity): second_order_rows.cpp; det: second_order_matrix.cpp; scatter_reduce:
+//     second_order_index.cpp. Each differentiates LibTorch's own formula.
+//   - An op without a rule would make second_order_rule return false and the run unsupported,
+//     and the generator would leave it out (op_generated_in_second_order); none is left.
 #include <array>
 #include <numbers>
 
@@ -597,9 +597,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Normalize: second_order::normalize(out, a, dx, t); return true;
   case Op::CosineSimilarity: second_order::cosine_similarity(out, a, *b, dx, t); return true;
   case Op::Det: second_order::determinant(out, a, dx); return true;
-
-  // No second-order rule yet.
-  case Op::ScatterReduce: return false;
+  case Op::ScatterReduce: second_order::scatter_reduce(out, a, *b, *c, dx, s); return true;
   }
   return false;
 }

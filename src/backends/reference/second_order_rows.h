@@ -1,6 +1,7 @@
 // What second_order.cpp shares with its per-family files (second_order_rows.cpp: the scans and
-// the normalisers along a dim; second_order_matrix.cpp: det): the start of an operand's term,
-// the roundings of a library's formula, and those families' rules.
+// the normalisers along a dim; second_order_matrix.cpp: det; second_order_index.cpp:
+// scatter_reduce): the start of an operand's term, the roundings of a library's formula, and
+// those families' rules.
 // Each rule is the derivative of the op's backward rule along the operands' tangents with the
 // output's gradient held, as second_order.cpp's header describes.
 #pragma once
@@ -49,5 +50,7 @@ void normalize(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>&
 void cosine_similarity(const Node& out, const Node& a, const Node& b,
                        std::array<InputGrad, kMaxArity>& dx, SecondOrderScratch& t);
 void determinant(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx);
+void scatter_reduce(const Node& out, const Node& self, const Node& index, const Node& src,
+                    std::array<InputGrad, kMaxArity>& dx, ReduceScratch& s);
 
 } // namespace burnmark::ref::second_order
