@@ -65,6 +65,16 @@ std::vector<std::pair<Op, Program>> second_order_programs() {
   return out;
 }
 
+// LibTorch 1.13.1's double backward of logcumsumexp is wrong where the upstream gradient is
+// exactly 0 (LogcumsumexpsDoubleBackwardIsWrongWhereItsGradientIsZero): the agreement tests give
+// the weight that gradient comes from no zero.
+Program without_known_libtorch_bugs(Op op, Program p) {
+  if (op != Op::Logcumsumexp) return p;
+  for (Leaf& leaf : p.leaves)
+    std::replace(leaf.data.begin(), leaf.data.end(), 0.0f, 0.0625f);
+  return p;
+}
+
 } // namespace
 
 TEST(ReferenceSecondOrder, EveryOpsHvpMatchesCentralDifferencesOfTheReferenceGradient) {
@@ -221,7 +231,7 @@ void expect_every_op_agrees_to_second_order(Backend& variant, FloatDType dtype) 
   const auto ref = make_reference_backend();
   int checked = 0;
   for (const auto& [op, program] : second_order_programs()) {
-    const Program p = with_float_dtype(program, dtype);
+    const Program p = with_float_dtype(without_known_libtorch_bugs(op, program), dtype);
     SCOPED_TRACE(to_text(p));
     const Outcome r = ref->run(p, kSecondOrder);
     const Outcome l = variant.run(p, kSecondOrder);
@@ -270,8 +280,9 @@ TEST(RefVsLibTorchSecondOrder, ForwardOverReverseAgreesWhereLibTorchHasTheFormul
     ++agreed;
   }
   // "Trying to use forward AD with _log_softmax_backward_data (_softmax_backward_data,
-  // log_sigmoid_backward) that does not support it".
-  EXPECT_EQ(lacking, (std::set<std::string>{"log_softmax", "logsigmoid", "softmax"}));
+  // log_sigmoid_backward, logcumsumexp) that does not support it".
+  EXPECT_EQ(lacking,
+            (std::set<std::string>{"log_softmax", "logcumsumexp", "logsigmoid", "softmax"}));
   EXPECT_GE(agreed, 150);
 }
 
@@ -287,6 +298,35 @@ TEST(RefVsLibTorchSecondOrder, ASingularSlogdetMayRaiseToSecondOrder) {
   const Outcome l = make_libtorch_backend(1)->run(p, kSecondOrder);
   EXPECT_EQ(l.status, Status::Error) << l.message;
   EXPECT_TRUE(compare({r, l}, with_hessian()).agree());
+}
+
+TEST(RefVsLibTorchSecondOrder, LogcumsumexpsDoubleBackwardIsWrongWhereItsGradientIsZero) {
+  // LibTorch's logcumsumexp_backward works in log space, where(grad > 0, log|grad|, lowest) and
+  // the same for grad < 0, which has no derivative in grad at grad = 0 (the where's zero times
+  // log's 0 / 0). Double backward gives NaN for the weight the gradient is, and under tanh,
+  // whose gradient has a tangent of its own, loses the term along it (x's H·v finite and
+  // wrong). The rule is linear in grad; the reference matches central differences there
+  // (EveryOpsHvpMatchesCentralDifferencesOfTheReferenceGradient, whose weight holds a zero).
+  ProgramBuilder b;
+  const Reg x = b.leaf({4}, {0.5f, -1.0f, 2.0f, 0.25f});
+  const Reg w = b.leaf({4}, {1.0f, 0.0f, -0.5f, 2.0f});
+  const Program p = b.finish(b.op(Op::Mul, {b.op(Op::Logcumsumexp, {x}, on_dim(0)), w}));
+  const auto ref = make_reference_backend();
+  const auto lt = make_libtorch_backend(1);
+  const Outcome r = ref->run(p, kSecondOrder);
+  const Outcome l = lt->run(p, kSecondOrder);
+  ASSERT_EQ(r.status, Status::Ok) << r.message;
+  ASSERT_EQ(l.status, Status::Ok) << l.message;
+  EXPECT_TRUE(std::isfinite(r.hvp[1].values[1]) && std::isfinite(r.hvp[1].error_bound[1]));
+  EXPECT_TRUE(std::isnan(l.hvp[1].values[1]));
+  EXPECT_FALSE(compare({r, l}, with_hessian()).agree());
+  const Program under_tanh = with_head(p, Op::Tanh);
+  const Outcome rt = ref->run(under_tanh, kSecondOrder);
+  const Outcome lt_tanh = lt->run(under_tanh, kSecondOrder);
+  const Verdict v = compare({rt, lt_tanh}, with_hessian());
+  EXPECT_TRUE(std::any_of(v.divergences.begin(), v.divergences.end(), [](const Divergence& d) {
+    return d.leaf == 0;
+  })) << format_verdict(v);
 }
 
 TEST(RefVsLibTorchSecondOrder, AWholeGraphAgreesAndIsNotZero) {

@@ -86,27 +86,28 @@ inline void logcumsumexp_forward(Row x, RowOut y) {
   }
 }
 
-// dx_j = sum_{k >= j} g_k exp(x_j - y_k). LibTorch evaluates it in log space with the
-// gradient split by sign (log|g_k| - y_k + x_j), so each term also carries the rounding of
+// One term g_k exp(x_j - y_k) of logcumsumexp's gradient. LibTorch evaluates it in log space
+// with the gradient split by sign (log|g_k| - y_k + x_j), so it also carries the rounding of
 // those log-space magnitudes.
+inline Approx logcumsumexp_term(Approx xj, Approx yk, Approx gk) {
+  const double arg = xj.v - yk.v;
+  const double t = std::exp(arg);
+  const bool indet = indeterminate(xj) || indeterminate(yk) || indeterminate(gk);
+  if (indet || !std::isfinite(arg)) // IEEE's value of an infinite argument is exact
+    return {gk.v * t, indet ? kInf : 0.0};
+  const double log_g = gk.v == 0 ? 0.0 : std::log(std::fabs(gk.v));
+  const double log_space =
+      4 * storage.u * (std::fabs(xj.v) + std::fabs(yk.v) + std::fabs(log_g) + 1);
+  return mul(gk, finish_transcendental(t, t * expm1_bound(xj.e + yk.e + log_space)));
+}
+
+// dx_j = sum_{k >= j} g_k exp(x_j - y_k).
 inline void logcumsumexp_backward(Row x, Row y, Row g, RowOut dx, std::vector<Approx>& terms) {
   const std::size_t n = x.size();
   for (std::size_t j = 0; j < n; ++j) {
     terms.clear();
-    for (std::size_t k = j; k < n; ++k) {
-      const double arg = x[j].v - y[k].v;
-      const double t = std::exp(arg);
-      const bool indet = indeterminate(x[j]) || indeterminate(y[k]) || indeterminate(g[k]);
-      if (indet || !std::isfinite(arg)) { // IEEE's value of an infinite argument is exact
-        terms.push_back({g[k].v * t, indet ? kInf : 0.0});
-        continue;
-      }
-      const double log_g = g[k].v == 0 ? 0.0 : std::log(std::fabs(g[k].v));
-      const double log_space =
-          4 * storage.u * (std::fabs(x[j].v) + std::fabs(y[k].v) + std::fabs(log_g) + 1);
-      const Approx factor = finish_transcendental(t, t * expm1_bound(x[j].e + y[k].e + log_space));
-      terms.push_back(mul(g[k], factor));
-    }
+    for (std::size_t k = j; k < n; ++k)
+      terms.push_back(logcumsumexp_term(x[j], y[k], g[k]));
     dx[j] = sum_of(Row(terms), 2);
   }
 }

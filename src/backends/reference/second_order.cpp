@@ -12,8 +12,11 @@
 //   - Elementwise ops: g f''(x) ẋ, with f'' written out per op below (approx_second.h for the
 //     transcendentals and activations), and g H v with the 2x2 Hessian for binary ones.
 //   - A rule linear in its operand (var's): the rule applied to the operand's tangent.
-//   - Ops without a second-order rule yet: second_order_rule returns false and the run is
-//     unsupported; the generator leaves them out in this mode (op_generated_in_second_order).
+//   - The scans and normalisers along a dim (cumprod, logcumsumexp, normalize,
+//     cosine_similarity): second_order_rows.cpp; det: second_order_matrix.cpp; scatter_reduce:
+//     second_order_index.cpp. Each differentiates LibTorch's own formula.
+//   - An op without a rule would make second_order_rule return false and the run unsupported,
+//     and the generator would leave it out (op_generated_in_second_order); none is left.
 #include <array>
 #include <numbers>
 
@@ -22,6 +25,7 @@
 #include "approx_transcendental.h"
 #include "linalg_det.h"
 #include "rows.h"
+#include "second_order_rows.h"
 #include "tape.h"
 
 namespace burnmark::ref {
@@ -29,21 +33,12 @@ namespace {
 
 constexpr Approx kTwo{2.0, 0.0};
 
-void none_wanted(std::array<InputGrad, kMaxArity>& dx) {
-  for (InputGrad& d : dx)
-    d.wanted = false;
-}
+using second_order::none_wanted;
 
 // Starts operand 0's term at its own shape when it is wanted and its tangents reached the op;
 // false (and nothing wanted) otherwise.
 bool start_first(const Node& a, bool reached, std::array<InputGrad, kMaxArity>& dx) {
-  const bool wanted = dx[0].wanted && reached;
-  none_wanted(dx);
-  if (!wanted) return false;
-  dx[0].wanted = true;
-  dx[0].shape = a.shape;
-  dx[0].buf.resize(a.shape.numel());
-  return true;
+  return second_order::start_operand(0, a.shape, reached, dx);
 }
 
 // y = f(x): g f''(x, y) ẋ for the one operand.
@@ -577,7 +572,12 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
                                                          : transcendental_detail::trigamma(x);
     });
     return true;
+  // digamma'' = tetragamma, LibTorch's polygamma(2, x) (the derivative of polygamma(1, x)).
+  case Op::Digamma:
+    unary(out, a, dx, [](Approx x, Approx) { return second::digamma(x); });
+    return true;
   case Op::Xlogy: binary(out, a, *b, dx, second::xlogy); return true;
+  case Op::Copysign: binary(out, a, *b, dx, second::copysign); return true;
   case Op::Var:
   case Op::VarDim: linear_rule(out, in, dx, t, s); return true;
   case Op::Std:
@@ -592,15 +592,12 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Prod:
   case Op::ProdDim: product(out, a, dx); return true;
 
-  // No second-order rule yet.
-  case Op::Digamma:
-  case Op::Copysign:
-  case Op::Cumprod:
-  case Op::Logcumsumexp:
-  case Op::Normalize:
-  case Op::CosineSimilarity:
-  case Op::Det:
-  case Op::ScatterReduce: return false;
+  case Op::Cumprod: second_order::cumulative_product(out, a, dx, t); return true;
+  case Op::Logcumsumexp: second_order::log_cumulative_sum_exp(out, a, dx, t); return true;
+  case Op::Normalize: second_order::normalize(out, a, dx, t); return true;
+  case Op::CosineSimilarity: second_order::cosine_similarity(out, a, *b, dx, t); return true;
+  case Op::Det: second_order::determinant(out, a, dx); return true;
+  case Op::ScatterReduce: second_order::scatter_reduce(out, a, *b, *c, dx, s); return true;
   }
   return false;
 }

@@ -72,6 +72,9 @@ struct SecondOrderScratch {
   Node seeded;   // an op's node with another gradient, for a rule seeded with it
   std::vector<Approx> terms, more;
   Buf sum;
+  std::array<std::vector<Approx>, 11> rows; // the rows of the ops along a dim
+  std::array<Buf, 4> wide;                  // operands and tangents at a broadcast shape
+  std::array<std::vector<double>, 3> mags;  // magnitudes of the terms a formula adds
 };
 
 // What hessian_vector's exception says, first, for an op without a second-order rule: the
