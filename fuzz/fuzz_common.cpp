@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -148,7 +150,36 @@ std::string full_report(const Harness& h, const Program& program, const Verdict&
 
 } // namespace
 
+namespace {
+
+// Under `burnmark campaign`, libFuzzer's fork-mode parent and its workers must not outlive the
+// campaign: killed outright (SIGKILL, an OOM killer) it cannot stop them, and a worker's parent
+// is the shell of libFuzzer's system(), not the campaign. Each process checks that the campaign
+// is still there and ends itself within a fraction of a second when it is not.
+void leave_with_the_campaign() {
+  const char* text = std::getenv("BURNMARK_CAMPAIGN_PID");
+  if (text == nullptr) return;
+  const long pid = std::strtol(text, nullptr, 10);
+  if (pid <= 1) return;
+  const auto gone = [path = fmt::format("/proc/{}/stat", pid)] {
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return true;
+    char state = 0;
+    const bool read = std::fscanf(f, "%*d (%*[^)]) %c", &state) == 1;
+    std::fclose(f);
+    return !read || state == 'Z'; // a zombie is gone too: its parent has not reaped it yet
+  };
+  std::thread([gone] {
+    while (!gone())
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::_Exit(0);
+  }).detach();
+}
+
+} // namespace
+
 void initialize(const char* target_name, bool gradients) {
+  leave_with_the_campaign();
   Harness& h = harness();
   h.target = target_name;
   ConfigResult config = load_config_from_environment();

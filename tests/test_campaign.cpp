@@ -361,6 +361,45 @@ TEST(CampaignCommand, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
   EXPECT_NE(std::system(("pgrep -f '" + dir.string() + "/[f]indings' >/dev/null").c_str()), 0);
 }
 
+TEST(CampaignCommand, AKilledCampaignLeavesNoFuzzerRunning) {
+  // SIGKILL gives the campaign no chance to stop its fuzzer: libFuzzer's fork-mode parent and
+  // its worker notice on their own that the campaign is gone. Polled, not slept: the bound is
+  // far below the 600 s the fuzzer was given, and far above what a loaded machine needs.
+  const fs::path dir = scratch("sigkill");
+  const std::string cmd = "cd " + dir.string() + " && env -u MODE " + kPlanted + " " +
+                          BURNMARK_CAMPAIGN_CLI + " campaign --fuzzer " + BURNMARK_FUZZ_AUTOGRAD +
+                          " --time 600 --out findings --seeds " + BURNMARK_TEST_SOURCE_DIR +
+                          "/corpus/fuzz_autograd >stdout 2>stderr & pid=$!; "
+                          "for i in $(seq 1200); do grep -q INFO: " +
+                          (dir / "findings/.scratch/fuzzer.log").string() +
+                          " 2>/dev/null && break; sleep 0.1; done; "
+                          // The campaign's fuzzer processes, found by the variable it gave them:
+                          // running before the kill (the one that wrote the log at least)...
+                          "grep -zqsx BURNMARK_CAMPAIGN_PID=$pid /proc/[0-9]*/environ || exit 2; "
+                          "kill -KILL $pid; wait $pid; "
+                          // ... and gone soon after.
+                          "for i in $(seq 600); do grep -zqsx BURNMARK_CAMPAIGN_PID=$pid "
+                          "/proc/[0-9]*/environ || exit 0; sleep 0.1; done; exit 1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_NE(WEXITSTATUS(status), 2) << "no fuzzer process carried the campaign's pid";
+  EXPECT_EQ(status, 0) << "a fuzzer outlived its campaign by a minute";
+}
+
+TEST(CampaignCommand, AFuzzTargetWhoseCampaignIsGoneEndsItself) {
+  // What makes the test above hold however the campaign died: a fuzz target given a campaign pid
+  // that no longer exists stops at once, though told to fuzz for 600 s. (Without the check it
+  // lingers until SIGPIPE on its next status line or the end of its job, seconds later.)
+  const fs::path dir = scratch("orphan");
+  const std::string cmd = "cd " + dir.string() + " && true & dead=$!; wait $dead; cd " +
+                          dir.string() + " && env -u MODE BURNMARK_CAMPAIGN_PID=$dead " + kPlanted +
+                          " " + BURNMARK_FUZZ_AUTOGRAD + " -max_total_time=600 " +
+                          BURNMARK_TEST_SOURCE_DIR + "/corpus/fuzz_autograd >log 2>&1";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << slurp(dir / "log");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(300))
+      << "ran on without its campaign";
+}
+
 class ReproCommand : public ::testing::Test {
 protected:
   fs::path dir_ = scratch("repro");

@@ -99,6 +99,8 @@ std::vector<std::string> child_environment(const Layout& l, const fs::path& know
       // Workers' reports go to libFuzzer's per-job logs, which nobody reads: keep them short.
       {"BURNMARK_FULL_REPORTS", "0"},
       {"BURNMARK_SUMMARY_EVERY", "1000"},
+      // The fuzz targets end themselves when this process is gone (leave_with_the_campaign).
+      {"BURNMARK_CAMPAIGN_PID", std::to_string(::getpid())},
   };
   // Known bugs are skipped in the workers: cheaper there than re-checked here, and a bug that
   // saturates the fuzzer would otherwise bury the new ones in the findings directory.
