@@ -17,3 +17,11 @@ function(burnmark_fuzz_use_bad_plugin)
   endif()
 endfunction()
 cmake_language(DEFER CALL burnmark_fuzz_use_bad_plugin)
+
+# The input-handling target under AddressSanitizer and UBSan (fuzz/CMakeLists.txt): a fixed
+# number of inputs from a fixed seed, starting from every text program in the repository; new
+# inputs go to a scratch directory, never into the source tree.
+add_test(NAME FuzzText.ParserGeneratorAndEncoderUnderSanitizers
+         COMMAND sh -c "rm -rf fuzz_text_corpus && mkdir fuzz_text_corpus && \"$0\" -runs=5000 -seed=1 -max_len=4096 fuzz_text_corpus \"$1\" \"$2\""
+                 $<TARGET_FILE:fuzz_text> ${PROJECT_SOURCE_DIR}/corpus/programs ${PROJECT_SOURCE_DIR}/corpus/bugs
+         WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
