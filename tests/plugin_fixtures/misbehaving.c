@@ -5,7 +5,9 @@
  *   anything else: UNSUPPORTED
  * so that a test can crash it, then check that the restarted child answers again. With
  * BURNMARK_FIXTURE_ALWAYS=segv in its environment it segfaults on every program (it claims every
- * op, so a fuzz target's programs all reach it). */
+ * op, so a fuzz target's programs all reach it); with BURNMARK_FIXTURE_ALWAYS=mix it segfaults on
+ * about 1 program in 16 and hangs on about 1 in 64, picked by the first value's bits, so that a
+ * campaign meets both among ordinary programs. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdint.h>
@@ -25,7 +27,14 @@ static int32_t run(void* context, const BurnmarkProgram* program, const Burnmark
   const float first =
       program->num_leaves > 0 && program->leaves[0].data ? program->leaves[0].data[0] : 0;
   const char* always = getenv("BURNMARK_FIXTURE_ALWAYS");
-  if (first == 13 || (always && always[0] == 's')) raise(SIGSEGV);
+  uint32_t bits = 0;
+  memcpy(&bits, &first, sizeof bits);
+  bits *= 2654435761u; /* spread the low bits of nearby values */
+  const int mix = always && always[0] == 'm';
+  if (first == 13 || (always && always[0] == 's') || (mix && (bits >> 28) == 0)) raise(SIGSEGV);
+  if (mix && (bits >> 26) == 63)
+    for (;;)
+      pause();
   if (first == 14) exit(0);
   if (first == 15)
     for (;;)
