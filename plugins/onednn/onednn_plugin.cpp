@@ -117,6 +117,16 @@ Eltwise eltwise_of(const BurnmarkStmt& s) {
   // pow(-inf, -0.5) = +0 where rsqrt gives -inf and NaN.
   case OpId::Reciprocal: return {algorithm::eltwise_pow, 1.0f, -1.0f, false};
   case OpId::Hardswish: return {algorithm::eltwise_hardswish, 0.0f, 0.0f, false};
+  case OpId::Softplus: {
+    // oneDNN 2.6's soft_relu is log(1 + e^x), beta 1, with no threshold: it is softplus where
+    // the threshold is high enough that x and log1p(e^x) round to the same float above it
+    // (e^-17 is below half an ulp of any x >= 17).
+    if (s.attrs.beta != 1.0 || s.attrs.threshold < 17.0)
+      throw burnmark::plugin::Unsupported{
+          s.op, std::string(burnmark::plugin::op_id_name(s.op)) +
+                    ": oneDNN's soft_relu is beta = 1 without a low threshold"};
+    return {algorithm::eltwise_soft_relu, 0.0f, 0.0f, false};
+  }
   case OpId::Add:
   case OpId::Sub:
   case OpId::Mul:
@@ -276,6 +286,7 @@ private:
     case OpId::LeakyRelu:
     case OpId::Hardtanh:
     case OpId::Relu6:
+    case OpId::Softplus:
     case OpId::Hardswish: {
       const Eltwise e = eltwise_of(s);
       return ops_.eltwise(e.alg, e.alpha, e.beta, cv(*in[0]), v(out));
@@ -396,6 +407,7 @@ private:
     case OpId::LeakyRelu:
     case OpId::Hardtanh:
     case OpId::Relu6:
+    case OpId::Softplus:
     case OpId::Hardswish: {
       const Eltwise e = eltwise_of(s);
       if (op == OpId::Round) return; // zero gradient; grad_in is already zeros
@@ -536,13 +548,13 @@ private:
 
 // The ops this plugin maps onto oneDNN primitives: the first vocabulary (stable ids 0..21), then
 // reciprocal, square, round, clamp_min, clamp_max, logsigmoid, gelu, silu, mish, elu,
-// leaky_relu, hardtanh, relu6, hardswish, maximum and minimum; the reductions oneDNN's reduction
-// primitive computes (prod, amax, amin, max, min, vector_norm over every element and along a
-// dim), softmax and log_softmax (softmax_v2), mm and addmm (matmul).
-constexpr std::uint32_t kOps[] = {0,  1,   2,   3,   4,   5,   6,   7,   8,   9,   10,  11, 12, 13,
-                                  14, 15,  16,  17,  18,  19,  20,  21,  42,  43,  48,  53, 54, 55,
-                                  57, 58,  59,  60,  63,  64,  65,  67,  73,  74,  93,  94, 95, 96,
-                                  97, 100, 101, 102, 103, 104, 105, 109, 113, 114, 117, 121};
+// leaky_relu, hardtanh, relu6, hardswish, softplus (beta 1), maximum and minimum; the reductions
+// oneDNN's reduction primitive computes (prod, amax, amin, max, min, vector_norm over every element
+// and along a dim), softmax and log_softmax (softmax_v2), mm and addmm (matmul).
+constexpr std::uint32_t kOps[] = {0,  1,  2,   3,   4,   5,   6,   7,   8,   9,   10,  11,  12, 13,
+                                  14, 15, 16,  17,  18,  19,  20,  21,  42,  43,  48,  53,  54, 55,
+                                  56, 57, 58,  59,  60,  63,  64,  65,  67,  73,  74,  93,  94, 95,
+                                  96, 97, 100, 101, 102, 103, 104, 105, 109, 113, 114, 117, 121};
 
 } // namespace
 

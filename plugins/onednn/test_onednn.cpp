@@ -47,15 +47,39 @@ TEST(OnednnPlugin, DeclaresExactlyTheMappedOps) {
     if (t->supported_ops[i] >= 22) declared.emplace_back(burnmark::op_name(*op));
   }
   EXPECT_EQ(t->num_supported_ops, 22u + declared.size());
-  const std::vector<std::string> want = {
-      "reciprocal", "square",      "round",      "clamp_min",
-      "clamp_max",  "logsigmoid",  "gelu",       "silu",
-      "mish",       "elu",         "leaky_relu", "hardtanh",
-      "relu6",      "hardswish",   "maximum",    "minimum",
-      "prod",       "amax",        "amin",       "max",
-      "min",        "vector_norm", "prod_dim",   "amax_dim",
-      "amin_dim",   "max_dim",     "min_dim",    "vector_norm_dim",
-      "softmax",    "log_softmax", "mm",         "addmm"};
+  const std::vector<std::string> want = {"reciprocal",
+                                         "square",
+                                         "round",
+                                         "clamp_min",
+                                         "clamp_max",
+                                         "logsigmoid",
+                                         "softplus",
+                                         "gelu",
+                                         "silu",
+                                         "mish",
+                                         "elu",
+                                         "leaky_relu",
+                                         "hardtanh",
+                                         "relu6",
+                                         "hardswish",
+                                         "maximum",
+                                         "minimum",
+                                         "prod",
+                                         "amax",
+                                         "amin",
+                                         "max",
+                                         "min",
+                                         "vector_norm",
+                                         "prod_dim",
+                                         "amax_dim",
+                                         "amin_dim",
+                                         "max_dim",
+                                         "min_dim",
+                                         "vector_norm_dim",
+                                         "softmax",
+                                         "log_softmax",
+                                         "mm",
+                                         "addmm"};
   EXPECT_EQ(declared, want);
   dlclose(h);
 }
@@ -240,6 +264,7 @@ TEST(OnednnOps, NewParameterisedOps) {
   Backends b;
   for (const char* a : {"1", "0.5", "2", "0", "-0.5"})
     expect_unary_agrees(b, std::string("elu %0, alpha=") + a);
+  expect_unary_agrees(b, "softplus %0, beta=1, threshold=20");
   for (const char* s : {"0.01", "0", "0.2", "1", "-0.5", "5"})
     expect_unary_agrees(b, std::string("leaky_relu %0, negative_slope=") + s);
   for (const char* m :
@@ -446,6 +471,17 @@ TEST(OnednnConventions, NanClipBoundsAreUnsupported) {
   Backends b;
   for (const char* op : {"clamp_min %0, min=nan", "clamp_max %0, max=nan",
                          "clamp %0, min=nan, max=1", "clamp %0, min=-1, max=nan"})
+    EXPECT_EQ(
+        b.run(std::string("%0 = leaf f32[2] [1, -2]\n%1 = ") + op + " : f32[2]\nroot %1\n").status,
+        Status::Unsupported)
+        << op;
+}
+
+// soft_relu has no beta and no threshold: softplus maps onto it only at beta 1 with a high one.
+TEST(OnednnConventions, SoftplusOtherThanBetaOneAndAHighThresholdIsUnsupported) {
+  Backends b;
+  for (const char* op : {"softplus %0, beta=1, threshold=0", "softplus %0, beta=2, threshold=20",
+                         "softplus %0, beta=-1, threshold=20"})
     EXPECT_EQ(
         b.run(std::string("%0 = leaf f32[2] [1, -2]\n%1 = ") + op + " : f32[2]\nroot %1\n").status,
         Status::Unsupported)
