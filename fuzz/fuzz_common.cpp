@@ -58,6 +58,9 @@ struct Harness {
   // inputs diverged only by taking a convention's other side.
   std::unique_ptr<ConventionJudge> judge;
   std::uint64_t conventions = 0;
+  // Findings that could not be written (a full disk, a directory removed under the fuzzer): in
+  // every SUMMARY line, and the process's exit status is 1 when there were any.
+  std::uint64_t lost = 0;
 };
 
 Harness& harness() {
@@ -97,12 +100,23 @@ bool write_atomically(const std::string& path, const void* data, std::size_t siz
 
 // The bytes, and the program they decoded to beside them (program_text_path): the bytes replay
 // under this build's generator, the text under any later one.
-void save_finding(const Harness& h, std::span<const std::uint8_t> bytes, const Program& program) {
+void save_finding(Harness& h, std::span<const std::uint8_t> bytes, const Program& program) {
   const std::string path = fmt::format("{}/finding-{:016x}", h.config.findings_dir, fnv1a(bytes));
   const std::string text = to_text(program);
   // The text first: a reader that sees the bytes finds their program already there.
-  if (write_atomically(program_text_path(path), text.data(), text.size()))
-    write_atomically(path, bytes.data(), bytes.size());
+  const bool saved = write_atomically(program_text_path(path), text.data(), text.size()) &&
+                     write_atomically(path, bytes.data(), bytes.size());
+  if (!saved) ++h.lost;
+}
+
+// libFuzzer ends with exit(0) whatever happened to the findings; a lost one must not look like
+// a clean run.
+void exit_failing_if_findings_were_lost() {
+  const Harness& h = harness();
+  if (h.lost == 0) return;
+  std::fprintf(stderr, "burnmark: %s: %llu findings could not be written to %s\n", h.target,
+               static_cast<unsigned long long>(h.lost), h.config.findings_dir.c_str());
+  std::_Exit(1);
 }
 
 // Before any fuzzing: a findings directory that cannot take a file would lose every finding
@@ -196,7 +210,10 @@ void initialize(const char* target_name, bool gradients) {
   h.backends = backends.take();
   h.outcomes.resize(h.backends.size());
   load_known_bugs(h);
-  if (!h.config.findings_dir.empty()) check_findings_dir(h.config.findings_dir);
+  if (!h.config.findings_dir.empty()) {
+    check_findings_dir(h.config.findings_dir);
+    std::atexit(exit_failing_if_findings_were_lost);
+  }
   if (h.backends.front()->name() == "ref")
     h.judge = std::make_unique<ConventionJudge>(make_convention_references());
   std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu\n", target_name,
@@ -249,8 +266,8 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
     for (std::size_t k = 0; k < kDivergenceKinds; ++k)
       fmt::format_to(std::back_inserter(line), " {}={}", kind_name(static_cast<DivergenceKind>(k)),
                      h.by_kind[k]);
-    fmt::format_to(std::back_inserter(line), " suppressed={} conventions={}\n", h.suppressed,
-                   h.conventions);
+    fmt::format_to(std::back_inserter(line), " suppressed={} conventions={} lost={}\n",
+                   h.suppressed, h.conventions, h.lost);
     std::fputs(line.c_str(), stderr);
   }
   return 0;

@@ -333,5 +333,15 @@ TEST(Cli, CampaignRefusesMissingSeedsTooManyWorkersAndAFuzzerThatRunsNothing) {
   const Result nothing = invoke("campaign --fuzzer /bin/true --time 1 --out " + out.string());
   EXPECT_EQ(nothing.status, 2) << nothing.err;
   EXPECT_NE(nothing.err.find("/bin/true reported no executions"), std::string::npos) << nothing.err;
+  // More free space asked for than any disk has: refused before the fuzzer starts.
+  fs::remove_all(out);
+  const Result full =
+      invoke("campaign --fuzzer /bin/true --min-free 2000000000 --time 1 --out " + out.string());
+  EXPECT_EQ(full.status, 2) << full.err;
+  EXPECT_NE(full.err.find("\nburnmark: campaign: " + out.string() + ": only "), std::string::npos)
+      << full.err;
+  EXPECT_NE(full.err.find("MB free, below --min-free 2000000000 MB\n"), std::string::npos)
+      << full.err;
+  EXPECT_FALSE(fs::exists(out / ".scratch" / "fuzzer.log")) << "the fuzzer was started";
   fs::remove_all(out);
 }

@@ -1,6 +1,7 @@
 // The fuzz targets run as libFuzzer runs them: the seed corpus passes cleanly, a finding in
 // panic mode aborts after writing a crash artifact that `burnmark run` replays, continuous mode
 // keeps going with saved findings, and a bad knob is one line and exit 2 before any fuzzing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -199,6 +200,31 @@ TEST(Fuzz, ContinuousModeKeepsGoingAndSavesFindings) {
   EXPECT_EQ(reports, 1u);
   EXPECT_NE(r.err.find("SUMMARY target=fuzz_autograd inputs="), std::string::npos) << r.err;
   EXPECT_FALSE(fs::is_empty(findings));
+}
+
+TEST(Fuzz, AFindingThatCannotBeWrittenIsCountedAndTheExitStatusSaysSo) {
+  // The seed diverges first; a directory where its file goes makes that one write fail (as a
+  // full disk would), after the start-up check passed. Findings are named by the FNV-1a hash of
+  // their bytes.
+  const fs::path dir = scratch("lost");
+  const fs::path corpus = bad_seed(dir);
+  const fs::path findings = dir / "findings";
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  std::ifstream seed(corpus / "add", std::ios::binary);
+  for (char c; seed.get(c);)
+    hash = (hash ^ static_cast<std::uint8_t>(c)) * 0x100000001b3ull;
+  fs::create_directories(findings / fmt::format("finding-{:016x}", hash));
+  const Result r =
+      run("MODE=continuous BURNMARK_SUMMARY_EVERY=1 BURNMARK_FINDINGS_DIR=" + findings.string() +
+              " BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN,
+          BURNMARK_FUZZ_AUTOGRAD " -runs=50 -seed=1 " + corpus.string(), dir);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("Done 50 runs"), std::string::npos) << "it kept fuzzing\n" << r.err;
+  EXPECT_NE(r.err.find(" lost=1\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("burnmark: fuzz_autograd: 1 findings could not be written to " +
+                       findings.string()),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(Fuzz, ContinuousModeCountsChildCrashesAndGoesOn) {

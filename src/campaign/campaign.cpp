@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <optional>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -133,6 +134,14 @@ bool complete(const fs::path& file, const std::string& bytes) {
   return name.substr(8) == fmt::format("{:016x}", fnv1a64(bytes));
 }
 
+// Free space on the filesystem holding `dir`, in MB; nullopt when it cannot be asked.
+std::optional<std::uint64_t> free_mb(const fs::path& dir) {
+  std::error_code ec;
+  const fs::space_info s = fs::space(dir, ec);
+  if (ec) return std::nullopt;
+  return s.available / (1024 * 1024);
+}
+
 class Supervisor {
 public:
   Supervisor(const CampaignOptions& options, FindingsBook& book)
@@ -140,6 +149,9 @@ public:
 
   CampaignSummary run() {
     if (std::string e = make_dirs(l_); !e.empty()) return fail(e);
+    if (const std::optional<std::uint64_t> mb = free_mb(o_.out); mb && *mb < o_.min_free_mb)
+      return fail(fmt::format("{}: only {} MB free, below --min-free {} MB", o_.out.string(), *mb,
+                              o_.min_free_mb));
     seed_corpus(o_.seeds, l_.corpus);
     log_.open(l_.log, std::ios::app);
     StopSignals signals;
@@ -159,9 +171,15 @@ public:
         if (std::string e = book_.flush(std::time(nullptr)); !e.empty()) report("campaign: " + e);
         report(progress_line());
         next_progress = now + seconds(o_.progress_every);
+        const std::optional<std::uint64_t> mb = free_mb(o_.out);
+        if (mb && *mb < o_.min_free_mb && summary_.stopped_early.empty()) {
+          summary_.stopped_early = fmt::format("only {} MB free on {}, below --min-free {} MB", *mb,
+                                               o_.out.string(), o_.min_free_mb);
+          report("campaign: stopping early: " + summary_.stopped_early);
+        }
       }
       const bool time_up = now >= deadline; // the fuzzer ignored -max_total_time
-      if ((g_stop_signal != 0 || time_up) && !stopping) {
+      if ((g_stop_signal != 0 || time_up || !summary_.stopped_early.empty()) && !stopping) {
         summary_.interrupted = g_stop_signal != 0;
         stopping = true;
         stop_at = now;
@@ -188,7 +206,10 @@ public:
     summary_.left_over = count_saved();
     move_crashes();
     if (std::string e = book_.save(std::time(nullptr)); !e.empty()) summary_.error = e;
-    report(progress_line() + (summary_.interrupted ? " (interrupted)" : " (done)") +
+    report(progress_line() +
+           (summary_.interrupted              ? " (interrupted)"
+            : !summary_.stopped_early.empty() ? " (stopped early: " + summary_.stopped_early + ")"
+                                              : " (done)") +
            (summary_.left_over
                 ? fmt::format(", {} saved inputs left for the next campaign", summary_.left_over)
                 : ""));

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kUsage =
     "[--target fuzz_autograd|fuzz_tensor_ops] [--time SECONDS] [--workers N] [--out DIR] "
-    "[--fuzzer PATH] [--seeds DIR] [--known FILE] [-- LIBFUZZER_ARGS...]";
+    "[--fuzzer PATH] [--seeds DIR] [--known FILE] [--min-free MB] [-- LIBFUZZER_ARGS...]";
 
 // The target as the build tree lays it out: <build>/fuzz/<target>, with this binary at
 // <build>/src/cli/burnmark (or anywhere else below <build>).
@@ -76,6 +76,12 @@ int run_campaign(std::span<const std::string_view> args) {
         return usage_error(fmt::format("campaign: unknown target '{}' (fuzz_autograd or "
                                        "fuzz_tensor_ops)",
                                        target));
+    } else if (a == "--min-free" && has_value) {
+      const std::optional<int> v = positive(args[++i]);
+      if (!v)
+        return usage_error(
+            fmt::format("campaign: --min-free needs a positive number of MB, not '{}'", args[i]));
+      options.min_free_mb = static_cast<std::uint64_t>(*v);
     } else if ((a == "--time" || a == "--workers") && has_value) {
       const std::optional<int> v = positive(args[++i]);
       if (!v)
@@ -179,6 +185,8 @@ int run_campaign(std::span<const std::string_view> args) {
              "ledger_file={}\n",
              target, s.stats.execs, s.diverging_inputs, book.signatures_this_run(),
              book.ledger().entries.size(), fresh, s.crashes, (options.out / "ledger.md").string());
+  // A campaign cut short by a full disk did not do what it was asked: never a clean status.
+  if (!s.stopped_early.empty()) return usage_error("campaign: stopped early: " + s.stopped_early);
   // Like `run`: 1 when there is something to look at (a new bug), 0 when every bug is known.
   return fresh > 0 ? kExitDivergence : kExitAgree;
 }

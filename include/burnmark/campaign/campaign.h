@@ -34,9 +34,13 @@ struct CampaignOptions {
   // The known-bug list the fuzz target skips (BURNMARK_KNOWN_BUGS in the child); empty leaves
   // the child's own default. Should be the list the FindingsBook marks as known.
   std::filesystem::path known_bugs;
-  int seconds = 60;                           // -max_total_time
-  int workers = 1;                            // -fork=N
-  double progress_every = 3.0;                // seconds between progress lines
+  int seconds = 60;            // -max_total_time
+  int workers = 1;             // -fork=N
+  double progress_every = 3.0; // seconds between progress lines
+  // Free space the findings directory's filesystem must keep: checked before the fuzzer starts
+  // (below it, the campaign does not start) and at every progress line (below it, the campaign
+  // stops early and says why), so a full disk never loses findings silently.
+  std::uint64_t min_free_mb = 64;
   std::vector<std::string> extra_fuzzer_args; // appended to the fuzzer's command line
   // Decodes a saved input exactly as the fuzz target does (generate() with the env's knobs).
   std::function<Program(std::span<const std::uint8_t>)> decode;
@@ -51,6 +55,7 @@ struct CampaignSummary {
   std::uint64_t left_over = 0;        // saved inputs not ingested (interrupted, or backlog)
   std::uint64_t crashes = 0;          // artifacts moved to crashes/
   bool interrupted = false;           // SIGINT/SIGTERM
+  std::string stopped_early;          // why the campaign stopped before its time (a full disk)
   int fuzzer_status = 0;              // the child's exit status (128+signal when killed)
   std::string error;                  // set when the campaign could not start
 };
