@@ -321,6 +321,18 @@ TEST(Cli, EveryVerbAnswersHelpWithItsUsage) {
     }
 }
 
+TEST(Cli, BenchRunsEveryBackendAloneThenTogether) {
+  const std::string corpus = std::string(BURNMARK_TEST_SOURCE_DIR) + "/corpus/programs";
+  const Result r = invoke("bench --seconds 0.2 " + corpus, "BACKENDS=ref,libtorch");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("# programs/s over "), std::string::npos) << r.out;
+  for (const char* line : {"\nref ", "\nlibtorch ", "\nref,libtorch with the oracle "})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " missing in\n" << r.out;
+  EXPECT_EQ(invoke("bench --seconds 0 " + corpus).status, 2);
+  EXPECT_EQ(invoke("bench /nonexistent").status, 2);
+  EXPECT_EQ(invoke("bench").status, 2);
+}
+
 TEST(Cli, CampaignRefusesMissingSeedsTooManyWorkersAndAFuzzerThatRunsNothing) {
   const fs::path out =
       fs::temp_directory_path() / ("burnmark_cli_campaign_" + std::to_string(::getpid()));

@@ -1,0 +1,102 @@
+// `burnmark bench [--forward-only] [--seconds S] DIR`: programs per second without libFuzzer.
+// Every input in DIR is decoded once (as `run` would), then run in a plain loop for about S
+// seconds: through each backend of BACKENDS alone, then through all of them with the oracle. The
+// first figures are the bare cost of a backend on these programs (for `libtorch`, LibTorch's own
+// calls and BurnMark's tensor set-up, nothing else); comparing them with the fuzz target's exec/s
+// on the same inputs (tools/bench.sh) shows what libFuzzer and the harness cost.
+#include <chrono>
+#include <filesystem>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "burnmark/oracle/oracle.h"
+#include "cli_common.h"
+#include "commands.h"
+
+namespace burnmark::cli {
+
+namespace {
+
+constexpr std::string_view kUsage = "[--forward-only] [--seconds S] DIR";
+
+using Clock = std::chrono::steady_clock;
+
+// Runs `one` over the programs, round after round, until `seconds` passed (at least one round);
+// programs per second.
+template <class F> double rate(const std::vector<Program>& programs, double seconds, F one) {
+  const auto start = Clock::now();
+  const auto until = start + std::chrono::duration<double>(seconds);
+  std::size_t done = 0;
+  do {
+    for (const Program& p : programs) {
+      one(p);
+      ++done;
+    }
+  } while (Clock::now() < until);
+  return static_cast<double>(done) / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+} // namespace
+
+int run_bench(std::span<const std::string_view> args) {
+  bool gradients = true;
+  double seconds = 10;
+  std::optional<std::string_view> dir;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view a = args[i];
+    if (a == "--forward-only") {
+      gradients = false;
+    } else if (a == "--seconds" && i + 1 < args.size()) {
+      const std::string value(args[++i]);
+      char* end = nullptr;
+      seconds = std::strtod(value.c_str(), &end);
+      if (end == value.c_str() || *end != '\0' || !(seconds > 0) || seconds > 86400)
+        return usage_error(fmt::format(
+            "bench: --seconds needs a number of seconds in (0, 86400], not '{}'", value));
+    } else if (a.starts_with("-") || dir) {
+      return usage_error(
+          fmt::format("bench: unexpected argument '{}' (usage: burnmark bench {})", a, kUsage));
+    } else {
+      dir = a;
+    }
+  }
+  if (!dir)
+    return usage_error(fmt::format("bench: expected DIR (usage: burnmark bench {})", kUsage));
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::string(*dir), ec))
+    return usage_error(fmt::format("bench: {}: not a directory", *dir));
+  const Config config = config_or_exit();
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(*dir), ec))
+    if (e.is_regular_file() && !e.path().filename().string().starts_with("."))
+      files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<Program> programs;
+  for (const auto& f : files) {
+    std::optional<Program> p = load_program(f.string(), config);
+    if (!p) return kExitUsage;
+    programs.push_back(std::move(*p));
+  }
+  if (programs.empty()) return usage_error(fmt::format("bench: {} holds no inputs", *dir));
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+
+  const RunOptions run = run_options(config, gradients);
+  fmt::print("# programs/s over {} inputs of {}, about {} s each, no libFuzzer\n", programs.size(),
+             *dir, seconds);
+  for (const auto& b : *backends) {
+    // One warm-up round: first calls load kernels and, for child backends, start the child.
+    for (const Program& p : programs)
+      run_backend(*b, p, run);
+    const double r = rate(programs, seconds, [&](const Program& p) { run_backend(*b, p, run); });
+    fmt::print("{:<40} {:>10.0f}\n", b->name(), r);
+  }
+  const double all = rate(programs, seconds, [&](const Program& p) {
+    (void)run_and_compare(p, *backends, config, gradients);
+  });
+  fmt::print("{:<40} {:>10.0f}\n", fmt::format("{} with the oracle", config.backends), all);
+  return kExitAgree;
+}
+
+} // namespace burnmark::cli
