@@ -60,7 +60,7 @@ extern "C" void on_exit_inside_backend() {
 
 void install_last_words() {
   // Its own stack, so that a backend that overflowed its stack still gets its line.
-  static std::array<char, 64 * 1024> stack;
+  static std::array<char, std::size_t{64} * 1024> stack;
   stack_t ss{};
   ss.ss_sp = stack.data();
   ss.ss_size = stack.size();

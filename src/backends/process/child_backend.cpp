@@ -33,7 +33,7 @@ std::size_t resident_mb(pid_t pid) {
   std::ifstream statm(fmt::format("/proc/{}/statm", pid));
   std::size_t size = 0, resident = 0;
   if (!(statm >> size >> resident)) return 0;
-  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) / (1024 * 1024);
+  return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) / (std::size_t{1024} * 1024);
 }
 
 std::string describe_exit(int status) {
