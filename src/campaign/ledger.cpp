@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "burnmark/campaign/atomic_file.h"
-#include "json.h"
 
 namespace burnmark {
 
@@ -15,11 +16,29 @@ namespace {
 
 constexpr std::string_view kFormat = "burnmark-ledger-1";
 
-std::string json_strings(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i)
-    out += (i ? ", " : "") + json::quote(v[i]);
-  return out + "]";
+// Keys keep the order they are written in, so the file reads top-down (format first) and diffs
+// between two ledgers line up.
+using Json = nlohmann::ordered_json;
+
+// A field of the given type, or the fallback when it is absent or of another type: ledgers
+// written before a field existed still load.
+std::string string_or(const Json& o, const char* key, std::string fallback = "") {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+double number_or(const Json& o, const char* key, double fallback = 0) {
+  const auto it = o.find(key);
+  return it != o.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::vector<std::string> strings(const Json& o, const char* key) {
+  std::vector<std::string> out;
+  const auto it = o.find(key);
+  if (it == o.end() || !it->is_array()) return out;
+  for (const Json& v : *it)
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
 }
 
 std::string md_cell(std::string_view text) {
@@ -84,66 +103,71 @@ std::int64_t days_since(std::string_view first_seen, std::time_t now) {
 }
 
 std::string ledger_to_json(const Ledger& ledger, std::time_t now) {
-  std::string out =
-      fmt::format("{{\n  \"format\": {},\n  \"target\": {},\n  \"updated\": {},\n"
-                  "  \"bugs\": [",
-                  json::quote(kFormat), json::quote(ledger.target), json::quote(iso_utc(now)));
-  bool first = true;
-  for (const LedgerEntry* e : ordered(ledger)) {
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += fmt::format(
-        "    {{\"signature\": {}, \"status\": {}, \"anchor\": {},\n"
-        "     \"first_seen\": {}, \"last_seen\": {}, \"days_since_found\": {}, \"count\": {},\n"
-        "     \"kinds\": {}, \"ops\": {}, \"specials\": {},\n"
-        "     \"minimal_program\": {},\n"
-        "     \"example\": {}, \"repro_cpp\": {}, \"repro_cmake\": {}, \"repro_python\": {},\n"
-        "     \"pre_signatures\": {}, \"f32_signature\": {}, \"reverse_signature\": {},\n"
-        "     \"culprit_signature\": {}}}",
-        json::quote(e->signature), json::quote(e->status), json::quote(e->anchor),
-        json::quote(e->first_seen), json::quote(e->last_seen), days_since(e->first_seen, now),
-        e->count, json_strings(e->kinds), json_strings(e->ops), json_strings(e->specials),
-        json::quote(e->minimal_program), json::quote(e->example), json::quote(e->repro_cpp),
-        json::quote(e->repro_cmake), json::quote(e->repro_python), json_strings(e->pre_signatures),
-        json::quote(e->f32_signature), json::quote(e->reverse_signature),
-        json::quote(e->culprit_signature));
-  }
-  out += first ? "]\n}\n" : "\n  ]\n}\n";
-  return out;
+  Json bugs = Json::array();
+  for (const LedgerEntry* e : ordered(ledger))
+    bugs.push_back({{"signature", e->signature},
+                    {"status", e->status},
+                    {"anchor", e->anchor},
+                    {"first_seen", e->first_seen},
+                    {"last_seen", e->last_seen},
+                    {"days_since_found", days_since(e->first_seen, now)},
+                    {"count", e->count},
+                    {"kinds", e->kinds},
+                    {"ops", e->ops},
+                    {"specials", e->specials},
+                    {"minimal_program", e->minimal_program},
+                    {"example", e->example},
+                    {"repro_cpp", e->repro_cpp},
+                    {"repro_cmake", e->repro_cmake},
+                    {"repro_python", e->repro_python},
+                    {"pre_signatures", e->pre_signatures},
+                    {"f32_signature", e->f32_signature},
+                    {"reverse_signature", e->reverse_signature},
+                    {"culprit_signature", e->culprit_signature}});
+  const Json doc = {{"format", kFormat},
+                    {"target", ledger.target},
+                    {"updated", iso_utc(now)},
+                    {"bugs", std::move(bugs)}};
+  // Invalid UTF-8 (a program's text is ours, but an anchor comes from a hand-edited file) is
+  // replaced rather than thrown on: the ledger must always be written.
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string ledger_from_json(std::string_view text, Ledger& out) {
-  std::string error;
-  const std::optional<json::Value> doc = json::parse(text, error);
-  if (!doc) return "ledger.json: " + error;
-  if (doc->string_or("format") != kFormat)
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    return std::string("ledger.json: ") + e.what();
+  }
+  if (!doc.is_object() || string_or(doc, "format") != kFormat)
     return fmt::format("ledger.json: format is not {}", kFormat);
   Ledger ledger;
-  ledger.target = doc->string_or("target");
-  const json::Value* bugs = doc->get("bugs");
-  const json::Array* array = bugs ? std::get_if<json::Array>(&bugs->v) : nullptr;
-  if (array == nullptr) return "ledger.json: no \"bugs\" array";
-  for (const json::Value& b : *array) {
+  ledger.target = string_or(doc, "target");
+  const auto bugs = doc.find("bugs");
+  if (bugs == doc.end() || !bugs->is_array()) return "ledger.json: no \"bugs\" array";
+  for (const Json& b : *bugs) {
+    if (!b.is_object()) return "ledger.json: an entry is not an object";
     LedgerEntry e;
-    e.signature = b.string_or("signature");
+    e.signature = string_or(b, "signature");
     if (e.signature.empty()) return "ledger.json: an entry has no signature";
-    e.status = b.string_or("status", "new");
-    e.anchor = b.string_or("anchor");
-    e.first_seen = b.string_or("first_seen");
-    e.last_seen = b.string_or("last_seen");
-    e.count = static_cast<std::uint64_t>(std::max(0.0, b.number_or("count")));
-    e.kinds = b.strings("kinds");
-    e.ops = b.strings("ops");
-    e.specials = b.strings("specials");
-    e.minimal_program = b.string_or("minimal_program");
-    e.example = b.string_or("example");
-    e.repro_cpp = b.string_or("repro_cpp");
-    e.repro_cmake = b.string_or("repro_cmake");
-    e.repro_python = b.string_or("repro_python");
-    e.pre_signatures = b.strings("pre_signatures");
-    e.f32_signature = b.string_or("f32_signature");         // absent in ledgers before dtypes
-    e.reverse_signature = b.string_or("reverse_signature"); // and before forward mode
-    e.culprit_signature = b.string_or("culprit_signature");
+    e.status = string_or(b, "status", "new");
+    e.anchor = string_or(b, "anchor");
+    e.first_seen = string_or(b, "first_seen");
+    e.last_seen = string_or(b, "last_seen");
+    e.count = static_cast<std::uint64_t>(std::max(0.0, number_or(b, "count")));
+    e.kinds = strings(b, "kinds");
+    e.ops = strings(b, "ops");
+    e.specials = strings(b, "specials");
+    e.minimal_program = string_or(b, "minimal_program");
+    e.example = string_or(b, "example");
+    e.repro_cpp = string_or(b, "repro_cpp");
+    e.repro_cmake = string_or(b, "repro_cmake");
+    e.repro_python = string_or(b, "repro_python");
+    e.pre_signatures = strings(b, "pre_signatures");
+    e.f32_signature = string_or(b, "f32_signature");         // absent in ledgers before dtypes
+    e.reverse_signature = string_or(b, "reverse_signature"); // and before forward mode
+    e.culprit_signature = string_or(b, "culprit_signature");
     ledger.entries.push_back(std::move(e));
   }
   out = std::move(ledger);
