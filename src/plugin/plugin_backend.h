@@ -23,6 +23,10 @@ public:
 
   const std::string& name() const override { return name_; }
   Outcome run(const Program& program, const RunOptions& options) override;
+  // The plugin's own description line: which library, version and kernels (Eigen's packets).
+  std::string note() const override {
+    return table_->description != nullptr ? table_->description : "";
+  }
 
 private:
   std::shared_ptr<void> library_;
