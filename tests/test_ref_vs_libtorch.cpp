@@ -364,6 +364,10 @@ TEST(RefVsLibTorchDtypes, F64ProgramsAgreeAtF64sOwnEdges) {
        {std::sinh(710.47), -std::sinh(710.47), kInf}},
       {"%0 = leaf f64[3] [3.5e+38, -1e+39, 1e-39]\n%1 = square %0 : f64[3]\n",
        {3.5e38 * 3.5e38, 1e78, 1e-78}},
+      // Both means overflow in a naive sum; the variance is 0.
+      {"%0 = leaf f64[2,2] [1.7976931348623157e+308, 0, 1.7976931348623157e+308, 0]\n"
+       "%1 = var_dim %0, dim=0, keepdim=false, correction=0 : f64[2]\n",
+       {0.0, 0.0}},
   };
   const auto ref = make_reference_backend();
   const auto lt = make_libtorch_backend(1);
