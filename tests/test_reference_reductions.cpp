@@ -231,6 +231,7 @@ TEST(ReferenceReductions, F64VarianceAndStdNearTheEndsOfTheRange) {
   const double max = std::numeric_limits<double>::max();
   EXPECT_EQ(var_forward(Row(row({max, max})), 0).v, 0.0); // the mean is max, not inf
   EXPECT_EQ(std_forward(Row(row({max, max, max})), 1).v, 0.0);
+  EXPECT_EQ(var_forward(Row(row({max, max, max, max, max})), 1).v, 0.0);
   EXPECT_DOUBLE_EQ(std_forward(Row(row({1e200, -1e200})), 0).v, 1e200);
   EXPECT_TRUE(std::isinf(var_forward(Row(row({1e200, -1e200})), 0).v)); // 1e400
   EXPECT_DOUBLE_EQ(std_forward(Row(row({1e-200, -1e-200})), 0).v, 1e-200);

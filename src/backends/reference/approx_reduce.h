@@ -340,6 +340,15 @@ inline Spread spread_of(Row x) {
     abs_sum += std::fabs(value(a));
   }
   r.mean = sum / n;
+  // Scaled rows are f64 ones at the ends of the range, where the mean's last-bit error times
+  // 2^(2 scale) would overflow: var([DBL_MAX] * 5) must be 0. One correction pass makes the
+  // mean of equal values exact.
+  if (r.scale != 0) {
+    double residual = 0;
+    for (const Approx& a : x)
+      residual += value(a) - r.mean;
+    r.mean += residual / n;
+  }
   const double dm = (n + 1) * storage.u * abs_sum / n;
   double q = 0, prop = 0;
   for (const Approx& a : x) {
