@@ -54,7 +54,7 @@ public:
     s.kind = StmtKind::Leaf;
     s.leaf = static_cast<int>(p_.leaves.size());
     s.shape = shape;
-    p_.leaves.push_back(Leaf{shape, std::move(data)});
+    p_.leaves.push_back(Leaf{shape, {data.begin(), data.end()}});
     return push(std::move(s));
   }
   // An i64 index leaf (never differentiated).

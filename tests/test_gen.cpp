@@ -53,6 +53,14 @@ GeneratorOptions large_tensors() {
   return o;
 }
 
+// Every dtype at once, so that f64 programs (raw eight-byte values, their own specials) are swept
+// too.
+GeneratorOptions all_dtypes(double special_rate) {
+  GeneratorOptions o = options(8, special_rate);
+  o.dtypes = {FloatDType::F32, FloatDType::BF16, FloatDType::F16, FloatDType::F64};
+  return o;
+}
+
 // The option settings every random-input test sweeps.
 const std::vector<GeneratorOptions>& settings() {
   static const std::vector<GeneratorOptions> all = {GeneratorOptions{},
@@ -64,7 +72,9 @@ const std::vector<GeneratorOptions>& settings() {
                                                     options(8, 1.0, 0, 1, 48, 64),
                                                     options(8, 0.05, 0, 1, 16, 48, 1.0),
                                                     options(4, 0.05, 0, 1, 16, 48, 0.0),
-                                                    large_tensors()};
+                                                    large_tensors(),
+                                                    all_dtypes(0.5),
+                                                    all_dtypes(0.05)};
   return all;
 }
 
@@ -107,7 +117,7 @@ TEST(Generate, EmptyInputIsOneMinimalLeaf) {
   EXPECT_EQ(p.root, 0);
   // Exhausted input reads zeros: rank choice 0 (rank 1), dim min_dim, and byte 0 maps to -1.
   EXPECT_EQ(p.leaves[0].shape.to_string(), "[1]");
-  EXPECT_EQ(p.leaves[0].data, std::vector<float>{-1.0f});
+  EXPECT_EQ(p.leaves[0].data, std::vector<double>{-1.0});
 }
 
 TEST(Generate, MinOpsIsHonouredEvenOnEmptyInput) {
@@ -245,7 +255,7 @@ TEST(Generate, SpecialRateZeroGivesOnlyRegularValues) {
     // Edge leaves off: their values are the ops' edges, not the special pool.
     const Program p = generate(random_bytes(rng, 600), options(8, 0.0, 0, 1, 16, 48, 0.0));
     for (std::size_t l = 0; l < p.leaves.size(); ++l)
-      for (float v : matrix_leaf(p, l) ? std::vector<float>{} : p.leaves[l].data) {
+      for (double v : matrix_leaf(p, l) ? std::vector<double>{} : p.leaves[l].data) {
         ASSERT_TRUE(std::isfinite(v));
         ASSERT_GE(v, -1.0f);
         ASSERT_LE(v, 1.0f);
@@ -285,7 +295,7 @@ TEST(Generate, SpecialRateMixesInEverySpecialClass) {
       // Long inputs so that leaf data rarely runs into the zero padding past the end.
       const Program p = generate(random_bytes(rng, 4000), options(8, rate, 0, 1, 4, 48, 0.0));
       for (std::size_t l = 0; l < p.leaves.size(); ++l)
-        for (float v : matrix_leaf(p, l) ? std::vector<float>{} : p.leaves[l].data) {
+        for (float v : matrix_leaf(p, l) ? std::vector<double>{} : p.leaves[l].data) {
           seen.insert(bits(v));
           ++elements;
           irregular += !is_regular(v);
@@ -507,7 +517,7 @@ TEST(Generate, SquareOpsMeetExactlySingularMatrices) {
       ops.insert(op);
       const Stmt& a = p.stmts[static_cast<std::size_t>(s.instr.operands[0])];
       if (a.kind != StmtKind::Leaf) continue;
-      const std::vector<float>& d = p.leaves[static_cast<std::size_t>(a.leaf)].data;
+      const std::vector<double>& d = p.leaves[static_cast<std::size_t>(a.leaf)].data;
       const auto m = static_cast<std::size_t>(a.shape[a.shape.rank() - 1]);
       batched += a.shape.rank() > 2;
       four += m == 4;
@@ -614,6 +624,70 @@ TEST(Generate, SeveralDtypesAreDrawnByTheFirstByteAndF16HasItsOwnSpecials) {
   const std::vector<std::uint8_t> bytes = random_bytes(rng, 300);
   EXPECT_EQ(generate(bytes, with_dtypes(GeneratorOptions{}, {FloatDType::F32})),
             generate(bytes, GeneratorOptions{}));
+}
+
+TEST(Generate, F64ProgramsReachEveryF64OnlySpecialAndOtherDtypesOnlyTheirOwnValues) {
+  constexpr double kMax = std::numeric_limits<double>::max();
+  const std::vector<double> f64_only = {kMax,   -kMax,  std::numeric_limits<double>::min(),
+                                        5e-324, 1e-310, 1e300,
+                                        -1e300, 1e200,  3.5e38,
+                                        -1e39,  1e-39,  709.78,
+                                        710.0,  710.47, -745.0,
+                                        -746.0};
+  const auto bits64 = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  std::set<std::uint64_t> seen;
+  int raw_non_float = 0;
+  std::mt19937 rng(17);
+  const GeneratorOptions f64 = with_dtypes(options(8, 1.0, 0, 1, 4, 48, 0.0), {FloatDType::F64});
+  for (int n = 0; n < 1500; ++n) {
+    const Program p = generate(random_bytes(rng, 2000), f64);
+    for (const Leaf& leaf : p.leaves)
+      for (double v : leaf.data) {
+        seen.insert(bits64(v));
+        const bool listed = std::find(f64_only.begin(), f64_only.end(), v) != f64_only.end();
+        raw_non_float += !listed && !representable(v, FloatDType::F32);
+      }
+    const EncodeResult e = encode(p, f64);
+    ASSERT_TRUE(e.ok()) << e.error();
+    ASSERT_EQ(generate(e.bytes(), f64), p) << to_text(p);
+  }
+  for (double v : f64_only)
+    EXPECT_TRUE(seen.count(bits64(v))) << "f64 special " << v << " never generated";
+  // The escape's eight raw bytes reach doubles that are in no table and no float.
+  EXPECT_GT(raw_non_float, 0);
+  // Programs of the other dtypes, drawn alongside f64 ones, hold only values of their dtype.
+  const GeneratorOptions mixed = with_dtypes(
+      options(8, 1.0), {FloatDType::F32, FloatDType::BF16, FloatDType::F16, FloatDType::F64});
+  for (int n = 0; n < 800; ++n) {
+    const Program p = generate(random_bytes(rng, 600), mixed);
+    for (const Leaf& leaf : p.leaves)
+      for (double v : leaf.data) {
+        ASSERT_TRUE(representable(v, p.float_dtype)) << v;
+        if (p.float_dtype != FloatDType::F64) ASSERT_TRUE(representable(v, FloatDType::F32)) << v;
+      }
+  }
+}
+
+TEST(Encode, AnF64ProgramWithF64OnlyValuesRoundTripsThroughTextAndBytes) {
+  const char* text = "dtype f64\n"
+                     "%0 = leaf f64[2,4] [1.7976931348623157e+308, 4.9e-324, 1e-310, 0.1, "
+                     "-1e+39, 709.78, 710.47, -nan]\n"
+                     "%1 = leaf f64[4] [2, 0x1.0000000000001p+0, 1e-39, 1e+300]\n"
+                     "%2 = mul %0, %1 : f64[2,4]\n"
+                     "%3 = exp %2 : f64[2,4]\n";
+  const ParseResult parsed = parse_program(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const Program& p = parsed.program();
+  EXPECT_EQ(p.leaves[1].data[1], 1.0 + 0x1p-52); // 53 significant bits
+  const ParseResult back = parse_program(to_text(p));
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back.program(), p);
+  for (const double rate : {0.05, 1.0}) {
+    const GeneratorOptions o = with_dtypes(options(8, rate), {FloatDType::F64});
+    const EncodeResult e = encode(p, o);
+    ASSERT_TRUE(e.ok()) << e.error();
+    EXPECT_EQ(generate(e.bytes(), o), p) << to_text(generate(e.bytes(), o));
+  }
 }
 
 TEST(Encode, RefusesOpsAndDtypesTheGeneratorWouldNotDraw) {

@@ -404,3 +404,24 @@ TEST(Text, AProgramHoldsOnlyValuesItsDtypeRepresents) {
   EXPECT_EQ(validate(f16), "");
   EXPECT_EQ(f16.leaves[0].data[0], static_cast<float>(round_to(0.1, FloatDType::F16)));
 }
+
+TEST(Text, F64LeavesHoldAnyDoubleAndPrintItShortest) {
+  const std::string leaf_line = "%0 = leaf f64[9] [1.7976931348623157e+308, 5e-324, 1e-310, 0.1, "
+                                "-1e+300, 3.5e+38, 709.78, nan, -inf]";
+  const std::string text =
+      "# burnmark program v1\ndtype f64\n" + leaf_line + "\n%1 = exp %0 : f64[9]\nroot %1\n";
+  const ParseResult r = parse_program(text);
+  ASSERT_TRUE(r.ok()) << r.error();
+  const std::vector<double>& d = r.program().leaves[0].data;
+  EXPECT_EQ(d[0], std::numeric_limits<double>::max());
+  EXPECT_EQ(d[1], std::numeric_limits<double>::denorm_min());
+  EXPECT_EQ(d[2], 1e-310);
+  EXPECT_EQ(d[3], 0.1); // the double, not the float 0.1f
+  EXPECT_EQ(d[5], 3.5e38);
+  EXPECT_EQ(to_text(r.program()), text);
+  // The same spellings in an f32 program mean floats, as they always did.
+  const ParseResult f32 = parse_program("%0 = leaf f32[2] [0.1, 1e-40]\n");
+  ASSERT_TRUE(f32.ok()) << f32.error();
+  EXPECT_EQ(f32.program().leaves[0].data[0], static_cast<double>(0.1f));
+  EXPECT_EQ(f32.program().leaves[0].data[1], static_cast<double>(1e-40f));
+}

@@ -394,7 +394,7 @@ TEST(LibTorch, AliasIsTheSameTensorAndKeepsTheLeafGradient) {
 
   // root = alias(x) * x, so d/dx = 2x: both paths must reach the one leaf.
   ProgramBuilder b;
-  const Reg x = b.leaf({3}, leaf.data);
+  const Reg x = b.leaf({3}, {leaf.data.begin(), leaf.data.end()});
   const Reg y = b.alias(x);
   const Outcome out = run_ok(b.finish(b.op(Op::Mul, {y, x})));
   expect_values(out.root, {3}, {1.0, 4.0, 0.25}, "forward");
@@ -402,7 +402,7 @@ TEST(LibTorch, AliasIsTheSameTensorAndKeepsTheLeafGradient) {
 
   // The alias is the only path to the leaf.
   ProgramBuilder b2;
-  const Reg x2 = b2.leaf({3}, leaf.data);
+  const Reg x2 = b2.leaf({3}, {leaf.data.begin(), leaf.data.end()});
   const Outcome only = run_ok(b2.finish(b2.op(Op::Exp, {b2.alias(x2)})));
   expect_values(only.grads[0], {3}, {std::exp(1.0), std::exp(-2.0), std::exp(0.5)},
                 "gradient via alias only");
@@ -421,7 +421,7 @@ TEST(LibTorch, UnreachedLeafGetsZerosOfItsShape) {
 TEST(LibTorch, LibTorchExceptionBecomesErrorOutcome) {
   // Bypasses validation: add of [2,3] and [4] does not broadcast, so LibTorch itself raises.
   Program p;
-  p.leaves = {Leaf{{2, 3}, std::vector<float>(6, 1.0f)}, Leaf{{4}, std::vector<float>(4, 1.0f)}};
+  p.leaves = {Leaf{{2, 3}, std::vector<double>(6, 1.0)}, Leaf{{4}, std::vector<double>(4, 1.0)}};
   Stmt l0, l1, add;
   l0.kind = l1.kind = StmtKind::Leaf;
   l0.leaf = 0;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -337,5 +338,56 @@ TEST(RefVsLibTorchDtypes, EachDtypesCorpusReplaysInAgreement) {
       EXPECT_TRUE(outcome_agrees(r, l, true));
     }
     EXPECT_GE(files, 5) << dir;
+  }
+}
+
+// f64 programs at f64's own edges, with values no f32 holds: the reference (double arithmetic,
+// IEEE 754 overflow and gradual underflow) gets the expected results, and LibTorch's f64 kernels
+// agree with it, gradients included.
+TEST(RefVsLibTorchDtypes, F64ProgramsAgreeAtF64sOwnEdges) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* text;
+    std::vector<double> root;
+  };
+  const Case cases[] = {
+      {"%0 = leaf f64[5] [709.78, 710, -745, -746, 1e-310]\n%1 = exp %0 : f64[5]\n",
+       {std::exp(709.78), kInf, 5e-324, 0.0, 1.0}},
+      {"%0 = leaf f64[3] [1e-310, 5e-324, -2.2250738585072014e-308]\n%1 = leaf f64[1] [2]\n"
+       "%2 = mul %0, %1 : f64[3]\n",
+       {2e-310, 1e-323, -0x1p-1021}},
+      {"%0 = leaf f64[2] [1e+300, -1e+300]\n%1 = mul %0, %0 : f64[2]\n", {kInf, kInf}},
+      {"%0 = leaf f64[2] [1e+308, 1e+308]\n%1 = sum %0 : f64[]\n", {kInf}},
+      {"%0 = leaf f64[3] [710.47, -710.47, 711]\n%1 = cosh %0 : f64[3]\n",
+       {std::cosh(710.47), std::cosh(710.47), kInf}},
+      {"%0 = leaf f64[3] [710.47, -710.47, 711]\n%1 = sinh %0 : f64[3]\n",
+       {std::sinh(710.47), -std::sinh(710.47), kInf}},
+      {"%0 = leaf f64[3] [3.5e+38, -1e+39, 1e-39]\n%1 = square %0 : f64[3]\n",
+       {3.5e38 * 3.5e38, 1e78, 1e-78}},
+      // Both means overflow in a naive sum; the variance is 0.
+      {"%0 = leaf f64[2,2] [1.7976931348623157e+308, 0, 1.7976931348623157e+308, 0]\n"
+       "%1 = var_dim %0, dim=0, keepdim=false, correction=0 : f64[2]\n",
+       {0.0, 0.0}},
+  };
+  const auto ref = make_reference_backend();
+  const auto lt = make_libtorch_backend(1);
+  for (const Case& c : cases) {
+    const ParseResult parsed = parse_program(std::string("dtype f64\n") + c.text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    const Program& p = parsed.program();
+    SCOPED_TRACE(to_text(p));
+    const Outcome r = ref->run(p, RunOptions{true});
+    const Outcome l = lt->run(p, RunOptions{true});
+    ASSERT_EQ(r.status, Status::Ok) << r.message;
+    ASSERT_EQ(l.status, Status::Ok) << l.message;
+    ASSERT_EQ(r.root.values.size(), c.root.size());
+    for (std::size_t i = 0; i < c.root.size(); ++i)
+      EXPECT_TRUE(agree(r.root.values[i], c.root[i]))
+          << "[" << i << "]: ref " << r.root.values[i] << ", expected " << c.root[i];
+    expect_agree(r.root, l.root, "root");
+    ASSERT_EQ(r.grads.size(), l.grads.size());
+    for (std::size_t k = 0; k < r.grads.size(); ++k)
+      expect_agree(r.grads[k], l.grads[k], "gradient of leaf " + std::to_string(k));
+    EXPECT_TRUE(outcome_agrees(r, l, true));
   }
 }

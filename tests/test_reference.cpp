@@ -32,7 +32,7 @@ struct Builder {
     st.kind = StmtKind::Leaf;
     st.leaf = static_cast<int>(p.leaves.size());
     st.shape = s;
-    p.leaves.push_back(Leaf{s, std::move(data)});
+    p.leaves.push_back(Leaf{s, {data.begin(), data.end()}});
     p.stmts.push_back(st);
     return static_cast<Reg>(p.stmts.size() - 1);
   }

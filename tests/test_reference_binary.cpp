@@ -596,6 +596,13 @@ TEST(ReferenceBinary, LerpValues) {
   EXPECT_TRUE(std::isnan(r(kNan, 1, 0.5).v));
   EXPECT_EQ(r(kNan, 1, 0.5).e, 0);
   EXPECT_TRUE(std::isinf(r(kInf, 1, 0.5).e));
+  // In f64 too, where end - start overflows the double the reference computes in.
+  const StorageScope f64(FloatDType::F64);
+  const double max = std::numeric_limits<double>::max();
+  EXPECT_EQ(r(-max, max, 0.5).v, 0);
+  EXPECT_EQ(r(-max, max, 0.25).v, -max / 2);
+  EXPECT_EQ(r(max, -max, 0.0).v, max);
+  EXPECT_TRUE(std::isfinite(r(-max, max, 0.5).e));
 }
 
 TEST(ReferenceBinary, LerpGradients) {

@@ -224,6 +224,22 @@ TEST(ReferenceReductions, VarianceAndStdAtTheirEdges) {
   EXPECT_TRUE(std::isnan(var_forward(Row(row({1, kInf})), 0).v));
 }
 
+// In f64 double has no headroom: rows near either end of its range must not overflow or
+// underflow where the variance or the deviation is representable.
+TEST(ReferenceReductions, F64VarianceAndStdNearTheEndsOfTheRange) {
+  const StorageScope f64(FloatDType::F64);
+  const double max = std::numeric_limits<double>::max();
+  EXPECT_EQ(var_forward(Row(row({max, max})), 0).v, 0.0); // the mean is max, not inf
+  EXPECT_EQ(std_forward(Row(row({max, max, max})), 1).v, 0.0);
+  EXPECT_EQ(var_forward(Row(row({max, max, max, max, max})), 1).v, 0.0);
+  EXPECT_DOUBLE_EQ(std_forward(Row(row({1e200, -1e200})), 0).v, 1e200);
+  EXPECT_TRUE(std::isinf(var_forward(Row(row({1e200, -1e200})), 0).v)); // 1e400
+  EXPECT_DOUBLE_EQ(std_forward(Row(row({1e-200, -1e-200})), 0).v, 1e-200);
+  EXPECT_DOUBLE_EQ(var_forward(Row(row({1e-160, -1e-160})), 0).v, 1e-320); // subnormal
+  // The spread of a huge common offset: var([3e150, 1e150], correction 1) = 2e300.
+  EXPECT_NEAR(var_forward(Row(row({3e150, 1e150})), 1).v, 2e300, 1e286);
+}
+
 TEST(ReferenceReductions, NormsDoNotOverflowWhereTheNormIsRepresentable) {
   const auto big = row({1e20, 1e20});
   const Approx r = vector_norm_forward(Row(big), 2);

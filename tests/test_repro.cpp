@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -1001,6 +1002,36 @@ TEST(ReproBuild, EmittedReproducersRunInTheProgramsDtype) {
   write_file(dir / "gelu_f32.py", emit_python_repro(gelu_tanh_case(FloatDType::F32)));
   const RunResult f32 = run(python + " " + (dir / "gelu_f32.py").string());
   EXPECT_EQ(f32.status, 0) << f32.output;
+  fs::remove_all(dir);
+}
+
+// An f64 program's leaves carry f64 bit patterns: values no f32 holds (subnormals of f64, past
+// f32's range, 53-bit mantissas) reach the script's tensors exactly.
+TEST(ReproBuild, EmittedReproducersKeepF64OnlyLeafValuesExact) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> x = {1e-310, 5e-324, 1e300, std::nan(""), -inf, 0.1};
+  ProgramBuilder b;
+  const Reg leaf = b.leaf({6}, {1, 1, 1, 1, 1, 1});
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Neg, {leaf}));
+  c.program.float_dtype = FloatDType::F64;
+  c.program.leaves[0].data = x;
+  c.expected_root = {-1e-310, -5e-324, -1e300, std::nan(""), inf, -0.1};
+  c.expected_grads = {{-1, -1, -1, -1, -1, -1}};
+  const std::string cpp = emit_cpp_repro(c), py = emit_python_repro(c);
+  expect_contains(cpp, "leaf64({6}");
+  for (double v : {1e-310, 5e-324, 1e300, 0.1}) {
+    const std::string bits = fmt::format("0x{:016x}", std::bit_cast<std::uint64_t>(v));
+    expect_contains(cpp, bits);
+    expect_contains(py, bits);
+  }
+  const std::string python = python_with_torch();
+  if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
+  const fs::path dir = make_temp_dir("burnmark_repro_f64");
+  write_file(dir / "f64.py", py);
+  const RunResult r = run(python + " " + (dir / "f64.py").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  expect_contains(r.output, "AGREES");
   fs::remove_all(dir);
 }
 

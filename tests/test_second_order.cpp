@@ -71,7 +71,7 @@ std::vector<std::pair<Op, Program>> second_order_programs() {
 Program without_known_libtorch_bugs(Op op, Program p) {
   if (op != Op::Logcumsumexp) return p;
   for (Leaf& leaf : p.leaves)
-    std::replace(leaf.data.begin(), leaf.data.end(), 0.0f, 0.0625f);
+    std::replace(leaf.data.begin(), leaf.data.end(), 0.0, 0.0625);
   return p;
 }
 

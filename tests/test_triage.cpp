@@ -67,7 +67,7 @@ public:
       leaf.shape = s.shape;
       leaf.leaf = static_cast<int>(q.leaves.size());
       injected.push_back(q.leaves.size());
-      q.leaves.push_back(Leaf{s.shape, delta});
+      q.leaves.push_back(Leaf{s.shape, {delta.begin(), delta.end()}});
       q.stmts.push_back(leaf);
       Stmt add;
       add.kind = StmtKind::Op;
@@ -124,7 +124,7 @@ struct Builder {
     s.kind = StmtKind::Leaf;
     s.leaf = static_cast<int>(p.leaves.size());
     s.shape = shape;
-    p.leaves.push_back(Leaf{shape, std::move(data)});
+    p.leaves.push_back(Leaf{shape, {data.begin(), data.end()}});
     return push(std::move(s));
   }
   Reg op(Op op, std::vector<Reg> in, Attrs attrs = {}) {
@@ -257,10 +257,10 @@ TEST(PlantedBackend, AgreesExceptWherePlanted) {
 
 TEST(Rewrite, ResizeAxisKeepsRowsAndRepeatsThemCyclically) {
   const Leaf l{Shape{2, 3}, {1, 2, 3, 4, 5, 6}};
-  EXPECT_EQ(resize_axis(l, 1, 2).data, (std::vector<float>{1, 2, 4, 5}));
-  EXPECT_EQ(resize_axis(l, 1, 5).data, (std::vector<float>{1, 2, 3, 1, 2, 4, 5, 6, 4, 5}));
+  EXPECT_EQ(resize_axis(l, 1, 2).data, (std::vector<double>{1, 2, 4, 5}));
+  EXPECT_EQ(resize_axis(l, 1, 5).data, (std::vector<double>{1, 2, 3, 1, 2, 4, 5, 6, 4, 5}));
   EXPECT_EQ(resize_axis(l, 0, 3).shape.to_string(), "[3,3]");
-  EXPECT_EQ(resize_axis(l, 0, 3).data, (std::vector<float>{1, 2, 3, 4, 5, 6, 1, 2, 3}));
+  EXPECT_EQ(resize_axis(l, 0, 3).data, (std::vector<double>{1, 2, 3, 4, 5, 6, 1, 2, 3}));
 }
 
 TEST(Rewrite, ReplaceAndCompactRenumberRegistersAndLeaves) {
@@ -319,7 +319,7 @@ TEST(Minimize, IsAPureFunctionOfProgramAndPredicate) {
       if (st.kind != StmtKind::Op || st.instr.op != Op::Relu) continue;
       const Stmt& in = q.stmts[static_cast<std::size_t>(st.instr.operands[0])];
       if (in.kind != StmtKind::Leaf) continue;
-      for (float v : q.leaves[static_cast<std::size_t>(in.leaf)].data)
+      for (double v : q.leaves[static_cast<std::size_t>(in.leaf)].data)
         if (std::isnan(v)) return true;
     }
     return false;

@@ -38,7 +38,7 @@ public:
     s.kind = StmtKind::Leaf;
     s.leaf = static_cast<int>(p_.leaves.size());
     s.shape = shape;
-    p_.leaves.push_back(Leaf{shape, std::move(data)});
+    p_.leaves.push_back(Leaf{shape, {data.begin(), data.end()}});
     return push(std::move(s));
   }
   // The very same tensor as `source` (its dtype too: an alias of a mask is a mask).

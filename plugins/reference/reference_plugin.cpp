@@ -36,7 +36,7 @@ Program from_abi(const BurnmarkProgram& p) {
                                     std::vector<std::int64_t>(l.indices, l.indices + l.numel)});
     else
       program.leaves.push_back(
-          Leaf{from_abi(l.shape), std::vector<float>(l.data, l.data + l.numel)});
+          Leaf{from_abi(l.shape), std::vector<double>(l.data, l.data + l.numel)});
   }
   for (int i = 0; i < p.num_stmts; ++i) {
     const BurnmarkStmt& s = p.stmts[i];

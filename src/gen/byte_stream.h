@@ -37,6 +37,11 @@ public:
     return v;
   }
 
+  std::uint64_t u64_le() {
+    const std::uint64_t low = u32_le();
+    return low | static_cast<std::uint64_t>(u32_le()) << 32;
+  }
+
 private:
   const std::uint8_t* pos_;
   const std::uint8_t* end_;
@@ -61,6 +66,11 @@ public:
   void u32_le(std::uint32_t v) {
     for (int i = 0; i < 4; ++i)
       byte(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+
+  void u64_le(std::uint64_t v) {
+    u32_le(static_cast<std::uint32_t>(v));
+    u32_le(static_cast<std::uint32_t>(v >> 32));
   }
 
   std::vector<std::uint8_t> take() { return std::move(out_); }

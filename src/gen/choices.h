@@ -252,15 +252,48 @@ inline constexpr std::array<float, 14> kSpecialValuesF16 = {std::numeric_limits<
                                                             65504.0f, // largest finite
                                                             -65504.0f,
                                                             0x1p-20f};
-// Special value `which` of the table for `dtype`, rounded to it.
-inline float special_value(std::uint32_t which, FloatDType dtype) {
-  const float v = dtype == FloatDType::F16 ? kSpecialValuesF16[which] : kSpecialValues[which];
-  return static_cast<float>(round_to(v, dtype));
+// f64 programs draw from kSpecialValues and then from these, which no f32 holds: f64's own
+// extremes and subnormals, magnitudes just past f32's range or below its normals, and the inputs
+// at which exp, cosh and sinh overflow (or exp underflows) in f64 rather than in f32.
+inline constexpr std::array<double, 16> kSpecialValuesF64 = {
+    std::numeric_limits<double>::max(),
+    -std::numeric_limits<double>::max(),
+    std::numeric_limits<double>::min(),        // smallest normal
+    std::numeric_limits<double>::denorm_min(), // smallest subnormal
+    1e-310,                                    // mid subnormal
+    1e300,
+    -1e300,
+    1e200,
+    3.5e38, // just past f32's largest finite
+    -1e39,
+    1e-39,  // subnormal in f32, normal in f64
+    709.78, // exp just below DBL_MAX
+    710.0,  // exp overflows
+    710.47, // cosh and sinh just below DBL_MAX
+    -745.0, // exp at the smallest subnormal
+    -746.0, // exp underflows to 0
+};
+
+// How many table entries a program of `dtype` draws from; the raw-bits escape comes after them.
+constexpr std::uint32_t special_table_size(FloatDType dtype) {
+  return static_cast<std::uint32_t>(kSpecialValues.size() +
+                                    (dtype == FloatDType::F64 ? kSpecialValuesF64.size() : 0));
 }
 
-// The special alternative after the table: four little-endian bytes of raw f32 bits, so that
-// any float at all (other NaN payloads, arbitrary magnitudes) is reachable and encodable.
-inline constexpr std::uint32_t kRawBitsEscape = kSpecialValues.size();
-inline constexpr std::uint32_t kSpecialAlternatives = kSpecialValues.size() + 1;
+// Special value `which` of the table for `dtype`, rounded to it.
+inline double special_value(std::uint32_t which, FloatDType dtype) {
+  if (which >= kSpecialValues.size()) return kSpecialValuesF64[which - kSpecialValues.size()];
+  const float v = dtype == FloatDType::F16 ? kSpecialValuesF16[which] : kSpecialValues[which];
+  return round_to(v, dtype);
+}
+
+// The special alternative after the table: raw bits, four little-endian bytes of an f32 (eight
+// of an f64 in f64 programs), so that any value of the dtype at all is reachable and encodable.
+constexpr std::uint32_t raw_bits_escape(FloatDType dtype) {
+  return special_table_size(dtype);
+}
+constexpr std::uint32_t special_alternatives(FloatDType dtype) {
+  return special_table_size(dtype) + 1;
+}
 
 } // namespace burnmark::gen_detail

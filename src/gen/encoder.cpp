@@ -38,8 +38,8 @@ std::optional<std::uint32_t> index_in(const std::vector<Reg>& candidates, Reg r)
   return static_cast<std::uint32_t>(it - candidates.begin());
 }
 
-bool same_bits(float a, float b) {
-  return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+bool same_bits(double a, double b) {
+  return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
 }
 bool same_bits(std::int64_t a, std::int64_t b) {
   return a == b;
@@ -256,10 +256,11 @@ private:
         return true;
       };
       const std::uint32_t kinds = seed_row_kinds(static_cast<std::size_t>(k));
-      if (all([&](std::int64_t j) { return same_bits(at(k, j), 0.0f); })) {
+      if (all([&](std::int64_t j) { return same_bits(at(k, j), 0.0); })) {
         out_.choice(static_cast<std::uint32_t>(SeedRow::Zero), kinds);
-      } else if (k > 0 &&
-                 all([&](std::int64_t j) { return same_bits(at(k, j), 2.0f * at(k - 1, j)); })) {
+      } else if (k > 0 && all([&](std::int64_t j) {
+                   return same_bits(at(k, j), rounded(2.0 * at(k - 1, j)));
+                 })) {
         out_.choice(static_cast<std::uint32_t>(SeedRow::Twice), kinds);
       } else if (k > 0 && all([&](std::int64_t j) { return same_bits(at(k, j), -at(k - 1, j)); })) {
         out_.choice(static_cast<std::uint32_t>(SeedRow::Negated), kinds);
@@ -320,7 +321,7 @@ private:
       dim(s[i], dim_upper(k_, product, s.rank() - 1 - i));
       product *= s[i];
     }
-    values(leaf.data, [&](float v, std::size_t element) { value(v, element); });
+    values(leaf.data, [&](double v, std::size_t element) { value(v, element); });
   }
 
   // The seed length, then each seed entry through `entry`.
@@ -345,7 +346,7 @@ private:
       entry(data[i], i);
   }
 
-  void value(float v, std::size_t element) {
+  void value(double v, std::size_t element) {
     std::optional<std::uint8_t> grid;
     for (int b = 0; b < 256 && !grid; ++b)
       if (same_bits(rounded(grid_value(static_cast<std::uint8_t>(b))), v))
@@ -355,7 +356,7 @@ private:
         fail(fmt::format(
             "element {} is {}, but with special_rate 0 a leaf value must be one of the 256 "
             "regular values b/127.5 - 1",
-            element, float_to_text(v)));
+            element, value_to_text(v, dtype_)));
       out_.byte(*grid);
       return;
     }
@@ -365,14 +366,18 @@ private:
       return;
     }
     out_.byte(255);
-    for (std::uint32_t i = 0; i < kSpecialValues.size(); ++i)
-      if (same_bits(special_value(i, dtype_), v)) return out_.choice(i, kSpecialAlternatives);
-    if (std::isnan(v) && !same_bits(v, std::copysign(std::numeric_limits<float>::quiet_NaN(), v)))
+    const std::uint32_t alternatives = special_alternatives(dtype_);
+    for (std::uint32_t i = 0; i < special_table_size(dtype_); ++i)
+      if (same_bits(special_value(i, dtype_), v)) return out_.choice(i, alternatives);
+    if (std::isnan(v) && !same_bits(v, std::copysign(std::numeric_limits<double>::quiet_NaN(), v)))
       fail(fmt::format(
-          "element {} is a NaN with payload bits {:#010x}; the generator only makes quiet NaNs",
-          element, std::bit_cast<std::uint32_t>(v)));
-    out_.choice(kRawBitsEscape, kSpecialAlternatives);
-    out_.u32_le(std::bit_cast<std::uint32_t>(v));
+          "element {} is a NaN with payload bits {:#018x}; the generator only makes quiet NaNs",
+          element, std::bit_cast<std::uint64_t>(v)));
+    out_.choice(raw_bits_escape(dtype_), alternatives);
+    if (dtype_ == FloatDType::F64)
+      out_.u64_le(std::bit_cast<std::uint64_t>(v));
+    else
+      out_.u32_le(std::bit_cast<std::uint32_t>(static_cast<float>(v)));
   }
 
   void partner(const std::vector<Reg>& candidates, Reg b) {
@@ -418,7 +423,7 @@ private:
     edge_leaf_ = -1;
     const Leaf& leaf =
         p_.leaves[static_cast<std::size_t>(p_.stmts[static_cast<std::size_t>(leaf_reg)].leaf)];
-    values(leaf.data, [&](float v, std::size_t element) {
+    values(leaf.data, [&](double v, std::size_t element) {
       const auto alternatives = static_cast<std::uint32_t>(edges.size() + 1);
       for (std::size_t k = 0; k < edges.size(); ++k)
         if (same_bits(rounded(edges[k]), v))
@@ -728,7 +733,7 @@ private:
     }
   }
 
-  float rounded(float v) const { return static_cast<float>(round_to(v, dtype_)); }
+  double rounded(double v) const { return round_to(v, dtype_); }
 
   const Program& p_;
   Knobs k_;

@@ -133,18 +133,22 @@ private:
     return s;
   }
 
-  float rounded(float v) const { return static_cast<float>(round_to(v, dtype_)); }
+  double rounded(double v) const { return round_to(v, dtype_); }
 
-  float seed_value() {
+  double seed_value() {
     if (k_.special_tags == 0) return rounded(grid_value(in_.byte()));
     if (in_.byte() < 256 - k_.special_tags) return rounded(grid_value(in_.byte()));
-    const std::uint32_t which = in_.choice(kSpecialAlternatives);
-    if (which != kRawBitsEscape) return special_value(which, dtype_);
-    const float raw = std::bit_cast<float>(in_.u32_le());
+    const std::uint32_t which = in_.choice(special_alternatives(dtype_));
+    if (which != raw_bits_escape(dtype_)) return special_value(which, dtype_);
     // NaN payloads collapse to the quiet NaN of the same sign: the text form keeps only that much,
     // and every generated program must survive a text round trip.
-    return std::isnan(raw) ? std::copysign(std::numeric_limits<float>::quiet_NaN(), raw)
-                           : rounded(raw);
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    if (dtype_ == FloatDType::F64) {
+      const auto raw = std::bit_cast<double>(in_.u64_le());
+      return std::isnan(raw) ? std::copysign(kNaN, raw) : raw;
+    }
+    const float raw = std::bit_cast<float>(in_.u32_le());
+    return std::isnan(raw) ? std::copysign(kNaN, raw) : rounded(raw);
   }
 
   void push_leaf(const Shape& shape) {
@@ -210,13 +214,13 @@ private:
   }
 
   // Rows cycle over R seed rows; a seed row is fresh values, zeros, or twice or minus the seed
-  // row before it, exactly (scaling by -1 and 2 is exact in f32), so that the matrix is singular.
+  // row before it (exactly, unless doubling overflows the dtype), so that the matrix is singular.
   void push_matrix_leaf(const Shape& shape) {
     const std::int64_t n = shape[shape.rank() - 1];
     const std::int64_t rows = shape.numel() / n;
     const auto seed_rows =
         static_cast<std::int64_t>(1 + in_.choice(static_cast<std::uint32_t>(rows)));
-    std::vector<float> seed(static_cast<std::size_t>(seed_rows * n));
+    std::vector<double> seed(static_cast<std::size_t>(seed_rows * n));
     for (std::int64_t k = 0; k < seed_rows; ++k) {
       const auto kind =
           static_cast<SeedRow>(in_.choice(seed_row_kinds(static_cast<std::size_t>(k))));
@@ -224,8 +228,10 @@ private:
         const auto at = static_cast<std::size_t>(k * n + j);
         switch (kind) {
         case SeedRow::Fresh: seed[at] = seed_value(); break;
-        case SeedRow::Zero: seed[at] = 0.0f; break;
-        case SeedRow::Twice: seed[at] = 2.0f * seed[at - static_cast<std::size_t>(n)]; break;
+        case SeedRow::Zero: seed[at] = 0.0; break;
+        case SeedRow::Twice:
+          seed[at] = rounded(2.0 * seed[at - static_cast<std::size_t>(n)]);
+          break;
         case SeedRow::Negated: seed[at] = -seed[at - static_cast<std::size_t>(n)]; break;
         }
       }

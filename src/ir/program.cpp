@@ -14,7 +14,7 @@ bool Leaf::operator==(const Leaf& other) const {
   return shape == other.shape && dtype == other.dtype && indices == other.indices &&
          data.size() == other.data.size() &&
          (data.empty() ||
-          std::memcmp(data.data(), other.data.data(), data.size() * sizeof(float)) == 0);
+          std::memcmp(data.data(), other.data.data(), data.size() * sizeof(double)) == 0);
 }
 
 namespace {
@@ -35,8 +35,8 @@ Attrs rounded_attrs(Attrs attrs, FloatDType dtype) {
 Program with_float_dtype(Program program, FloatDType dtype) {
   program.float_dtype = dtype;
   for (Leaf& leaf : program.leaves)
-    for (float& v : leaf.data)
-      v = static_cast<float>(round_to(v, dtype));
+    for (double& v : leaf.data)
+      v = round_to(v, dtype);
   for (Stmt& s : program.stmts)
     if (s.kind == StmtKind::Op) s.instr.attrs = rounded_attrs(s.instr.attrs, dtype);
   return program;
@@ -72,9 +72,9 @@ std::string validate(const Program& p) {
         return where + "leaf has " + std::to_string(count) + " values for shape " +
                leaf.shape.to_string();
       if (!(s.shape == leaf.shape)) return where + "register shape differs from its leaf's";
-      for (float v : leaf.data)
+      for (double v : leaf.data)
         if (!representable(v, p.float_dtype))
-          return where + "leaf value " + float_to_text(v) + " is not a " +
+          return where + "leaf value " + double_literal(v, "nan", "inf") + " is not a " +
                  std::string(float_dtype_name(p.float_dtype)) + " value";
       if (s.dtype != leaf.dtype) return where + "register type differs from its leaf's";
       break;

@@ -21,6 +21,12 @@ std::string float_to_text(float value) {
   return fmt::format("{}", value);
 }
 
+std::string value_to_text(double value, FloatDType dtype) {
+  if (dtype != FloatDType::F64) return float_to_text(static_cast<float>(value));
+  if (std::isnan(value)) return std::signbit(value) ? "-nan" : "nan";
+  return fmt::format("{}", value);
+}
+
 std::string double_literal(double value, const std::string& nan, const std::string& inf) {
   if (std::isnan(value)) return nan;
   if (std::isinf(value)) return value > 0 ? inf : "-" + inf;
@@ -147,7 +153,7 @@ std::string to_text(const Program& p) {
       const Leaf& leaf = p.leaves[static_cast<std::size_t>(s.leaf)];
       for (std::size_t i = 0; i < leaf.data.size(); ++i) {
         if (i) out += ", ";
-        out += float_to_text(leaf.data[i]);
+        out += value_to_text(leaf.data[i], p.float_dtype);
       }
       for (std::size_t i = 0; i < leaf.indices.size(); ++i)
         out += fmt::format("{}{}", i ? ", " : "", leaf.indices[i]);
@@ -215,6 +221,26 @@ struct LineParser {
     char* end = nullptr;
     // strtof, not from_chars: it reads nan/inf, and rounds subnormals exactly.
     out = std::strtof(token.c_str(), &end);
+    if (end != token.c_str() + token.size()) return fail("bad number '" + token + "'");
+    rest.remove_prefix(n);
+    return true;
+  }
+  // A leaf value: read as a double in f64 programs, as a float (exactly as ever) otherwise.
+  bool value(double& out) {
+    if (float_dtype != FloatDType::F64) {
+      float v = 0;
+      if (!real(v)) return false;
+      out = v;
+      return true;
+    }
+    skip_space();
+    std::size_t n = 0;
+    while (n < rest.size() && rest[n] != ',' && rest[n] != ']' && rest[n] != ' ')
+      ++n;
+    const std::string token(rest.substr(0, n));
+    if (token.empty()) return fail("expected a number");
+    char* end = nullptr;
+    out = std::strtod(token.c_str(), &end);
     if (end != token.c_str() + token.size()) return fail("bad number '" + token + "'");
     rest.remove_prefix(n);
     return true;
@@ -449,8 +475,8 @@ ParseResult parse_program(std::string_view text) {
           leaf.indices.push_back(v);
           continue;
         }
-        float v = 0;
-        if (!lp.real(v)) return error(lp.error);
+        double v = 0;
+        if (!lp.value(v)) return error(lp.error);
         leaf.data.push_back(v);
       }
       lp.literal("]");

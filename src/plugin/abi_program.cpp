@@ -15,13 +15,18 @@ BurnmarkShape to_abi_shape(const Shape& shape) {
 
 const BurnmarkProgram& AbiProgram::build(const Program& program) {
   leaves_.clear();
+  values_.clear();
+  for (const Leaf& leaf : program.leaves)
+    values_.insert(values_.end(), leaf.data.begin(), leaf.data.end());
+  std::size_t offset = 0;
   for (const Leaf& leaf : program.leaves) {
     BurnmarkLeaf l{};
     l.shape = to_abi_shape(leaf.shape);
     l.numel = leaf.shape.numel();
     const bool index = leaf.dtype == DType::I64;
     l.dtype = index ? BURNMARK_DTYPE_I64 : BURNMARK_DTYPE_F32;
-    l.data = index ? nullptr : leaf.data.data();
+    l.data = index ? nullptr : values_.data() + offset;
+    offset += leaf.data.size();
     l.indices = index ? leaf.indices.data() : nullptr;
     leaves_.push_back(l);
   }

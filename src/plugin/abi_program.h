@@ -1,5 +1,6 @@
 // Builds the C ABI view (BurnmarkProgram) of a burnmark::Program for one plugin call. The view
-// points into the Program (leaf data) and into buffers this object keeps between runs.
+// points into the Program (index data) and into buffers this object keeps between runs (the
+// leaves' f32 values: the ABI carries f32, and plugins only run f32 programs).
 #pragma once
 
 #include <vector>
@@ -18,6 +19,7 @@ public:
 
 private:
   std::vector<BurnmarkLeaf> leaves_;
+  std::vector<float> values_; // every float leaf's data, back to back
   std::vector<BurnmarkStmt> stmts_;
   BurnmarkProgram view_{};
 };

@@ -305,6 +305,13 @@ torch::Tensor leaf(std::vector<std::int64_t> shape, bool requires_grad, const st
   return t.to(kDType).requires_grad_(requires_grad);
 }
 
+// The same from float64 bit patterns, for a float64 program's values that no float32 holds.
+torch::Tensor leaf64(std::vector<std::int64_t> shape, bool requires_grad, const std::vector<std::uint64_t>& bits) {
+  torch::Tensor t = torch::empty(shape, torch::kFloat64);
+  std::memcpy(t.data_ptr<double>(), bits.data(), bits.size() * sizeof(double));
+  return t.to(kDType).requires_grad_(requires_grad);
+}
+
 // NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included), and
 // finite values diverge when |a - b| > tolerance * max(1, |a|, |b|) + bound (the rounding a
 // correct implementation may add); an infinite bound means either answer is right.
@@ -396,12 +403,13 @@ std::string emit_cpp_repro(const ReproCase& repro) {
         break;
       }
       std::vector<std::string> bits;
-      for (float v : leaf.data)
-        bits.push_back(repro_detail::float_bits(v));
-      out += fmt::format("  // %{} = leaf f32{}\n", r, s.shape.to_string());
-      out += fmt::format("  const torch::Tensor {} = leaf({}, {}, {{{}}});\n", reg(r),
-                         int_list(s.shape), repro.check_gradients,
-                         repro_detail::join_wrapped(bits, 8, "      "));
+      for (double v : leaf.data)
+        bits.push_back(repro_detail::value_bits(v, p.float_dtype));
+      out += fmt::format("  // %{} = leaf {}{}\n", r, float_dtype_name(p.float_dtype),
+                         s.shape.to_string());
+      out += fmt::format("  const torch::Tensor {} = {}({}, {}, {{{}}});\n", reg(r),
+                         p.float_dtype == FloatDType::F64 ? "leaf64" : "leaf", int_list(s.shape),
+                         repro.check_gradients, repro_detail::join_wrapped(bits, 8, "      "));
       break;
     }
     case StmtKind::Alias:

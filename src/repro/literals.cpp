@@ -16,6 +16,11 @@ std::string float_bits(float value) {
   return fmt::format("0x{:08x}", std::bit_cast<std::uint32_t>(value));
 }
 
+std::string value_bits(double value, FloatDType dtype) {
+  if (dtype != FloatDType::F64) return float_bits(static_cast<float>(value));
+  return fmt::format("0x{:016x}", std::bit_cast<std::uint64_t>(value));
+}
+
 std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
                          const std::string& indent) {
   std::string out;

@@ -11,6 +11,9 @@ namespace burnmark::repro_detail {
 
 // "0x3f000000": the float's bit pattern, which keeps NaN payloads, -0 and subnormals exact.
 std::string float_bits(float value);
+// A leaf value's bit pattern in its program's dtype: an f64 program's as "0x3fe0000000000000"
+// (its values need not be floats), every other program's as float_bits.
+std::string value_bits(double value, FloatDType dtype);
 // Comma-separated items, a line break with `indent` every `per_line` items.
 std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
                          const std::string& indent);

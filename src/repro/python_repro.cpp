@@ -292,11 +292,13 @@ inf = float("inf")
 
 
 def leaf(shape, requires_grad, bits):
-    """A DTYPE leaf from exact float32 bit patterns, so that NaN payloads, -0 and subnormals
-    survive (every value is exact in DTYPE)."""
-    raw = bytearray(struct.pack("=%dI" % len(bits), *bits))
-    t = torch.frombuffer(raw, dtype=torch.float32).clone().reshape(shape).to(DTYPE)
-    return t.requires_grad_(requires_grad)
+    """A DTYPE leaf from exact bit patterns (float64 ones in a float64 program, whose values need
+    not be floats, float32 ones otherwise), so that NaN payloads, -0 and subnormals survive
+    (every value is exact in DTYPE)."""
+    wide = DTYPE == torch.float64
+    raw = bytearray(struct.pack("=%d%s" % (len(bits), "Q" if wide else "I"), *bits))
+    t = torch.frombuffer(raw, dtype=torch.float64 if wide else torch.float32)
+    return t.clone().reshape(shape).to(DTYPE).requires_grad_(requires_grad)
 
 
 def diverges(a, b, bound):
@@ -511,8 +513,8 @@ std::string emit_python_repro(const ReproCase& repro) {
         break;
       }
       std::vector<std::string> bits;
-      for (float v : leaf.data)
-        bits.push_back(repro_detail::float_bits(v));
+      for (double v : leaf.data)
+        bits.push_back(repro_detail::value_bits(v, p.float_dtype));
       to += fmt::format("{}# %{} = leaf {}{}\n", ind, r, float_dtype_name(p.float_dtype),
                         s.shape.to_string());
       const std::string made = fmt::format("leaf({}, {}, [{}])", int_list(s.shape),

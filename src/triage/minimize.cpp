@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 #include "burnmark/ir/text.h"
@@ -11,14 +12,14 @@
 
 namespace burnmark {
 
-int value_complexity(float v) {
+int value_complexity(double v) {
   if (std::isnan(v)) return 8;
   if (std::isinf(v)) return 7;
-  if (v == 0.0f) return std::signbit(v) ? 6 : 0;
-  if (std::fpclassify(v) == FP_SUBNORMAL || std::fabs(v) >= 1e15f) return 6;
-  if (v == 1.0f) return 1;
-  if (v == -1.0f) return 2;
-  if (v == std::nearbyint(v)) return std::fabs(v) <= 16.0f ? 3 : 4;
+  if (v == 0.0) return std::signbit(v) ? 6 : 0;
+  if (std::fabs(v) < std::numeric_limits<float>::min() || std::fabs(v) >= 1e15) return 6;
+  if (v == 1.0) return 1;
+  if (v == -1.0) return 2;
+  if (v == std::nearbyint(v)) return std::fabs(v) <= 16.0 ? 3 : 4;
   return 5;
 }
 
@@ -121,7 +122,9 @@ private:
       if (s.kind != StmtKind::Op || s.shape.rank() == 0 || exhausted_) continue;
       const auto values = options_.evaluate(best_, r);
       if (!values) continue;
-      std::vector<float> data(values->begin(), values->end());
+      std::vector<double> data = *values;
+      for (double& v : data)
+        v = round_to(v, best_.float_dtype);
       if (attempt(cut_to_leaf(best_, r, std::move(data)))) changed = true;
     }
     return changed;
@@ -194,8 +197,8 @@ private:
   bool data_pass() {
     bool changed = false;
     // Targets: 0, 1, -1, then each element rounded to an integer (NaN marks "round").
-    const float round_marker = std::nanf("");
-    for (float target : {0.0f, 1.0f, -1.0f, round_marker}) {
+    const double round_marker = std::nan("");
+    for (double target : {0.0, 1.0, -1.0, round_marker}) {
       for (std::size_t i = 0; i < best_.leaves.size() && !exhausted_; ++i) {
         const std::size_t n = best_.leaves[i].data.size();
         for (std::size_t chunk = n; chunk >= 1 && !exhausted_; chunk /= 2) {
@@ -203,10 +206,10 @@ private:
             Program q = best_;
             bool any = false;
             for (std::size_t j = start; j < std::min(n, start + chunk); ++j) {
-              float& x = q.leaves[i].data[j];
-              float t = target;
+              double& x = q.leaves[i].data[j];
+              double t = target;
               if (std::isnan(target)) {
-                if (!std::isfinite(x) || std::fabs(x) >= 1e6f) continue;
+                if (!std::isfinite(x) || std::fabs(x) >= 1e6) continue;
                 t = std::nearbyint(x);
               }
               if (value_complexity(t) < value_complexity(x)) {

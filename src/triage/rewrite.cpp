@@ -95,7 +95,7 @@ Program replace_register(const Program& p, Reg reg, Reg with) {
   return copy_kept(p, keep, subst);
 }
 
-Program cut_to_leaf(const Program& p, Reg reg, std::vector<float> data) {
+Program cut_to_leaf(const Program& p, Reg reg, std::vector<double> data) {
   Program out;
   out.float_dtype = p.float_dtype;
   for (std::size_t r = 0; r < p.stmts.size(); ++r) {

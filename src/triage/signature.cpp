@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <unordered_map>
 
 namespace burnmark {
@@ -21,12 +22,12 @@ std::string short_id(std::string_view text) {
   return fmt::format("{:016x}", fnv1a64(text)).substr(0, 12);
 }
 
-std::string_view special_class(float v) {
+std::string_view special_class(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == 0.0f) return std::signbit(v) ? "-0" : "";
-  if (std::fpclassify(v) == FP_SUBNORMAL) return "subnormal";
-  if (std::fabs(v) >= 1e15f) return "huge";
+  if (v == 0.0) return std::signbit(v) ? "-0" : "";
+  if (std::fabs(v) < std::numeric_limits<float>::min()) return "subnormal";
+  if (std::fabs(v) >= 1e15) return "huge";
   return "";
 }
 
@@ -129,7 +130,7 @@ std::vector<std::string> special_classes(const Program& p, const std::vector<Reg
     if (s.kind != StmtKind::Leaf) continue;
     if (!regs.empty() && std::find(regs.begin(), regs.end(), static_cast<Reg>(r)) == regs.end())
       continue;
-    for (float v : p.leaves[static_cast<std::size_t>(s.leaf)].data)
+    for (double v : p.leaves[static_cast<std::size_t>(s.leaf)].data)
       if (const std::string_view c = special_class(v); !c.empty()) out.emplace_back(c);
   }
   return sorted_unique(std::move(out));

@@ -93,16 +93,18 @@ struct Sweeper {
   }
 
   void specials() {
-    const float tiny = std::numeric_limits<float>::denorm_min() * 1000.0f;
-    const std::vector<std::pair<std::string, float>> classes = {
-        {"nan", std::numeric_limits<float>::quiet_NaN()},
-        {"inf", std::numeric_limits<float>::infinity()},
-        {"-inf", -std::numeric_limits<float>::infinity()},
-        {"-0", -0.0f},
+    // f64 programs try f64's own subnormals and magnitudes.
+    const bool f64 = repro.float_dtype == FloatDType::F64;
+    const double tiny = f64 ? 1e-310 : std::numeric_limits<float>::denorm_min() * 1000.0f;
+    const std::vector<std::pair<std::string, double>> classes = {
+        {"nan", std::numeric_limits<double>::quiet_NaN()},
+        {"inf", std::numeric_limits<double>::infinity()},
+        {"-inf", -std::numeric_limits<double>::infinity()},
+        {"-0", -0.0},
         {"subnormal", tiny},
-        {"huge", 1e30f},
-        {"0", 0.0f},
-        {"1", 1.0f}};
+        {"huge", f64 ? 1e300 : 1e30f},
+        {"0", 0.0},
+        {"1", 1.0}};
     int swept = 0;
     for (std::size_t i = 0; i < repro.leaves.size(); ++i) {
       for (std::size_t j = 0; j < repro.leaves[i].data.size() && swept < 8; ++j) {
@@ -138,15 +140,15 @@ struct Sweeper {
   void signs() {
     for (std::size_t i = 0; i < repro.leaves.size(); ++i) {
       const auto& data = repro.leaves[i].data;
-      const bool has_neg = std::any_of(data.begin(), data.end(), [](float v) { return v < 0; });
-      const bool has_pos = std::any_of(data.begin(), data.end(), [](float v) { return v > 0; });
+      const bool has_neg = std::any_of(data.begin(), data.end(), [](double v) { return v < 0; });
+      const bool has_pos = std::any_of(data.begin(), data.end(), [](double v) { return v > 0; });
       if (!has_neg && !has_pos) continue;
       std::vector<std::string> tried{"as-is"}, hits{"as-is"};
       std::string condition = "any";
       for (const bool negative : {false, true}) {
         if (!(negative ? has_pos : has_neg)) continue; // the variant equals the original
         Program q = repro;
-        for (float& v : q.leaves[i].data)
+        for (double& v : q.leaves[i].data)
           if (!std::isnan(v)) v = negative ? -std::fabs(v) : std::fabs(v);
         tried.push_back(negative ? "<=0" : ">=0");
         if (hit(q))

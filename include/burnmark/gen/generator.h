@@ -16,7 +16,9 @@
 //
 // Dtype: with several dtypes in the options, a choice among them comes first. Leaf values, edge
 // values and attributes are then rounded to the program's dtype as they are drawn, and in f16
-// programs the special values are f16's own (see kSpecialValuesF16).
+// programs the special values are f16's own (see kSpecialValuesF16); f64 programs draw from
+// the f32 table and then kSpecialValuesF64 (f64's extremes and subnormals, values past f32's
+// range, exp/cosh overflow edges), and their escape reads eight bytes of raw f64 bits.
 //
 // Leaf values: a seed of 1..16 entries is cycled over the leaf's elements. With special_rate 0
 // an entry is one byte b giving b / 127.5f - 1.0f (single precision, so -1 and 1 are exact).

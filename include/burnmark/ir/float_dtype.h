@@ -1,6 +1,6 @@
 // The floating-point dtype of a program: every float tensor in it (leaves, results, gradients)
-// has this one dtype, f32 unless the program says otherwise. Leaf data and scalar attributes are
-// held as f32 values that the dtype represents exactly, so a program means the same in every
+// has this one dtype, f32 unless the program says otherwise. Leaf data (double) and scalar
+// attributes hold values that the dtype represents exactly, so a program means the same in every
 // backend whatever its dtype.
 #pragma once
 
@@ -12,8 +12,7 @@
 
 namespace burnmark {
 
-// F64 programs hold f32-representable leaf values (leaf data is f32); everything computed from
-// them is f64.
+// F64 leaves may hold any double; scalar attributes stay f32 values (they come from f32 tables).
 enum class FloatDType : unsigned char { F32, BF16, F16, F64 };
 inline constexpr FloatDType kFloatDTypes[] = {FloatDType::F32, FloatDType::BF16, FloatDType::F16,
                                               FloatDType::F64};

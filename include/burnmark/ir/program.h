@@ -1,4 +1,4 @@
-// A resolved SSA tensor program: leaves with their f32 data, statements whose operands are
+// A resolved SSA tensor program: leaves with their float data, statements whose operands are
 // earlier registers, and a root. Register i is defined by statement i.
 #pragma once
 
@@ -16,7 +16,9 @@ using Reg = int;
 
 struct Leaf {
   Shape shape;
-  std::vector<float> data;                // f32: row-major, shape.numel() values; i64: empty
+  // f32: row-major, shape.numel() values, each exactly representable in the program's float
+  // dtype (double so that f64 programs reach f64-only values); i64: empty.
+  std::vector<double> data;
   DType dtype = DType::F32;               // f32, or i64 for an index tensor (never a mask)
   std::vector<std::int64_t> indices = {}; // i64: row-major, shape.numel() values; f32: empty
   bool operator==(const Leaf&) const;

@@ -25,6 +25,9 @@ std::string to_text(const Program& program);
 std::string stmt_to_text(const Program& program, Reg reg);
 // A float in the shortest form that parses back to the same bits ("nan", "-inf", "-0").
 std::string float_to_text(float value);
+// A leaf value of a program of `dtype` in the same manner: the shortest double for f64, and for
+// the other dtypes (whose values are all floats) exactly what float_to_text prints.
+std::string value_to_text(double value, FloatDType dtype);
 // A double as a floating literal of Python, C++ and TorchScript: the shortest decimal that parses
 // back to the same double, always with a '.' or an exponent; NaN and the infinities take the
 // spellings given (each language has its own), a minus sign before `inf` for -inf.

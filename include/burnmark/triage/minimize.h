@@ -47,8 +47,8 @@ MinimizeResult minimize(const Program& program, const Predicate& predicate,
                         const MinimizeOptions& options = {});
 
 // The element simplicity order candidate 6 uses: 0 < 1 < -1 < other small integers < other
-// finite values < -0 / subnormal / huge < ±inf < NaN. -0 ranks above 0 so that it survives
-// only when the sign of zero matters.
-int value_complexity(float value);
+// finite values < -0 / tiny (below f32's smallest normal) / huge < ±inf < NaN. -0 ranks above 0 so
+// that it survives only when the sign of zero matters.
+int value_complexity(double value);
 
 } // namespace burnmark

@@ -27,7 +27,7 @@ Program replace_register(const Program& program, Reg reg, Reg with);
 
 // `reg` becomes a new leaf holding `data` (its shape stays `reg`'s shape). The operands that
 // only fed `reg` become dead; compact() removes them.
-Program cut_to_leaf(const Program& program, Reg reg, std::vector<float> data);
+Program cut_to_leaf(const Program& program, Reg reg, std::vector<double> data);
 
 // Sets the root (then compacts, so the program only holds what the new root needs).
 Program reroot(const Program& program, Reg root);

@@ -89,9 +89,10 @@ std::string culprit_signature_id(const Program& minimized, const BackendSignatur
 std::uint64_t fnv1a64(std::string_view bytes);
 std::string short_id(std::string_view text); // 12 hex digits of fnv1a64(text)
 
-// "nan", "inf", "-inf", "-0", "subnormal", "huge" (finite, |x| >= 1e15), or "" for an ordinary
-// finite value.
-std::string_view special_class(float value);
+// "nan", "inf", "-inf", "-0", "subnormal" (nonzero, below f32's smallest normal, whatever the
+// dtype, so that f32 programs keep their signatures), "huge" (finite, |x| >= 1e15), or "" for an
+// ordinary finite value.
+std::string_view special_class(double value);
 // Sorted classes present in the leaves of `program` (all of them when `regs` is empty,
 // otherwise only the leaves among `regs`).
 std::vector<std::string> special_classes(const Program& program, const std::vector<Reg>& regs = {});

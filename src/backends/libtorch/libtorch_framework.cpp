@@ -65,10 +65,10 @@ torch::Tensor LibTorchFramework::leaf(const Leaf& leaf, bool track_gradient) {
     return t;
   }
   torch::Tensor t =
-      torch::empty(sizes_of(leaf.shape), torch::TensorOptions().dtype(torch::kFloat32));
-  std::memcpy(t.data_ptr<float>(), leaf.data.data(), leaf.data.size() * sizeof(float));
+      torch::empty(sizes_of(leaf.shape), torch::TensorOptions().dtype(torch::kFloat64));
+  std::memcpy(t.data_ptr<double>(), leaf.data.data(), leaf.data.size() * sizeof(double));
   // Exact: a program's leaf values are representable in its dtype (validate).
-  if (float_type_ != torch::kFloat32) t = t.to(float_type_);
+  if (float_type_ != torch::kFloat64) t = t.to(float_type_);
   if (track_gradient) t.set_requires_grad(true);
   return t;
 }

@@ -478,7 +478,10 @@ inline std::array<Approx, 2> copysign_backward(Approx g, Approx a, Approx, Appro
 inline Approx lerp_forward(Approx a, Approx b, const Attrs& at) {
   using namespace binary_detail;
   const double w = at.weight;
-  const double z = std::fma(w, b.v - a.v, a.v);
+  // In f64 (no wider double to hold it) b - a can overflow where z does not:
+  // lerp(-DBL_MAX, DBL_MAX, 0.5) is 0. Then the endpoints are halved, exactly at that magnitude.
+  const double k = std::isfinite(a.v) && std::isfinite(b.v) && !std::isfinite(b.v - a.v) ? 0.5 : 1;
+  const double z = std::fma(w, k * b.v - k * a.v, k * a.v) / k;
   if (indeterminate(a) || indeterminate(b)) return unknown(z);
   if (!std::isfinite(a.v) || !std::isfinite(b.v)) {
     const double f2 = b.v - (b.v - a.v) * (1 - w);
@@ -487,13 +490,13 @@ inline Approx lerp_forward(Approx a, Approx b, const Attrs& at) {
     const bool agree = same({f1, 0.0}, {f2, 0.0}) && same({f1, 0.0}, {f3, 0.0});
     return {f1, agree ? 0.0 : kInf};
   }
-  const double d = std::fabs(b.v - a.v);
+  const double dk = std::fabs(k * b.v - k * a.v); // |b - a| times k
   if ((w == 0 || w == 1) && exact(a) && exact(b)) {
     const double v = w == 0 ? a.v : b.v;
     return {v, v == 0 ? storage.underflow_step : 0.0};
   }
   const double e = std::fabs(1 - w) * a.e + std::fabs(w) * b.e +
-                   3 * storage.u * std::max(std::fabs(w), std::fabs(1 - w)) * d +
+                   3 * storage.u * std::max(std::fabs(w), std::fabs(1 - w)) / k * dk +
                    3 * storage.underflow_step;
   return finish(z, e, kExactUlps);
 }

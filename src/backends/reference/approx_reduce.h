@@ -306,6 +306,7 @@ inline void max_dim_backward(Row x, Approx g, bool want_max, RowOut dx) {
 // ---- variance and standard deviation ----
 
 struct Spread {
+  int scale = 0; // the row was divided by 2^scale first; mean, s and s_e are in those units
   double mean = 0;
   double s = 0;   // sum of squared deviations, exact (in double)
   double s_e = 0; // bound on a float algorithm's sum of squared deviations
@@ -320,30 +321,52 @@ struct Spread {
 inline Spread spread_of(Row x) {
   Spread r;
   const double n = static_cast<double>(x.size());
-  double sum = 0, abs_sum = 0;
+  double largest = 0;
   for (const Approx& a : x) {
     if (indeterminate(a)) r.indeterminate = true;
     if (!std::isfinite(a.v)) r.non_finite = true;
-    sum += a.v;
-    abs_sum += std::fabs(a.v);
+    largest = std::max(largest, std::fabs(a.v));
   }
   if (r.non_finite || r.indeterminate) return r;
+  // Double has no headroom over f64: near either end of its range the sum, the mean and the
+  // squares would overflow or underflow although the variance need not (var([DBL_MAX] * 2) is
+  // 0). A power of two brings the row to magnitude 1 exactly; f32, bf16 and f16 rows are never
+  // scaled, so their results are unchanged.
+  r.scale = largest > 0x1p400 || (largest > 0 && largest < 0x1p-400) ? std::ilogb(largest) : 0;
+  const auto value = [&](const Approx& a) { return std::ldexp(a.v, -r.scale); };
+  double sum = 0, abs_sum = 0;
+  for (const Approx& a : x) {
+    sum += value(a);
+    abs_sum += std::fabs(value(a));
+  }
   r.mean = sum / n;
+  // Scaled rows are f64 ones at the ends of the range, where the mean's last-bit error times
+  // 2^(2 scale) would overflow: var([DBL_MAX] * 5) must be 0. One correction pass makes the
+  // mean of equal values exact.
+  if (r.scale != 0) {
+    double residual = 0;
+    for (const Approx& a : x)
+      residual += value(a) - r.mean;
+    r.mean += residual / n;
+  }
   const double dm = (n + 1) * storage.u * abs_sum / n;
   double q = 0, prop = 0;
   for (const Approx& a : x) {
-    const double d = a.v - r.mean;
+    const double d = value(a) - r.mean;
+    const double e = std::ldexp(a.e, -r.scale);
     r.s += d * d;
-    q += a.v * a.v;
-    prop += 2 * std::fabs(d) * a.e + a.e * a.e;
+    q += value(a) * value(a);
+    prop += 2 * std::fabs(d) * e + e * e;
   }
   r.s_e = prop + n * dm * dm + 4 * (n + 2) * storage.u * (r.s + std::sqrt(r.s * q));
   return r;
 }
 
-// The exact variance and its bound, or NaN (non-finite input, dof <= 0) / indeterminate.
-inline Approx variance_of(Row x, int correction) {
+// The exact variance and its bound in units of 2^(2 scale), or NaN (non-finite input,
+// dof <= 0) / indeterminate.
+inline Approx variance_of(Row x, int correction, int& scale) {
   const Spread sp = spread_of(x);
+  scale = sp.scale;
   const double dof = static_cast<double>(x.size()) - correction;
   if (sp.indeterminate) return {0.0, kInf};
   if (sp.non_finite || dof <= 0) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
@@ -353,19 +376,21 @@ inline Approx variance_of(Row x, int correction) {
 // A variance beyond f32 is inf; one within it is representable even where the squared
 // deviations overflow a float accumulator (as for the norms).
 inline Approx var_forward(Row x, int correction) {
-  const Approx v = variance_of(x, correction);
+  int scale = 0;
+  const Approx v = variance_of(x, correction, scale);
   if (std::isnan(v.v) || indeterminate(v)) return v;
-  return finish_exact(v.v, v.e);
+  return finish_exact(std::ldexp(v.v, 2 * scale), std::ldexp(v.e, 2 * scale));
 }
 
 // sqrt of the exact variance: representable whenever the deviation is, however large the
 // variance. sqrt is monotone, so the ends of the variance's interval bound it.
 inline Approx std_forward(Row x, int correction) {
-  const Approx v = variance_of(x, correction);
+  int scale = 0;
+  const Approx v = variance_of(x, correction, scale);
   if (std::isnan(v.v) || indeterminate(v)) return v;
   const double r = std::sqrt(v.v);
   const double e = std::max(std::sqrt(v.v + v.e) - r, r - std::sqrt(std::max(v.v - v.e, 0.0)));
-  return finish_exact(r, e);
+  return finish_exact(std::ldexp(r, scale), std::ldexp(e, scale));
 }
 
 // var_backward: (2 / dof) * grad * (x - x.mean()); dof = 0 gives inf * 0 = NaN. The mean is
