@@ -543,6 +543,24 @@ std::string emit_python_repro(const ReproCase& repro) {
   const std::string args = fmt::format("{}", fmt::join(params, ", "));
   const std::string main_header =
       fmt::format("\ndef main():\n    torch.set_num_threads({})\n", repro.intra_op_threads);
+  // The float leaves (index leaves are never differentiated), each named by `name`, and the
+  // double-backward call over them along their tangent() directions.
+  using Namer = std::string (*)(Reg);
+  const auto float_leaves = [&](Namer name) {
+    std::vector<std::string> names;
+    const std::vector<Reg> leaf_regs = p.leaf_registers();
+    for (std::size_t i = 0; i < leaf_regs.size(); ++i)
+      if (p.leaves[i].dtype == DType::F32) names.push_back(name(leaf_regs[i]));
+    return names;
+  };
+  const auto hessian_vector_call = [&](Namer name) {
+    std::vector<std::string> directions;
+    for (std::size_t i = 0; i < p.leaves.size(); ++i)
+      if (p.leaves[i].dtype == DType::F32)
+        directions.push_back(fmt::format("tangent({}, {})", int_list(p.leaves[i].shape), i));
+    return fmt::format("    hvp = hessian_vector(root, [{}], [{}])\n",
+                       fmt::join(float_leaves(name), ", "), fmt::join(directions, ", "));
+  };
   if (scripted) {
     out += fmt::format("\ndef program({}):\n{}    return {}\n\n", args, body, reg(p.root));
     out += main_header + scripted_path_setup(repro.path);
@@ -555,37 +573,17 @@ std::string emit_python_repro(const ReproCase& repro) {
     out += main_header + "    with fwAD.dual_level():\n" + body;
     out += fmt::format("{}root = {}\n", indent, reg(p.root));
     if (repro.check_tangent) out += indent + "root_tangent = tangent_of(root)\n";
-    if (hessian) {
-      std::vector<std::string> leaves_list, directions;
-      const std::vector<Reg> leaf_regs = p.leaf_registers();
-      for (std::size_t i = 0; i < leaf_regs.size(); ++i)
-        if (p.leaves[i].dtype == DType::F32) {
-          leaves_list.push_back(leaf_name(leaf_regs[i]));
-          directions.push_back(fmt::format("tangent({}, {})", int_list(p.leaves[i].shape), i));
-        }
-      // Forward over reverse inside the level; double backward after it, as libtorch runs it.
-      if (by_dual)
-        out += fmt::format("{}hvp = hessian_by_dual(root, [{}])\n", indent,
-                           fmt::join(leaves_list, ", "));
-      else
-        out += fmt::format("    hvp = hessian_vector(root, [{}], [{}])\n",
-                           fmt::join(leaves_list, ", "), fmt::join(directions, ", "));
-    }
+    // Forward over reverse inside the level; double backward after it, as libtorch runs it.
+    if (by_dual)
+      out += fmt::format("{}hvp = hessian_by_dual(root, [{}])\n", indent,
+                         fmt::join(float_leaves(leaf_name), ", "));
+    else if (hessian)
+      out += hessian_vector_call(leaf_name);
     if (repro.check_gradients) out += "    root.backward(torch.ones_like(root))\n";
   } else {
     out += main_header + body;
     out += fmt::format("    root = {}\n", reg(p.root));
-    if (hessian) { // before backward(), which frees the graph
-      std::vector<std::string> leaves_list, directions;
-      const std::vector<Reg> leaf_regs = p.leaf_registers();
-      for (std::size_t i = 0; i < leaf_regs.size(); ++i)
-        if (p.leaves[i].dtype == DType::F32) {
-          leaves_list.push_back(reg(leaf_regs[i]));
-          directions.push_back(fmt::format("tangent({}, {})", int_list(p.leaves[i].shape), i));
-        }
-      out += fmt::format("    hvp = hessian_vector(root, [{}], [{}])\n",
-                         fmt::join(leaves_list, ", "), fmt::join(directions, ", "));
-    }
+    if (hessian) out += hessian_vector_call(reg); // before backward(), which frees the graph
     if (repro.check_gradients) out += "    root.backward(torch.ones_like(root))\n";
   }
   out += "\n    bad = 0\n";
