@@ -16,6 +16,7 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "burnmark/oracle/summary.h"
+#include "platform_pins.h"
 #if defined(BURNMARK_HAVE_REFERENCE) || defined(BURNMARK_HAVE_LIBTORCH)
 #include "burnmark/backends/builtin.h"
 #endif
@@ -490,3 +491,29 @@ TEST(WrongBackend, CaughtAgainstTheRealReference) {
   EXPECT_EQ(v.divergences[0].count, 2u);
 }
 #endif
+
+// platform_pins.h's check for a pinned test on a platform where the library gave another value:
+// the verdict must fit the values, element by element with the oracle's own rule.
+TEST(PlatformPins, TheVerdictFitsTheValuesWhateverTheLibraryGave) {
+  const Outcome ref =
+      ok("ref", tensor({3}, {kNaN, 1.0, -0.0}, {0, 0, kInf}), {tensor({3}, {1, 2, 3})});
+  // As measured: -inf where the reference has NaN (a divergence), and the same value as the
+  // reference elsewhere; another platform: NaN there too (agreement), or a value off by more
+  // than the tolerance only where the bound is infinite (indeterminate, no divergence).
+  for (const std::vector<double>& got :
+       {std::vector<double>{-kInf, 1.0, 0.0}, std::vector<double>{kNaN, 1.0, 0.0},
+        std::vector<double>{kNaN, 1.0, 5.0}}) {
+    const Outcome lib = ok("lib", tensor({3}, got), {tensor({3}, {1, 2, 3})});
+    EXPECT_TRUE(burnmark::testing::verdict_fits_values(ref, lib));
+    EXPECT_EQ(compare({ref, lib}, OracleOptions{}).agree(),
+              !burnmark::testing::tensor_leaves_bound(ref.root, lib.root, kDefaultTolerance));
+  }
+  EXPECT_TRUE(burnmark::testing::tensor_leaves_bound(ref.root, tensor({3}, {-kInf, 1, 0}),
+                                                     kDefaultTolerance));
+  EXPECT_FALSE(burnmark::testing::tensor_leaves_bound(ref.root, tensor({3}, {kNaN, 1, 7}),
+                                                      kDefaultTolerance));
+  // A gradient that leaves the bound is a divergence of that leaf.
+  const Outcome off = ok("lib", tensor({3}, {kNaN, 1, 0}), {tensor({3}, {1, 2, 4})});
+  EXPECT_FALSE(compare({ref, off}, OracleOptions{}).agree());
+  EXPECT_TRUE(burnmark::testing::verdict_fits_values(ref, off));
+}

@@ -20,6 +20,7 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "libtorch_programs.h"
+#include "platform_pins.h"
 #include "programs_per_op.h"
 
 using namespace burnmark;
@@ -267,8 +268,15 @@ TEST(RefVsLibTorchDtypes, LibTorchLacksExactlyTheOpsTheGeneratorLeavesOut) {
   }
 }
 
+// Where the agreement below was measured: each kernel set LibTorch 1.13 has on an Intel CPU with
+// AVX-512 (ATEN_CPU_CAPABILITY=default, avx2, avx512).
+const std::set<std::string> kDtypesMeasuredOn = {"LibTorch 1.13 DEFAULT on GenuineIntel",
+                                                 "LibTorch 1.13 AVX2 on GenuineIntel",
+                                                 "LibTorch 1.13 AVX512 on GenuineIntel"};
+
 // In bf16, f16 and f64 the reference rounds and bounds in the dtype; LibTorch agrees with it on
-// every op it has, forward and backward, except where a departure is recorded.
+// every op it has, forward and backward, except where a departure is recorded, on the platforms
+// where that was measured.
 TEST(RefVsLibTorchDtypes, EveryOpLibTorchHasAgreesInBf16F16AndF64) {
   const auto ref = make_reference_backend();
   const auto lt = make_libtorch_backend(1);
@@ -287,7 +295,18 @@ TEST(RefVsLibTorchDtypes, EveryOpLibTorchHasAgreesInBf16F16AndF64) {
           std::any_of(kDtypeDepartures.begin(), kDtypeDepartures.end(), [&](const auto& dep) {
             return dep.dtype == d && text.find(dep.statement) != std::string::npos;
           });
-      EXPECT_EQ(outcome_agrees(r, l, true), !departs) << op_name(np.op);
+      const bool agrees = outcome_agrees(r, l, true);
+      if (agrees != !departs && !kDtypesMeasuredOn.contains(lt->platform())) {
+        // Another processor's kernels rounded otherwise (issue 27 saw bf16 gelu differ on an
+        // AMD EPYC): a fact to report, and the verdict must fit the values LibTorch gave.
+        burnmark::testing::report_unpinned(lt->platform(),
+                                           std::string(op_name(np.op)) + " in " +
+                                               std::string(float_dtype_name(d)) +
+                                               (agrees ? " agrees: " : " diverges: ") + text);
+        EXPECT_TRUE(burnmark::testing::verdict_fits_values(r, l, OracleOptions{}));
+      } else {
+        EXPECT_EQ(agrees, !departs) << op_name(np.op) << " on " << lt->platform();
+      }
       checked.insert({d, np.op});
     }
   // Most of the vocabulary runs in bf16; f16 on the CPU has far less.

@@ -2,7 +2,9 @@
 // kernels of eigen_forward.cpp, eigen_backward.cpp and the family files, exporting the ops
 // listed in kOps.
 #include <cstdint>
+#include <string>
 
+#include "burnmark/util/cpu_vendor.h"
 #include "eigen_tensor.h"
 
 namespace {
@@ -130,4 +132,15 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
                                                                            " " BURNMARK_EIGEN_PACKETS,
       kOps);
   return &table;
+}
+
+// The packets, and the CPU vendor: with EIGEN_FAST_MATH, sqrt and rsqrt in the packet body
+// start from rsqrtps, whose approximation is implementation-defined (Intel's and AMD's tables
+// differ), so Eigen's sqrt(4) is 1.9999999 on one vendor's CPUs and 2 on another's.
+extern "C" BURNMARK_PLUGIN_EXPORT const char* burnmark_plugin_platform(void* /*context*/) {
+  static const std::string line =
+      "Eigen " BURNMARK_EIGEN_STR(EIGEN_WORLD_VERSION) "." BURNMARK_EIGEN_STR(
+          EIGEN_MAJOR_VERSION) " " BURNMARK_EIGEN_PACKETS " on " +
+      burnmark::cpu_vendor();
+  return line.c_str();
 }

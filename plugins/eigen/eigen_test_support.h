@@ -20,8 +20,12 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "burnmark/plugin/loader.h"
+#include "platform_pins.h"
 
 namespace burnmark::eigen_test {
+
+// Where the pinned values of these tests were measured: the plugin's platform line there.
+inline const std::string kEigenMeasuredOn = "Eigen 3.4 SSE2 on GenuineIntel";
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -211,14 +215,28 @@ protected:
   // computes something else, and the filler elements in between agree. `oracle_sees` says whether
   // compare() reports the difference (a zero's sign or a value below the tolerance it does not);
   // the gradient checked is leaf `leaf`'s.
+  // The values were measured on kEigenMeasuredOn; on another platform (another vendor's
+  // rsqrtps, a native build's packets) Eigen may give others, and then the verdict must fit
+  // them (platform_pins.h) and the test says what it saw.
   void expect_pinned(const Program& p, const Pinned& eigen, bool oracle_sees = true,
                      std::size_t leaf = 0) {
     const std::vector<Outcome> o = run(p);
     ASSERT_EQ(o[0].status, Status::Ok) << o[0].message;
     ASSERT_EQ(o[1].status, Status::Ok) << o[1].message;
-    EXPECT_EQ(compare(o, OracleOptions{}).agree(), !oracle_sees) << to_text(p);
     const auto& root = o[1].root.values;
     const auto& grad = o[1].grads.at(leaf).values;
+    const bool as_measured = same(root[0], eigen.body_value) && same(root[8], eigen.tail_value) &&
+                             same(grad[0], eigen.body_grad) && same(grad[8], eigen.tail_grad);
+    if (!as_measured && eigen_->platform() != kEigenMeasuredOn) {
+      burnmark::testing::report_unpinned(
+          eigen_->platform(),
+          fmt::format("{}: body {} tail {}, gradient body {} tail {} (pinned {} {} {} {})",
+                      to_text(p), root[0], root[8], grad[0], grad[8], eigen.body_value,
+                      eigen.tail_value, eigen.body_grad, eigen.tail_grad));
+      EXPECT_TRUE(burnmark::testing::verdict_fits_values(o[0], o[1])) << to_text(p);
+      return;
+    }
+    EXPECT_EQ(compare(o, OracleOptions{}).agree(), !oracle_sees) << to_text(p);
     EXPECT_PRED2(same, root[0], eigen.body_value);
     EXPECT_PRED2(same, root[8], eigen.tail_value);
     EXPECT_PRED2(same, grad[0], eigen.body_grad);

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include "burnmark/plugin/plugin.h"
+#include "burnmark/util/cpu_vendor.h"
 #include "eigen_test_support.h"
 
 using namespace burnmark;
@@ -21,6 +22,17 @@ TEST_F(EigenVsReference, LoadsWithEveryOpAndGradients) {
 
 // The first vocabulary and exactly the later ops Eigen has a functor or Tensor method for are
 // declared; the host skips programs with any other op (and with the ops added to ops.def later).
+// The platform line names the packets and the CPU vendor, whose rsqrtps Eigen's sqrt starts
+// from (eigen_test_support.h pins values to kEigenMeasuredOn).
+TEST_F(EigenVsReference, PlatformNamesThePacketsAndTheVendor) {
+  const std::string platform = eigen_->platform();
+#ifndef BURNMARK_TEST_EIGEN_NATIVE
+  EXPECT_TRUE(platform.starts_with("Eigen 3.") && platform.find(" SSE2 on ") != std::string::npos)
+      << platform;
+#endif
+  EXPECT_TRUE(platform.ends_with(" on " + cpu_vendor())) << platform;
+}
+
 TEST(EigenPlugin, DeclaresExactlyTheMappedOps) {
   void* h = dlopen(BURNMARK_EIGEN_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();

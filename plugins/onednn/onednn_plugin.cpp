@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "burnmark/plugin/plugin_walk.h"
+#include "burnmark/util/cpu_vendor.h"
 #include "dnnl_ops.h"
 #include "row_grads.h"
 
@@ -575,4 +576,31 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
                                                                           "plugin's own loops",
       kOps);
   return &table;
+}
+
+// The instruction set oneDNN's JIT generates its kernels for here (capped by
+// ONEDNN_MAX_CPU_ISA): its eltwise and softmax kernels round, and treat NaN and infinities,
+// differently from one ISA to another, so a behaviour pinned by a test holds for one ISA (and,
+// as every platform line says, one CPU vendor).
+extern "C" BURNMARK_PLUGIN_EXPORT const char* burnmark_plugin_platform(void* /*context*/) {
+  static const std::string line = [] {
+    const char* isa = "unknown";
+    switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_all: isa = "all"; break;
+    case dnnl_cpu_isa_sse41: isa = "sse41"; break;
+    case dnnl_cpu_isa_avx: isa = "avx"; break;
+    case dnnl_cpu_isa_avx2: isa = "avx2"; break;
+    case dnnl_cpu_isa_avx2_vnni: isa = "avx2_vnni"; break;
+    case dnnl_cpu_isa_avx512_mic: isa = "avx512_mic"; break;
+    case dnnl_cpu_isa_avx512_mic_4ops: isa = "avx512_mic_4ops"; break;
+    case dnnl_cpu_isa_avx512_core: isa = "avx512_core"; break;
+    case dnnl_cpu_isa_avx512_core_vnni: isa = "avx512_core_vnni"; break;
+    case dnnl_cpu_isa_avx512_core_bf16: isa = "avx512_core_bf16"; break;
+    case dnnl_cpu_isa_avx512_core_amx: isa = "avx512_core_amx"; break;
+    }
+    return std::string("oneDNN ") +
+           BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_MINOR) " " +
+           isa + " on " + burnmark::cpu_vendor();
+  }();
+  return line.c_str();
 }

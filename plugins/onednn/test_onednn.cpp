@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 
 #include "burnmark/plugin/loader.h"
 #include "burnmark/plugin/plugin.h"
+#include "burnmark/util/cpu_vendor.h"
 #include "test_onednn_common.h"
 
 using namespace burnmark;
@@ -32,6 +34,22 @@ TEST(OnednnPlugin, LoadsByNameAndDescribesItself) {
 
 // The first vocabulary and the later ops oneDNN 2.6 has a primitive for are declared, and no
 // other: programs with the rest are skipped.
+// The platform line names the ISA oneDNN's JIT writes kernels for, which ONEDNN_MAX_CPU_ISA caps
+// (the suite runs again under avx2 and sse41), and the CPU vendor.
+TEST(OnednnPlugin, PlatformNamesTheIsaItsKernelsAreFor) {
+  Backends b;
+  ASSERT_TRUE(b.dnn);
+  const std::string platform = b.dnn->platform();
+  EXPECT_TRUE(platform.starts_with("oneDNN ")) << platform;
+  EXPECT_TRUE(platform.ends_with(" on " + cpu_vendor())) << platform;
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const std::string isa = cap != nullptr ? cap : "";
+  __builtin_cpu_init();
+  if ((isa == "avx2" && __builtin_cpu_supports("avx2")) ||
+      (isa == "sse41" && __builtin_cpu_supports("sse4.1")))
+    EXPECT_NE(platform.find(" " + isa + " on "), std::string::npos) << platform;
+}
+
 TEST(OnednnPlugin, DeclaresExactlyTheMappedOps) {
   void* h = dlopen(BURNMARK_ONEDNN_PLUGIN_FILE, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(h, nullptr) << dlerror();

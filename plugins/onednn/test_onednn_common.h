@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "burnmark/oracle/oracle.h"
 #include "burnmark/plugin/loader.h"
 #include "burnmark/plugin/plugin.h"
+#include "platform_pins.h"
 
 namespace burnmark::onednn_test {
 
@@ -72,6 +74,37 @@ inline Pair at(Backends& b, const std::string& text, bool gradient, std::size_t 
   const HostTensor& td = gradient ? d.grads.at(0) : d.root;
   const HostTensor& tr = gradient ? r.grads.at(0) : r.root;
   return {td.values.at(i), tr.values.at(i)};
+}
+
+// Where the OnednnKnownDifference tests' values were measured: the plugin's platform line
+// there. oneDNN's JIT writes other kernels for other ISAs (ONEDNN_MAX_CPU_ISA caps it), and
+// those treat NaN and infinities in softmax differently.
+inline const std::string kOnednnMeasuredOn = "oneDNN 2.6 avx512_core_amx on GenuineIntel";
+
+// oneDNN's value at index i of `text`'s root (or leaf 0's gradient) is `measured`, as on
+// kOnednnMeasuredOn: NaN matches any NaN, and `within` > 0 allows that much. On another platform
+// a different value is a fact to report, and the verdict on the program must fit it
+// (platform_pins.h). Returns both values, for the checks of the reference's side.
+inline Pair expect_pinned(Backends& b, const std::string& text, bool gradient, std::size_t i,
+                          double measured, double within = 0) {
+  const Pair p = at(b, text, gradient, i);
+  const bool as_measured = within > 0
+                               ? std::fabs(p.dnn - measured) <= within
+                               : p.dnn == measured || (std::isnan(p.dnn) && std::isnan(measured));
+  if (as_measured || !b.dnn) return p;
+  const std::string what = std::string(gradient ? "gradient" : "value") + " [" + std::to_string(i) +
+                           "] of " + text + " is " + std::to_string(p.dnn) + ", measured " +
+                           std::to_string(measured);
+  if (b.dnn->platform() == kOnednnMeasuredOn) {
+    ADD_FAILURE() << what;
+  } else {
+    burnmark::testing::report_unpinned(b.dnn->platform(), what);
+    const Program program = parse(text);
+    EXPECT_TRUE(burnmark::testing::verdict_fits_values(b.ref->run(program, RunOptions{}),
+                                                       b.dnn->run(program, RunOptions{})))
+        << text;
+  }
+  return p;
 }
 
 } // namespace burnmark::onednn_test

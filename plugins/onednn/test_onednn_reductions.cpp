@@ -265,17 +265,13 @@ TEST(OnednnKnownDifference, SoftmaxOfNanOrInfinityIsPartlyZero) {
   for (const char* row : {"[inf, 1, 2]", "[nan, 1, 2]"}) {
     const std::string t =
         std::string("%0 = leaf f32[3] ") + row + "\n%1 = softmax %0, dim=0 : f32[3]\nroot %1\n";
-    EXPECT_TRUE(std::isnan(at(b, t, false, 0).dnn)) << row;
-    const Pair p = at(b, t, false, 1);
-    EXPECT_EQ(p.dnn, 0.0) << row;
-    EXPECT_TRUE(std::isnan(p.ref)) << row;
+    expect_pinned(b, t, false, 0, NAN);
+    EXPECT_TRUE(std::isnan(expect_pinned(b, t, false, 1, 0.0).ref)) << row;
   }
   const std::string ten = "%0 = leaf f32[10] [1, 2, 3, 4, 5, 6, 7, 8, nan, 2]\n%1 = softmax %0, "
                           "dim=0 : f32[10]\nroot %1\n";
-  const Pair p = at(b, ten, false, 0);
-  EXPECT_EQ(p.dnn, 0.0);
-  EXPECT_TRUE(std::isnan(p.ref));
-  EXPECT_TRUE(std::isnan(at(b, ten, false, 7).dnn));
+  EXPECT_TRUE(std::isnan(expect_pinned(b, ten, false, 0, 0.0).ref));
+  expect_pinned(b, ten, false, 7, NAN);
 }
 
 // softmax_v2 (softmax_log) with a NaN or +inf: [1, nan, 2] gives [-inf, nan, -inf] with
@@ -286,27 +282,17 @@ TEST(OnednnKnownDifference, LogSoftmaxOfNanOrInfinity) {
   Backends b;
   const std::string nan_row =
       "%0 = leaf f32[3] [1, nan, 2]\n%1 = log_softmax %0, dim=0 : f32[3]\nroot %1\n";
-  Pair p = at(b, nan_row, false, 0);
-  EXPECT_EQ(p.dnn, -INFINITY);
-  EXPECT_TRUE(std::isnan(p.ref));
-  p = at(b, nan_row, true, 0);
-  EXPECT_EQ(p.dnn, 1.0);
-  EXPECT_TRUE(std::isnan(p.ref));
-  p = at(b, nan_row, true, 1);
-  EXPECT_EQ(p.dnn, -INFINITY);
-  EXPECT_TRUE(std::isnan(p.ref));
   const std::string inf_row =
       "%0 = leaf f32[3] [inf, 1, 2]\n%1 = log_softmax %0, dim=0 : f32[3]\nroot %1\n";
-  p = at(b, inf_row, false, 1);
-  EXPECT_EQ(p.dnn, -INFINITY);
-  EXPECT_TRUE(std::isnan(p.ref));
-  p = at(b, inf_row, true, 0);
-  EXPECT_EQ(p.dnn, -INFINITY);
-  EXPECT_TRUE(std::isnan(p.ref));
-  p = at(b, "%0 = leaf f32[3] [-inf, -inf, -inf]\n%1 = log_softmax %0, dim=0 : f32[3]\nroot %1\n",
-         true, 0);
-  EXPECT_EQ(p.dnn, -INFINITY);
-  EXPECT_TRUE(std::isnan(p.ref));
+  const std::string all_minus_inf =
+      "%0 = leaf f32[3] [-inf, -inf, -inf]\n%1 = log_softmax %0, dim=0 : f32[3]\nroot %1\n";
+  // LibTorch and the reference: NaN everywhere.
+  EXPECT_TRUE(std::isnan(expect_pinned(b, nan_row, false, 0, -INFINITY).ref));
+  EXPECT_TRUE(std::isnan(expect_pinned(b, nan_row, true, 0, 1.0).ref));
+  EXPECT_TRUE(std::isnan(expect_pinned(b, nan_row, true, 1, -INFINITY).ref));
+  EXPECT_TRUE(std::isnan(expect_pinned(b, inf_row, false, 1, -INFINITY).ref));
+  EXPECT_TRUE(std::isnan(expect_pinned(b, inf_row, true, 0, -INFINITY).ref));
+  EXPECT_TRUE(std::isnan(expect_pinned(b, all_minus_inf, true, 0, -INFINITY).ref));
 }
 
 // log_softmax of a row whose largest element dominates is log(1) in oneDNN's jit log, 1.43e-6
@@ -315,7 +301,7 @@ TEST(OnednnKnownDifference, LogSoftmaxOfNanOrInfinity) {
 TEST(OnednnKnownDifference, LogSoftmaxOfADominantElementIsNotZero) {
   Backends b;
   const Pair p =
-      at(b, "%0 = leaf f32[2] [-inf, 0]\n%1 = log_softmax %0, dim=0 : f32[2]\nroot %1\n", false, 1);
+      expect_pinned(b, "%0 = leaf f32[2] [-inf, 0]\n%1 = log_softmax %0, dim=0 : f32[2]\nroot %1\n",
+                    false, 1, 1.43e-6, 1e-8);
   EXPECT_EQ(p.ref, 0.0);
-  EXPECT_NEAR(p.dnn, 1.43e-6, 1e-8);
 }

@@ -37,9 +37,12 @@ int run_run(std::span<const std::string_view> args) {
   const Judgement j = run_and_compare(*program, *backends, config, gradients);
   for (const Outcome& o : j.outcomes)
     fmt::print("{}", format_outcome(o, kShownValues));
-  for (const auto& b : *backends)
-    if (const std::string note = b->note(); !note.empty())
+  for (const auto& b : *backends) {
+    if (const std::string platform = b->platform(); !platform.empty())
+      fmt::print("platform {}: {}\n", b->name(), platform);
+    if (const std::string note = b->note(); !note.empty() && note != b->platform())
       fmt::print("note {}: {}\n", b->name(), note);
+  }
   // Divergences a registered convention explains stay divergences; the CONVENTION lines say
   // which side of which convention each such backend took.
   if (!j.verdict.agree() && !j.outcomes.empty() && j.outcomes.front().backend == "ref") {

@@ -117,7 +117,11 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
       return fail(
           fmt::format("plugin '{}' failed to initialise: {}", path, why ? why : "no reason given"));
   }
-  return PluginLoadResult{std::make_unique<PluginBackend>(std::move(library), table, context)};
+  // Optional: a plugin built before it existed simply has no platform line.
+  const auto platform =
+      reinterpret_cast<BurnmarkPluginPlatformFn>(dlsym(handle, BURNMARK_PLUGIN_PLATFORM_SYMBOL));
+  return PluginLoadResult{
+      std::make_unique<PluginBackend>(std::move(library), table, context, platform)};
 }
 
 } // namespace burnmark

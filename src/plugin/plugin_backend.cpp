@@ -64,8 +64,10 @@ std::string read_tensor(const BurnmarkTensorOut& t, const Shape& expected, std::
 } // namespace
 
 PluginBackend::PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table,
-                             void* context)
+                             void* context, BurnmarkPluginPlatformFn platform)
     : library_(std::move(library)), table_(table), context_(context), name_(table->name) {
+  if (platform != nullptr)
+    if (const char* line = platform(context); line != nullptr) platform_ = line;
   for (std::uint32_t i = 0; i < table->num_supported_ops; ++i) {
     const std::uint32_t id = table->supported_ops[i];
     if (id >= supported_.size()) supported_.resize(id + 1, false);

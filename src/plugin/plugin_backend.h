@@ -16,7 +16,9 @@ class PluginBackend final : public Backend {
 public:
   // `library` keeps the shared object loaded for as long as this backend (and the table and
   // context inside it) lives. `context` is what table->create returned (or null).
-  PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table, void* context);
+  // `platform` is the plugin's burnmark_plugin_platform, or null when it exports none.
+  PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table, void* context,
+                BurnmarkPluginPlatformFn platform);
   ~PluginBackend() override;
   PluginBackend(const PluginBackend&) = delete;
   PluginBackend& operator=(const PluginBackend&) = delete;
@@ -27,12 +29,14 @@ public:
   std::string note() const override {
     return table_->description != nullptr ? table_->description : "";
   }
+  std::string platform() const override { return platform_; }
 
 private:
   std::shared_ptr<void> library_;
   const BurnmarkPluginV1* table_;
   void* context_;
   std::string name_;
+  std::string platform_;
   std::vector<bool> supported_; // by stable op id
   AbiProgram abi_;
 };

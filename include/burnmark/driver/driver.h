@@ -173,6 +173,13 @@ public:
   // What the last run did that its values do not show (which path or kernels it took), for
   // `burnmark run`; empty when there is nothing to say.
   virtual std::string note() const { return {}; }
+  // Which kernels this backend's library chose on this processor: its version and the kernel
+  // set it dispatched to ("LibTorch 1.13.1 AVX2", oneDNN's ISA, Eigen's packets and the CPU
+  // vendor where those use approximate instructions). A library's rounding can differ from one
+  // platform to another, so a behaviour a test or a bugs.md row pins holds on the platforms it
+  // was measured on. Empty for a backend whose results do not depend on the processor (the
+  // reference). A child's is known once it has started (after its first run).
+  virtual std::string platform() const { return {}; }
 };
 
 // Every caller runs a backend through this, so that a process dying inside it can name it.

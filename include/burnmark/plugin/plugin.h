@@ -253,6 +253,20 @@ typedef struct BurnmarkPluginV1 {
  * sees the mismatch and reports both numbers. */
 typedef const BurnmarkPluginV1* (*BurnmarkPluginEntryFn)(uint32_t host_abi_version);
 
+/* Optional second export, named BURNMARK_PLUGIN_PLATFORM_SYMBOL:
+ *
+ *   BURNMARK_PLUGIN_EXPORT const char* burnmark_plugin_platform(void* context);
+ *
+ * One line naming the kernels the plugin's library chose on this processor (its version and
+ * instruction set, and the CPU vendor where its kernels use approximate instructions whose
+ * results differ between vendors), e.g. "oneDNN 3.0.0 avx512_core_amx". A behaviour measured
+ * on one platform may not hold on another, so tests and bug records pin it to this line.
+ * context is what create() returned (or NULL). The string is owned by the plugin and lives as
+ * long as the context. Added without an ABI version change: the host calls it only if the
+ * symbol exists, and a plugin without it has an empty platform. */
+#define BURNMARK_PLUGIN_PLATFORM_SYMBOL "burnmark_plugin_platform"
+typedef const char* (*BurnmarkPluginPlatformFn)(void* context);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -4,7 +4,6 @@
 // Must come first: clang 14 + libstdc++ 12 in C++20 otherwise sees IValue as incomplete.
 #include <ATen/core/ivalue.h>
 
-#include <ATen/Version.h>
 #include <torch/utils.h>
 
 #include <memory>
@@ -15,21 +14,11 @@
 #include "libtorch_framework.h"
 #include "libtorch_fwd_over_rev.h"
 #include "libtorch_inplace.h"
+#include "libtorch_platform.h"
 #include "libtorch_strided.h"
 
 namespace burnmark {
 namespace {
-
-// LibTorch's own word for the kernel set this process dispatches to ("AVX2", "NO AVX" under
-// ATEN_CPU_CAPABILITY=default), from the one public place that states it.
-std::string cpu_capability() {
-  const std::string config = at::show_config();
-  const std::string key = "CPU capability usage: ";
-  const std::size_t at = config.find(key);
-  if (at == std::string::npos) return "unknown";
-  const std::size_t begin = at + key.size();
-  return config.substr(begin, config.find('\n', begin) - begin);
-}
 
 // LibTorch's documented word for an op whose forward-mode derivative is not implemented: a
 // missing feature to skip, not a wrong result.
@@ -53,11 +42,11 @@ public:
   explicit LibTorchBackend(std::string name) : inner_(std::move(name)) {}
   const std::string& name() const override { return inner_.name(); }
   std::string note() const override {
-    static const std::string capability = cpu_capability();
     const int threads = torch::get_num_threads();
-    return "CPU capability " + capability +
+    return libtorch_platform() +
            (threads == 1 ? "" : ", " + std::to_string(threads) + " intra-op threads");
   }
+  std::string platform() const override { return libtorch_platform(); }
   Outcome run(const Program& program, const RunOptions& options) override {
     std::optional<torch::NoGradGuard> no_grad;
     if (!options.gradients) no_grad.emplace();

@@ -19,6 +19,7 @@
 
 #include "burnmark/backends/builtin.h"
 #include "libtorch_framework.h"
+#include "libtorch_platform.h"
 #include "torchscript_source.h"
 
 // Exported by libtorch_cpu but declared in a header (codegen/fuser/interface.h) that LibTorch's
@@ -117,6 +118,10 @@ public:
       out.grads.clear();
     }
     return out;
+  }
+
+  std::string platform() const override {
+    return fuse_ ? libtorch_nnc_platform() : libtorch_platform();
   }
 
   std::string note() const override {

@@ -52,6 +52,7 @@ public:
 
   const std::string& name() const override { return spec_.name; }
   std::string note() const override { return note_; }
+  std::string platform() const override { return platform_; }
 
   Outcome run(const Program& program, const RunOptions& options) override {
     Outcome out;
@@ -177,7 +178,10 @@ private:
     std::string ready;
     const wire::IoResult io =
         wire::read_frame(socket_, ready, std::chrono::steady_clock::now() + kStartupTimeout);
-    if (io == wire::IoResult::Ok && ready == wire::kReadyFrame) return "";
+    if (io == wire::IoResult::Ok && ready.starts_with(wire::kReadyPrefix)) {
+      platform_ = ready.substr(wire::kReadyPrefix.size());
+      return "";
+    }
     const std::string how = stop(true);
     return io == wire::IoResult::TimedOut
                ? fmt::format("not ready after {} s", kStartupTimeout.count())
@@ -201,6 +205,7 @@ private:
   pid_t pid_ = -1;
   int socket_ = -1;
   std::string note_;
+  std::string platform_; // from the ready frame
 };
 
 } // namespace

@@ -46,7 +46,8 @@ void serve_backend_if_requested() {
   if (backends.size() != 1) die(fmt::format("'{}' is not one backend", inner));
   Backend& backend = *backends.front();
   // Ready: the parent's per-program deadline starts only now, not while LibTorch loads.
-  if (wire::write_frame(fd, wire::kReadyFrame) != wire::IoResult::Ok) std::_Exit(0);
+  if (wire::write_frame(fd, wire::kReadyPrefix + backend.platform()) != wire::IoResult::Ok)
+    std::_Exit(0);
   std::string frame;
   while (wire::read_frame(fd, frame, std::nullopt) == wire::IoResult::Ok) {
     const std::optional<wire::Request> request = wire::decode_request(frame);

@@ -26,8 +26,9 @@ std::optional<Request> decode_request(const std::string& frame);
 std::string encode_response(const Outcome& outcome, const std::string& note);
 std::optional<Outcome> decode_response(const std::string& frame, std::string& note);
 
-// The child's first frame, once its backend is built.
-inline const std::string kReadyFrame = "burnmark child ready v1";
+// The child's first frame, once its backend is built: this prefix, then its backend's
+// platform() (which kernels the child's library chose, under the child's environment).
+inline const std::string kReadyPrefix = "burnmark child ready v2; platform: ";
 
 enum class IoResult { Ok, Closed, TimedOut, Failed };
 

@@ -1,0 +1,18 @@
+// Which LibTorch kernels this process runs: the platform line of the LibTorch backends
+// (Backend::platform), by which tests and bugs.md rows pin behaviour measured on one processor.
+#pragma once
+
+#include <string>
+
+namespace burnmark {
+
+// "LibTorch 1.13 AVX2 on GenuineIntel": the release (major.minor: Debian's 1.13.1 headers say
+// 1.13.0), the kernel set ATen dispatches to, in ATEN_CPU_CAPABILITY's words (DEFAULT, AVX2,
+// AVX512), and the CPU vendor (Sleef and oneDNN, which LibTorch calls, dispatch at run time too).
+std::string libtorch_platform();
+
+// NNC compiles its fused kernels with LLVM for the host's own instruction set, whatever ATen
+// dispatches to: "LibTorch 1.13 AVX2 on GenuineIntel, NNC for AVX-512".
+std::string libtorch_nnc_platform();
+
+} // namespace burnmark
