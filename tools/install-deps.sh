@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs, from Debian's packages, whatever BurnMark needs that this machine lacks.
+# Installs whatever BurnMark needs that this machine lacks: Debian's packages (LibTorch 1.13.1 among
+# them) and LibTorch 2.15.0 from PyPI's torch wheel into .deps/ (the `-2.15` presets build against it).
 # Idempotent and quiet when everything is present; run as root (or with sudo available).
 set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 packages=(
   clang libclang-rt-14-dev cmake ninja-build   # compiler, libFuzzer runtime, build
@@ -10,19 +12,48 @@ packages=(
   nlohmann-json3-dev                            # the campaign ledger's JSON
   libdnnl-dev libeigen3-dev                     # the oneDNN and Eigen plugins
   python3-torch                                 # runs the emitted Python repros
+  python3-venv                                  # the venv that holds torch 2.15 from PyPI
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "burnmark: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
 fi
 
-echo "burnmark: installing ${missing[*]}" >&2
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -q
-"${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+# LibTorch 2.15.0: PyPI's torch wheel is LibTorch too (headers, libtorch_cpu.so, libc10.so under
+# site-packages/torch). It is a CUDA build that declares ~3 GB of CUDA packages; --no-deps and
+# only what is measured to be needed (README, "LibTorch 2.15"):
+# - the C++ build: the wheel and the two CUDA libraries libtorch_cpu.so itself links (cudart, cupti);
+# - `import torch` (BURNMARK_TORCH_PYTHON=1, for Python repros): the pure-Python dependencies and
+#   the CUDA libraries libtorch_python.so pulls in through libtorch_cuda.so (+1.9 GB download).
+# Debian's python3 because the wheel is cp311. The stamp lists what is installed: a changed pin
+# or BURNMARK_TORCH_PYTHON reinstalls, an unchanged one is a quiet no-op.
+torch_version=2.15.0
+torch_pins=("torch==$torch_version" nvidia-cuda-runtime==13.2.86 nvidia-cuda-cupti==13.2.86)
+if [ "${BURNMARK_TORCH_PYTHON:-0}" = 1 ]; then
+  torch_pins+=(
+    filelock==4.3.2 typing-extensions==4.16.0 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1
+    jinja2==3.1.6 markupsafe==3.0.4 fsspec==2026.9.0
+    nvidia-cublas==13.4.1.3 nvidia-cuda-nvrtc==13.2.86 nvidia-cufft==12.2.0.57
+    nvidia-nvjitlink==13.5.37 nvidia-cufile==1.17.1.22 nvidia-cusparse==12.7.10.12
+    nvidia-cudnn-cu13==9.26.0.51 nvidia-cusparselt-cu13==0.8.1 nvidia-nccl-cu13==2.30.7
+    nvidia-nvshmem-cu13==3.7.2
+  )
+fi
+torch_venv="$repo/.deps/torch-$torch_version"
+stamp="$torch_venv/.burnmark-installed"
+if [ "$(cat "$stamp" 2>/dev/null)" != "${torch_pins[*]}" ]; then
+  echo "burnmark: installing ${torch_pins[*]} into $torch_venv" >&2
+  [ -x "$torch_venv/bin/pip" ] || /usr/bin/python3 -m venv "$torch_venv"
+  # No uninstall of pins dropped from the list: a leftover CUDA library is harmless.
+  "$torch_venv/bin/pip" install -q --no-deps "${torch_pins[@]}"
+  echo "${torch_pins[*]}" >"$stamp"
+fi

@@ -9,7 +9,6 @@
 #include "burnmark/ir/shape_rules.h"
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/forward_grad.h>
-#include <torch/linalg.h>
 
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/normalization.h>
@@ -223,9 +222,9 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::Outer: out = torch::outer(x, y()); break;
   case Op::Addmm: out = torch::addmm(x, y(), z(), a.beta, a.alpha); break;
   case Op::Trace: out = torch::trace(x); break;
-  case Op::Det: out = torch::linalg::det(x); break;
-  case Op::Slogdet: out = std::get<1>(torch::linalg::slogdet(x)); break;
-  case Op::Inv: out = torch::linalg::inv(x); break;
+  case Op::Det: out = torch::linalg_det(x); break;
+  case Op::Slogdet: out = std::get<1>(torch::linalg_slogdet(x)); break;
+  case Op::Inv: out = torch::linalg_inv(x); break;
   case Op::Flip: out = torch::flip(x, {a.dim}); break;
   case Op::Roll: out = torch::roll(x, {a.times}, {a.dim}); break;
   case Op::Unsqueeze: out = torch::unsqueeze(x, a.dim); break;
