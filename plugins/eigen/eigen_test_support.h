@@ -210,6 +210,29 @@ protected:
     return {o.root.values.at(i), o.grads.at(0).values.at(i)};
   }
 
+  // Eigen's value at element `i` of `p`'s root is `eigen` (same()), as measured on
+  // kEigenMeasuredOn; on another platform a different one is reported and the verdict must fit
+  // it (platform_pins.h). Returns both outcomes, the reference's first, for the checks of the
+  // reference's side.
+  std::vector<Outcome> expect_pinned_value(const Program& p, std::size_t i, double eigen) {
+    std::vector<Outcome> o = run(p);
+    EXPECT_EQ(o[0].status, Status::Ok) << o[0].message;
+    EXPECT_EQ(o[1].status, Status::Ok) << o[1].message;
+    if (o[0].status != Status::Ok || o[1].status != Status::Ok) return o;
+    const double got = o[1].root.values.at(i);
+    if (same(got, eigen)) return o;
+    std::string text = to_text(p);
+    if (text.ends_with('\n')) text.pop_back();
+    const std::string what = fmt::format("root [{}] of {} is {} (pinned {})", i, text, got, eigen);
+    if (eigen_->platform() == kEigenMeasuredOn) {
+      ADD_FAILURE() << what;
+    } else {
+      burnmark::testing::report_unpinned(eigen_->platform(), what);
+      EXPECT_TRUE(burnmark::testing::verdict_fits_values(o[0], o[1])) << to_text(p);
+    }
+    return o;
+  }
+
   // A special value placed at element 0 (packet body) and 8 (scalar tail) of `p` (body_and_tail
   // or a binary program laid out the same way): Eigen computes `eigen` there, the reference
   // computes something else, and the filler elements in between agree. `oracle_sees` says whether

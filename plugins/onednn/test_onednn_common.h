@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -78,23 +79,32 @@ inline Pair at(Backends& b, const std::string& text, bool gradient, std::size_t 
 
 // Where the OnednnKnownDifference tests' values were measured: the plugin's platform line
 // there. oneDNN's JIT writes other kernels for other ISAs (ONEDNN_MAX_CPU_ISA caps it), and
-// those treat NaN and infinities in softmax differently.
+// those may treat NaN, infinities, signed zeros and the last bits otherwise (softmax does).
 inline const std::string kOnednnMeasuredOn = "oneDNN 2.6 avx512_core_amx on GenuineIntel";
 
-// oneDNN's value at index i of `text`'s root (or leaf 0's gradient) is `measured`, as on
-// kOnednnMeasuredOn: NaN matches any NaN, and `within` > 0 allows that much. On another platform
-// a different value is a fact to report, and the verdict on the program must fit it
-// (platform_pins.h). Returns both values, for the checks of the reference's side.
-inline Pair expect_pinned(Backends& b, const std::string& text, bool gradient, std::size_t i,
-                          double measured, double within = 0) {
+// The same double, NaN matching any NaN and a zero's sign included.
+inline bool identical(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+inline std::string shown(double v) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.9g", v);
+  return s;
+}
+
+// oneDNN's value at index i of `text`'s root (or leaf 0's gradient) has the property `holds`
+// (`pinned` says which, in words), as on kOnednnMeasuredOn. On another platform a value without
+// it is a fact to report, and the verdict on the program must fit it (platform_pins.h). Returns
+// both values, for the checks of the reference's side.
+template <class Holds>
+Pair expect_pinned(Backends& b, const std::string& text, bool gradient, std::size_t i,
+                   const std::string& pinned, Holds holds) {
   const Pair p = at(b, text, gradient, i);
-  const bool as_measured = within > 0
-                               ? std::fabs(p.dnn - measured) <= within
-                               : p.dnn == measured || (std::isnan(p.dnn) && std::isnan(measured));
-  if (as_measured || !b.dnn) return p;
+  if (holds(p.dnn) || !b.dnn) return p;
   const std::string what = std::string(gradient ? "gradient" : "value") + " [" + std::to_string(i) +
-                           "] of " + text + " is " + std::to_string(p.dnn) + ", measured " +
-                           std::to_string(measured);
+                           "] of " + text.substr(0, text.find_last_not_of('\n') + 1) + " is " +
+                           shown(p.dnn) + ", measured " + pinned;
   if (b.dnn->platform() == kOnednnMeasuredOn) {
     ADD_FAILURE() << what;
   } else {
@@ -105,6 +115,17 @@ inline Pair expect_pinned(Backends& b, const std::string& text, bool gradient, s
         << text;
   }
   return p;
+}
+
+// The value is `measured`: identical (NaN matches any NaN, a zero's sign counts), or within
+// `within` when that is > 0.
+inline Pair expect_pinned(Backends& b, const std::string& text, bool gradient, std::size_t i,
+                          double measured, double within = 0) {
+  return expect_pinned(
+      b, text, gradient, i, shown(measured) + (within > 0 ? " within " + shown(within) : ""),
+      [&](double v) {
+        return within > 0 ? std::fabs(v - measured) <= within : identical(v, measured);
+      });
 }
 
 } // namespace burnmark::onednn_test
