@@ -1,12 +1,12 @@
 // Every minimal program in corpus/bugs/ (the entries of bugs.md) still shows its divergence
-// where it was measured: each backend on its "# diverges:" line disagrees with the reference on
-// the platforms of its "# seen-on:" line (Backend::platform: the library's version and kernel
-// set on this processor), agrees on those of "# agrees-on:", and every other backend on its
-// "# backends:" line agrees. On a platform the file does not name, the library may round
-// otherwise: the row's backend may then diverge or not (the test says which), but nothing else
-// may. "# mode: tangents" runs forward mode as well, "# mode: hvp" second order. A library fix
-// (or a regression of ours) fails this test, which is how bugs.md stays true;
-// tools/record-platforms.py records a platform's facts.
+// where it was measured: each backend on its "# backends:" line after the reference disagrees
+// with it where "# seen-on:" has "NAME @ PLATFORM" (Backend::platform: the library's release,
+// kernel set and CPU vendor) and agrees where "# agrees-on:" has it; "# diverges:" names the
+// row's culprit, which must be seen diverging somewhere. On a platform the file does not name,
+// the library may round otherwise: the backend may then diverge or not (the test says which)
+// and the verdict must fit its values. "# mode: tangents" runs forward mode as well, "# mode: hvp"
+// second order. A library fix (or a regression of ours) fails this test, which is how bugs.md stays
+// true; tools/record-platforms.py records a platform's facts.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -102,24 +102,29 @@ TEST(Bugs, EveryRecordedDivergenceStillReproduces) {
     const std::set<std::string> seen_on = split(header_field(text, "seen-on"), ';');
     const std::set<std::string> agrees_on = split(header_field(text, "agrees-on"), ';');
     ASSERT_FALSE(seen_on.empty()) << "a bug program names the platforms it diverged on";
-    // What this platform must show: the row's backends by their platform, bystanders agree.
+    // What this platform must show: each backend after the reference by the facts recorded for
+    // it here ("NAME @ PLATFORM"); one never measured here may go either way.
     std::set<std::string> expected;
-    for (std::size_t k = 0; k < backends.size(); ++k) {
+    for (std::size_t k = 1; k < backends.size(); ++k) {
       const auto& b = backends[k];
-      if (!diverging.contains(b->name())) continue;
-      const std::string platform = b->platform();
-      if (seen_on.contains(platform)) {
+      const std::string fact = b->name() + " @ " + b->platform();
+      if (seen_on.contains(fact)) {
         expected.insert(b->name());
-      } else if (!agrees_on.contains(platform)) {
+      } else if (!agrees_on.contains(fact)) {
         // Not measured here: either answer is a fact about this platform, to be recorded, and
         // the verdict must fit the values this platform gave.
         if (diverged.contains(b->name())) expected.insert(b->name());
         EXPECT_TRUE(burnmark::testing::verdict_fits_values(outcomes.front(), outcomes[k], oracle));
         unmeasured.push_back(fmt::format("{}: {} {} on {}", file.filename().string(), b->name(),
                                          diverged.contains(b->name()) ? "diverges" : "agrees",
-                                         platform));
+                                         b->platform()));
       }
     }
+    // The row's culprit diverged somewhere it was measured.
+    for (const std::string& culprit : diverging)
+      EXPECT_TRUE(std::any_of(seen_on.begin(), seen_on.end(),
+                              [&](const std::string& f) { return f.starts_with(culprit + " @ "); }))
+          << culprit << " is seen diverging nowhere";
     EXPECT_EQ(diverged, expected) << format_verdict(verdict);
     ++checked;
   }

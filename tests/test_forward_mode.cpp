@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -151,7 +152,18 @@ TEST(RefVsLibTorchForwardMode, LibTorchLacksForwardModeExactlyForTheOpsTheGenera
       EXPECT_EQ(l.status, Status::Ok) << l.message;
     }
   }
-  EXPECT_EQ(left_out, unsupported);
+  // The generator's table is LibTorch 1.13's, which both releases run: a later release may
+  // have gained formulas (said here, so the table can grow once 1.13 is dropped), never lost one.
+  if (libtorch_release() == "1.13") {
+    EXPECT_EQ(left_out, unsupported);
+  } else {
+    EXPECT_TRUE(
+        std::includes(left_out.begin(), left_out.end(), unsupported.begin(), unsupported.end()));
+    for (Op op : left_out)
+      if (!unsupported.contains(op))
+        std::printf("LibTorch %s has forward mode for %s, which 1.13 lacks\n",
+                    libtorch_release().c_str(), std::string(op_name(op)).c_str());
+  }
   EXPECT_FALSE(left_out.empty());
 }
 

@@ -261,11 +261,18 @@ TEST(RefVsLibTorchSecondOrder, EveryOpAgreesThroughItsInPlaceForm) {
 }
 
 // Forward over reverse in LibTorch: where the backward functions have forward-mode formulas it
-// must agree with the reference; where they do not, LibTorch says so (measured in 1.13.1).
+// must agree with the reference, except where a release's formula is wrong (bugs.md); where they
+// have none, LibTorch says so. Both measured per release (1.13.1, 2.15.0).
 TEST(RefVsLibTorchSecondOrder, ForwardOverReverseAgreesWhereLibTorchHasTheFormulas) {
   const auto ref = make_reference_backend();
   const auto fwd = make_libtorch_fwd_over_rev_backend();
-  std::set<std::string> lacking;
+  const bool baseline = libtorch_release() == "1.13";
+  // 2.15's new forward-mode formula of logcumsumexp's backward loses v_w where the upstream
+  // gradient w is 0, as its double backward does (libtorch-logcumsumexp-fwd-over-rev-zero-grad);
+  // the program's w has a 0.
+  const std::set<std::string> departing =
+      baseline ? std::set<std::string>{} : std::set<std::string>{"logcumsumexp"};
+  std::set<std::string> lacking, departed;
   int agreed = 0;
   for (const auto& [op, program] : second_order_programs()) {
     SCOPED_TRACE(to_text(program));
@@ -276,13 +283,20 @@ TEST(RefVsLibTorchSecondOrder, ForwardOverReverseAgreesWhereLibTorchHasTheFormul
     }
     ASSERT_EQ(l.status, Status::Ok) << l.message;
     const Verdict v = compare({ref->run(program, kSecondOrder), l}, with_hessian());
+    if (departing.contains(std::string(op_name(op)))) {
+      if (!v.agree()) departed.insert(std::string(op_name(op)));
+      continue;
+    }
     EXPECT_TRUE(v.agree()) << op_name(op) << "\n" << format_verdict(v);
     ++agreed;
   }
+  EXPECT_EQ(departed, departing);
   // "Trying to use forward AD with _log_softmax_backward_data (_softmax_backward_data,
-  // log_sigmoid_backward, logcumsumexp) that does not support it".
-  EXPECT_EQ(lacking,
-            (std::set<std::string>{"log_softmax", "logcumsumexp", "logsigmoid", "softmax"}));
+  // log_sigmoid_backward, logcumsumexp) that does not support it"; 2.15 has the last two.
+  const std::set<std::string> lacking_here =
+      baseline ? std::set<std::string>{"log_softmax", "logcumsumexp", "logsigmoid", "softmax"}
+               : std::set<std::string>{"log_softmax", "softmax"};
+  EXPECT_EQ(lacking, lacking_here);
   EXPECT_GE(agreed, 150);
 }
 

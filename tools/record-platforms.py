@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Records where each bugs.md program diverges: replays corpus/bugs/*.txt with `burnmark run`
-under the current environment and adds the platform line of each backend on its "# diverges:"
-line (what `burnmark run` prints as "platform NAME: ...") to the file's "# seen-on:" header when
-it diverged, or to "# agrees-on:" when it agreed. test_bugs then checks a row's divergence on
-the platforms where it was seen, its agreement where it was measured to agree, and reports the
-rest. Run it once per kernel set a machine can reach, e.g.
+under the current environment and, for every backend after the reference on its "# backends:"
+line, adds "NAME @ PLATFORM" (PLATFORM as `burnmark run` prints it on "platform NAME: ...") to
+the file's "# seen-on:" header when it diverged, or to "# agrees-on:" when it agreed. test_bugs then checks
+each backend where its platform was measured and reports it elsewhere. Run it once per kernel
+set and LibTorch release a machine can reach, e.g.
 
   tools/record-platforms.py build/test/src/cli/burnmark corpus/bugs/*.txt
-  ATEN_CPU_CAPABILITY=default tools/record-platforms.py build/test/src/cli/burnmark corpus/bugs/libtorch-*.txt
+  ATEN_CPU_CAPABILITY=default tools/record-platforms.py build/test/src/cli/burnmark corpus/bugs/*.txt
   ONEDNN_MAX_CPU_ISA=avx2 tools/record-platforms.py build/test/src/cli/burnmark corpus/bugs/onednn-*.txt
 
-A bystander (a backend not on "# diverges:") that diverges is printed and nothing is recorded
-for that file: that is news to look at by hand, not a platform fact.
+A backend not on "# diverges:" (a bystander) that diverges is recorded too, and printed as news
+to look at: the row's own culprit agrees with the reference everywhere else.
 """
 import os
 import re
@@ -56,22 +56,23 @@ def record(burnmark, path):
         return f"burnmark run exited {run.returncode}: {run.stderr.strip()[:300]}"
     platforms = dict(re.findall(r"^platform (\S+): (.*)$", run.stdout, re.M))
     diverged = set(re.findall(r"^DIVERGENCE backend=(\S+)", run.stdout, re.M))
-    bystanders = diverged - set(diverging)
-    if bystanders:
-        return f"bystander(s) {sorted(bystanders)} diverge: nothing recorded"
+    names = [b.strip() for b in backends.split(",") if b.strip()][1:]
     seen = platform_list(header(lines, "seen-on"))
     agrees = platform_list(header(lines, "agrees-on"))
     said = []
-    for backend in diverging:
+    for backend in names:
         platform = platforms.get(backend)
         if not platform:
-            return f"{backend} printed no platform line: nothing recorded"
+            said.append(f"{backend} has no platform line")
+            continue
+        fact = f"{backend} @ {platform}"
         mine, other = (seen, agrees) if backend in diverged else (agrees, seen)
-        if platform in other:
-            other.remove(platform)  # a re-measurement replaces the old fact
-        if platform not in mine:
-            mine.append(platform)
-        said.append(f"{backend} {'diverges' if backend in diverged else 'agrees'} on {platform}")
+        if fact in other:
+            other.remove(fact)  # a re-measurement replaces the old fact
+        if fact not in mine:
+            mine.append(fact)
+        news = " (NEWS: not the row's culprit)" if backend in diverged and backend not in diverging else ""
+        said.append(f"{backend} {'diverges' if backend in diverged else 'agrees'} on {platform}{news}")
     lines = set_header(lines, "seen-on", seen, "diverges")
     lines = set_header(lines, "agrees-on", agrees, "seen-on" if seen else "diverges")
     with open(path, "w") as f:

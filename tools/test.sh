@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds the `test` preset, runs the whole suite.
+# The test command: installs what is missing, then builds and runs the whole suite twice: against
+# LibTorch 2.15.0 from PyPI (the `test` preset, the default target) and against Debian's LibTorch
+# 1.13.1 (`test-1.13`, the baseline whose pinned bugs the suite keeps checking).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
-cmake --preset test
-cmake --build --preset test -j "$(nproc)"
-ctest --preset test -j "$(nproc)"
+for preset in test test-1.13; do
+  echo "burnmark: preset $preset" >&2
+  cmake --preset "$preset"
+  cmake --build --preset "$preset" -j "$(nproc)"
+  ctest --preset "$preset" -j "$(nproc)"
+done

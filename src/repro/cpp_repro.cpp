@@ -194,9 +194,10 @@ std::string call(const Program& p, const Instr& in) {
     return fmt::format("torch::addmm({}, {}, {}, /*beta=*/{}, /*alpha=*/{})", x, y, z, dbl(a.beta),
                        dbl(a.alpha));
   case Op::Trace: return fmt::format("torch::trace({})", x);
-  case Op::Det: return fmt::format("torch::linalg::det({})", x);
-  case Op::Slogdet: return fmt::format("std::get<1>(torch::linalg::slogdet({}))", x);
-  case Op::Inv: return fmt::format("torch::linalg::inv({})", x);
+  // The ATen spellings: LibTorch 1.13 and 2.15 both have them (2.15 dropped torch/linalg.h).
+  case Op::Det: return fmt::format("torch::linalg_det({})", x);
+  case Op::Slogdet: return fmt::format("std::get<1>(torch::linalg_slogdet({}))", x);
+  case Op::Inv: return fmt::format("torch::linalg_inv({})", x);
   case Op::Flip: return fmt::format("torch::flip({}, {{{}}})", x, a.dim);
   case Op::Roll: return fmt::format("torch::roll({}, {{{}}}, {{{}}})", x, a.times, a.dim);
   case Op::Unsqueeze: return fmt::format("torch::unsqueeze({}, {})", x, a.dim);
@@ -275,8 +276,6 @@ constexpr const char* kIncludes = R"(
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/functional/normalization.h>
 #include <torch/types.h>
-// After types.h: linalg.h uses torch::Tensor without including it.
-#include <torch/linalg.h>
 #include <torch/utils.h>
 
 #include <algorithm>

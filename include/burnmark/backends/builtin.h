@@ -19,6 +19,10 @@ std::unique_ptr<Backend> make_reference_backend(ConventionSet other_side = {});
 // The reference once per registered convention, each with that one switched.
 std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_references();
 
+// The LibTorch release this build links, "major.minor" ("1.13", "2.15"): tests that pin a
+// behaviour one release has say for which.
+std::string libtorch_release();
+
 // LibTorch eager on CPU, float32, autograd. intra_op_threads <= 0 keeps LibTorch's default.
 std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads);
 // The intra-op threads of "libtorch-threads" (libtorch in a child process), and of its

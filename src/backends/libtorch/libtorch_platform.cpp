@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/backends/builtin.h"
 #include "burnmark/util/cpu_vendor.h"
 
 namespace burnmark {
@@ -34,10 +35,14 @@ const char* host_vector_isa() {
 
 } // namespace
 
+std::string libtorch_release() {
+  return fmt::format("{}.{}", TORCH_VERSION_MAJOR, TORCH_VERSION_MINOR);
+}
+
 std::string libtorch_platform() {
   // Read once: ATen picks its kernels at the first dispatch and keeps them for the process.
-  static const std::string line = fmt::format("LibTorch {}.{} {} on {}", TORCH_VERSION_MAJOR,
-                                              TORCH_VERSION_MINOR, aten_capability(), cpu_vendor());
+  static const std::string line =
+      fmt::format("LibTorch {} {} on {}", libtorch_release(), aten_capability(), cpu_vendor());
   return line;
 }
 

@@ -307,8 +307,12 @@ inline Approx clamp_min_forward(Approx x, const Attrs& at) {
 // infinite grad below the bound.
 inline Approx clamp_min_backward(Approx g, Approx x, Approx, const Attrs& at) {
   const double lo = to_opmath(at.lo);
-  // The other side of clamp-grad-open-below blocks the gradient at x = lo itself (oneDNN's clip).
-  const bool pass = other_side(Convention::ClampGradOpenBelow) ? x.v > lo : x.v >= lo;
+  // The other side of clamp-grad-open-below blocks the gradient at x = lo itself (oneDNN's clip),
+  // and so does clamp-grad-min-norm's (LibTorch 2.15).
+  const bool pass =
+      other_side(Convention::ClampGradOpenBelow) || other_side(Convention::ClampGradMinNorm)
+          ? x.v > lo
+          : x.v >= lo;
   return gate(g, pass, !std::isnan(lo) && touches(x, lo));
 }
 
@@ -321,10 +325,11 @@ inline Approx clamp_max_forward(Approx x, const Attrs& at) {
   if (indeterminate(x)) return {z, kInf};
   return {z, x.v - x.e > hi ? 0.0 : x.e};
 }
-// D: where(self <= max, grad, 0).
+// D: where(self <= max, grad, 0); the other side of clamp-grad-min-norm blocks at x = hi.
 inline Approx clamp_max_backward(Approx g, Approx x, Approx, const Attrs& at) {
   const double hi = to_opmath(at.hi);
-  return gate(g, x.v <= hi, !std::isnan(hi) && touches(x, hi));
+  const bool pass = other_side(Convention::ClampGradMinNorm) ? x.v < hi : x.v <= hi;
+  return gate(g, pass, !std::isnan(hi) && touches(x, hi));
 }
 
 } // namespace burnmark::ref

@@ -221,14 +221,18 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
     return unary(out, a, dx,
                  [](Approx g, Approx, Approx y) { return mul(g, sub(kOne, mul(y, y))); });
   // where(min <= self <= max, grad, 0): passes at the bounds, 0 at NaN, 0 everywhere if min > max
+  // (the other sides: clamp-grad-open-below blocks at lo, clamp-grad-min-norm at lo and hi).
   case Op::Clamp:
     return unary(
         out, a, dx,
         [lo = to_opmath(at.lo), hi = to_opmath(at.hi),
-         open_below = other_side(Convention::ClampGradOpenBelow)](Approx g, Approx x, Approx) {
+         min_norm = other_side(Convention::ClampGradMinNorm),
+         open_below = other_side(Convention::ClampGradOpenBelow) ||
+                      other_side(Convention::ClampGradMinNorm)](Approx g, Approx x, Approx) {
           const bool uncertain = lo <= hi && (touches(x, lo) || touches(x, hi));
           const bool above_lo = open_below ? lo < x.v : lo <= x.v;
-          return gate(g, above_lo && x.v <= hi, uncertain);
+          const bool below_hi = min_norm ? x.v < hi : x.v <= hi;
+          return gate(g, above_lo && below_hi, uncertain);
         });
   // grad.expand(self.sizes())
   case Op::SumAll: return expand(out, a, plain_walk(a.shape), false, dx);

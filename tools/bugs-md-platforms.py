@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Writes bugs.md's "diverges on" column from the "# seen-on:" and "# agrees-on:" headers of
+corpus/bugs/*.txt (tools/record-platforms.py measures them), so that the page says, for each row,
+on which LibTorch releases and kernel sets its culprit diverges and where it was measured to
+agree. Rows are matched by the bug ids in their first cell; a bug described in prose rather than
+a table row gets a sentence at the end of the paragraph that names it. Idempotent.
+
+  tools/bugs-md-platforms.py            # rewrites bugs.md in place
+"""
+import glob
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COLUMN = "diverges on"
+SENTENCE = re.compile(r" `([a-z0-9-]+)` diverges on: [^`]*?\.$")
+KERNEL_ORDER = ["DEFAULT", "AVX2", "AVX512", "sse41", "avx2", "avx512_core", "avx512_core_amx"]
+
+
+def facts_of(path):
+    lines = open(path).read().split("\n")
+
+    def get(key):
+        return next((l[len(key) + 3:].strip() for l in lines if l.startswith(f"# {key}:")), "")
+
+    culprits = [b.strip() for b in get("diverges").split(",") if b.strip()]
+    facts = []
+    for key, diverges in (("seen-on", True), ("agrees-on", False)):
+        for fact in get(key).split(";"):
+            if " @ " not in fact:
+                continue
+            backend, platform = (x.strip() for x in fact.split(" @ ", 1))
+            if backend in culprits:
+                facts.append((platform, diverges))
+    return facts
+
+
+def render(facts):
+    """'1.13: AVX2, AVX512 (not DEFAULT) · 2.15: fixed' from (platform, diverges) pairs."""
+    groups = {}
+    for platform, diverges in facts:
+        m = re.match(r"^(\S+ [0-9.]+) (\S+)(?:, (NNC for \S+))? on (\S+)", platform)
+        if not m:
+            continue
+        library, kernels, nnc, vendor = m.groups()
+        if vendor != "GenuineIntel":
+            kernels += " on " + {"AuthenticAMD": "AMD"}.get(vendor, vendor)
+        seen, agrees = groups.setdefault(library, ([], []))
+        (seen if diverges else agrees).append(kernels)
+    parts = []
+    for library, (seen, agrees) in groups.items():
+        order = lambda k: KERNEL_ORDER.index(k.split()[0]) if k.split()[0] in KERNEL_ORDER else 99
+        seen, agrees = sorted(set(seen), key=order), sorted(set(agrees), key=order)
+        name = library.split()[1] if library.startswith("LibTorch") else library
+        if not seen:
+            parts.append(f"{name}: fixed")
+        elif agrees:
+            parts.append(f"{name}: {', '.join(seen)} (not {', '.join(agrees)})")
+        else:
+            parts.append(f"{name}: {', '.join(seen)}")
+    return " · ".join(parts) if parts else "—"
+
+
+def main():
+    facts = {os.path.basename(p)[:-4]: facts_of(p)
+             for p in glob.glob(os.path.join(ROOT, "corpus", "bugs", "*.txt"))}
+    lines = open(os.path.join(ROOT, "bugs.md")).read().split("\n")
+    out, used, k = [], set(), 0
+    while k < len(lines):
+        line = lines[k]
+        if line.startswith("|") and k + 1 < len(lines) and re.match(r"^\|(-+\|)+$", lines[k + 1]):
+            end = k + 2
+            while end < len(lines) and lines[end].startswith("|"):
+                end += 1
+            head, rule, rows = line, lines[k + 1], lines[k + 2:end]
+            has_column = head.rstrip().endswith(f"| {COLUMN} |")
+            if has_column:  # drop the column to write it anew
+                head = head.rstrip()[: -len(f" {COLUMN} |")]
+                rule = rule[: -len("---|")]
+                rows = [r.rstrip()[: r.rstrip()[:-1].rfind("|") + 1] for r in rows]
+
+            def ids(row):
+                first = row.split("|")[1].replace("`", "")
+                return [t for t in re.findall(r"[a-z0-9][a-z0-9-]+", first) if t in facts]
+
+            if any(ids(r) for r in rows):
+                out += [head + f" {COLUMN} |", rule + "---|"]
+                for r in rows:
+                    found = ids(r)
+                    used.update(found)
+                    cells = {render(facts[i]) for i in found}
+                    cell = cells.pop() if len(cells) == 1 else "; ".join(
+                        f"{i}: {render(facts[i])}" for i in found) if found else "—"
+                    out.append(f"{r} {cell} |")
+            else:
+                out += [head, rule] + rows
+            k = end
+            continue
+        out.append(SENTENCE.sub("", line))
+        k += 1
+    for bug in sorted(set(facts) - used):
+        at = next((n for n, l in enumerate(out) if bug in l and not l.startswith("|")), None)
+        if at is None:
+            print(f"bugs.md does not name {bug}")
+            continue
+        if out[at].startswith("#"):
+            at += 2  # the heading's first paragraph
+        while at + 1 < len(out) and out[at + 1].strip():
+            at += 1
+        out[at] = out[at].rstrip() + f" `{bug}` diverges on: {render(facts[bug])}."
+    open(os.path.join(ROOT, "bugs.md"), "w").write("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
