@@ -1116,3 +1116,33 @@ TEST(ReproBuild, EmittedPythonRunsTheScalarStridedJitAndFuserPaths) {
   EXPECT_THROW(emit_cpp_repro(frac_case(ReproPath::Nnc)), std::invalid_argument);
   fs::remove_all(dir);
 }
+
+// A scripted reproducer returns the results nothing uses after the root, as libtorch-jit does, so
+// TorchScript runs them: neg(x) with lgamma(x) unused gets the leaf's gradient NaN from the
+// JIT's second run on (bugs.md, libtorch-jit-unused-output-grad-nan; LibTorch 1.13.1 and 2.15.0),
+// which a function returning the root alone (the dead lgamma dropped) does not show.
+TEST(ReproBuild, EmittedScriptedPythonKeepsUnusedResults) {
+  ProgramBuilder b;
+  const Reg x = b.leaf({1}, {0.0f});
+  const Reg neg = b.op(Op::Neg, {x});
+  b.op(Op::Add, {neg, b.op(Op::Lgamma, {x})});
+  ReproCase c;
+  c.program = b.finish(neg);
+  c.title = "neg(x), lgamma(x) unused";
+  c.expected_root = {-0.0};
+  c.expected_grads = {{-1.0}};
+  c.path = ReproPath::Jit;
+  const std::string script = emit_python_repro(c);
+  expect_contains(script, "    return r1, r3\n");
+  expect_contains(script, "root = scripted(r0)[0]\n");
+  // Nothing unused: the root alone, as before.
+  expect_contains(emit_python_repro(frac_case(ReproPath::Jit)), "    return r2\n");
+  const std::string python = python_with_torch();
+  if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
+  const fs::path dir = make_temp_dir("burnmark_repro_unused");
+  write_file(dir / "unused.py", script);
+  const RunResult r = run(python + " " + (dir / "unused.py").string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  expect_contains(r.output, "grad %0[0]  torch  nan  expected -1  <-- DIVERGES");
+  fs::remove_all(dir);
+}

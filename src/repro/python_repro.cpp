@@ -562,10 +562,28 @@ std::string emit_python_repro(const ReproCase& repro) {
                        fmt::join(float_leaves(name), ", "), fmt::join(directions, ", "));
   };
   if (scripted) {
-    out += fmt::format("\ndef program({}):\n{}    return {}\n\n", args, body, reg(p.root));
+    // As libtorch-jit's function (torchscript_source.cpp): the results nothing uses are returned
+    // after the root, so TorchScript keeps them (and their backward) as eager runs them.
+    std::vector<bool> used(p.stmts.size(), false);
+    for (const Stmt& s : p.stmts) {
+      if (s.kind == StmtKind::Alias) used[static_cast<std::size_t>(s.source)] = true;
+      if (s.kind == StmtKind::Op)
+        for (Reg r : s.instr.operands)
+          used[static_cast<std::size_t>(r)] = true;
+    }
+    std::vector<std::string> unused;
+    for (std::size_t i = 0; i < p.stmts.size(); ++i)
+      if (p.stmts[i].kind == StmtKind::Op && !used[i] && static_cast<Reg>(i) != p.root)
+        unused.push_back(reg(static_cast<Reg>(i)));
+    if (unused.empty())
+      out += fmt::format("\ndef program({}):\n{}    return {}\n\n", args, body, reg(p.root));
+    else
+      out += fmt::format("\ndef program({}):\n{}    # The unused results too, or TorchScript drops "
+                         "them as dead code (eager runs them).\n    return {}, {}\n\n",
+                         args, body, reg(p.root), fmt::join(unused, ", "));
     out += main_header + scripted_path_setup(repro.path);
     out += leaves;
-    out += fmt::format("{}root = scripted({})\n", indent, args);
+    out += fmt::format("{}root = scripted({}){}\n", indent, args, unused.empty() ? "" : "[0]");
     if (repro.check_gradients) out += indent + "root.backward(torch.ones_like(root))\n";
   } else if (dual) {
     // Reverse mode after the level is left, as BurnMark's libtorch backend runs it: inside,

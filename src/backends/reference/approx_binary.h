@@ -262,9 +262,16 @@ inline Approx atan2_forward(Approx a, Approx b, const Attrs&) {
 // F atan2_backward (1.13.1, no guard at the origin): recip = (self * self + other * other)
 // .reciprocal(); self: grad * other * recip; other: grad * -self * recip. So (0, 0) gives
 // 0 * inf = NaN, and squares overflowing f32 give 0.
+// At the origin itself, where atan2 jumps and has no derivative, LibTorch 2.15 returns 0
+// (recip = where(denom == 0, 0, recip), pytorch#165427): the other side of the registered
+// convention atan2-grad-origin-zero. Only there: 2.15's guard also fires where the squares
+// underflow, and the gradient there is huge, not 0.
 inline std::array<Approx, 2> atan2_backward(Approx g, Approx a, Approx b, Approx, const Attrs&) {
   using namespace binary_detail;
-  const Approx recip = div(kOne, add(mul(a, a), mul(b, b)));
+  const bool origin = a.v == 0 && b.v == 0 && a.e == 0 && b.e == 0;
+  const Approx recip = origin && other_side(Convention::Atan2GradOriginZero)
+                           ? Approx{0.0, 0.0}
+                           : div(kOne, add(mul(a, a), mul(b, b)));
   return {mul(mul(g, b), recip), mul(mul(g, neg(a)), recip)};
 }
 
