@@ -208,6 +208,7 @@ void initialize(const char* target_name, bool gradients) {
                                     static_cast<std::size_t>(h.config.child_memory)});
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
+  h.oracle.baselines = version_baselines(h.backends);
   h.outcomes.resize(h.backends.size());
   load_known_bugs(h);
   if (!h.config.findings_dir.empty()) {

@@ -126,6 +126,27 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
   EXPECT_NE(md.find("2 distinct bugs, 1 new"), std::string::npos);
 }
 
+// A regression (an older release agreed, libtorch@1.13) survives the round trip and comes first
+// in both formats, ahead of a bug with more hits.
+TEST(CampaignLedger, RegressionsRoundTripAndComeFirst) {
+  Ledger l;
+  l.entries = {sample_entry("0123456789ab", 40), sample_entry("ba9876543210", 2)};
+  l.entries[1].regressions = {"libtorch:gradient<libtorch@1.13"};
+  const std::time_t now = parse_iso_utc("2026-11-30T13:00:00Z");
+  Ledger back;
+  ASSERT_EQ(ledger_from_json(ledger_to_json(l, now), back), "");
+  ASSERT_NE(back.find("ba9876543210"), nullptr);
+  EXPECT_EQ(back.find("ba9876543210")->regressions, l.entries[1].regressions);
+  EXPECT_TRUE(back.find("0123456789ab")->regressions.empty());
+  const std::string json = ledger_to_json(l, now);
+  EXPECT_LT(json.find("ba9876543210"), json.find("0123456789ab"));
+  const std::string md = ledger_to_markdown(l, now);
+  EXPECT_LT(md.find("ba9876543210"), md.find("0123456789ab"));
+  EXPECT_NE(md.find("libtorch:gradient; REGRESSION libtorch:gradient<libtorch@1.13"),
+            std::string::npos)
+      << md;
+}
+
 TEST(CampaignLedger, MalformedOrTruncatedJsonIsAnErrorNotAShorterLedger) {
   Ledger l;
   l.entries = {sample_entry("0123456789ab", 1)};

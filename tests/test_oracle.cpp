@@ -309,6 +309,52 @@ TEST(FormatVerdict, FixedShapeLines) {
       "VERDICT reference=ref compared=1 divergences=0 skipped=0 indeterminate=0 result=agree\n");
 }
 
+// Version-differential runs: a backend that diverges where its baseline (an older release of the
+// same library) agrees is a regression, one line per kind; a baseline that diverges too, or was
+// not compared, makes none.
+TEST(Compare, ABackendWrongWhereItsBaselineAgreesIsARegression) {
+  const Outcome ref = ok("ref", tensor({2}, {1, 2}), {tensor({2}, {1, 1})});
+  Outcome now = ref;
+  now.backend = "libtorch";
+  now.root.values = {1, 3};
+  now.grads[0].values = {0, 1};
+  Outcome then = ref;
+  then.backend = "libtorch@1.13";
+  OracleOptions options = with_gradients();
+  options.baselines = {{"libtorch", "libtorch@1.13"}};
+  const Verdict v = compare({ref, now, then}, options);
+  ASSERT_EQ(v.regressions.size(), 2u);
+  EXPECT_EQ(v.regressions[0].backend, "libtorch");
+  EXPECT_EQ(v.regressions[0].baseline, "libtorch@1.13");
+  EXPECT_EQ(v.regressions[0].kind, DivergenceKind::Forward);
+  EXPECT_EQ(v.regressions[1].kind, DivergenceKind::Gradient);
+  EXPECT_EQ(format_verdict(v),
+            "DIVERGENCE backend=libtorch kind=forward leaf=-1 count=1 first_index=1 expected=2 "
+            "actual=3 detail=\"\"\n"
+            "DIVERGENCE backend=libtorch kind=gradient leaf=0 count=1 first_index=0 expected=1 "
+            "actual=0 detail=\"\"\n"
+            "REGRESSION backend=libtorch baseline=libtorch@1.13 kind=forward\n"
+            "REGRESSION backend=libtorch baseline=libtorch@1.13 kind=gradient\n"
+            "VERDICT reference=ref compared=2 divergences=2 skipped=0 indeterminate=0 "
+            "result=diverge\n");
+  // The baseline wrong too: an old bug, not a regression.
+  Outcome then_wrong = then;
+  then_wrong.root.values = {1, 4};
+  EXPECT_TRUE(compare({ref, now, then_wrong}, options).regressions.empty());
+  // The baseline not run (unsupported, or absent): nothing to say.
+  EXPECT_TRUE(compare({ref, now, failed("libtorch@1.13", Status::Unsupported, "x")}, options)
+                  .regressions.empty());
+  EXPECT_TRUE(compare({ref, now}, options).regressions.empty());
+  // Without the pair, the same outcomes are plain divergences.
+  EXPECT_TRUE(compare({ref, now, then}, with_gradients()).regressions.empty());
+  // The other direction (the older release wrong, the newer right) is a fix, not a regression.
+  Outcome old_wrong = then_wrong;
+  Outcome new_right = now;
+  new_right.root = ref.root;
+  new_right.grads = ref.grads;
+  EXPECT_TRUE(compare({ref, new_right, old_wrong}, options).regressions.empty());
+}
+
 TEST(Summary, LongTensorsAreTruncatedKeepingBothEnds) {
   std::vector<double> v(100);
   for (std::size_t i = 0; i < v.size(); ++i)

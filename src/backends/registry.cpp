@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <variant>
@@ -43,7 +45,9 @@ constexpr std::array<Builtin, 9> kBuiltins = {{
                                   {{"ATEN_CPU_CAPABILITY", "default"}},
                                   o.child_server,
                                   o.child_timeout,
-                                  o.child_memory_mb});
+                                  o.child_memory_mb,
+                                  {},
+                                  {}});
      }},
     // LibTorch's thread pool is sized once per process: a child of its own, so the parent's
     // libtorch keeps one thread and the two runs differ only in how kernels split their work.
@@ -54,7 +58,9 @@ constexpr std::array<Builtin, 9> kBuiltins = {{
                                   {{"BURNMARK_THREADS", std::to_string(kThreadsVariantThreads)}},
                                   o.child_server,
                                   o.child_timeout,
-                                  o.child_memory_mb});
+                                  o.child_memory_mb,
+                                  {},
+                                  {}});
      }},
 }};
 
@@ -102,6 +108,95 @@ std::optional<std::variant<ChildSpec, std::string>> child_spec(std::string_view 
                                    "child[VAR=value;...]:ENTRY",
                                    entry));
   spec.inner = std::string(rest.substr(1));
+  return spec;
+}
+
+// The presets that build against each release (CMakePresets.json): where `NAME@RELEASE` finds
+// its server by default, test's tree first.
+struct ReleasePresets {
+  std::string_view release, test, fuzz;
+};
+constexpr std::array<ReleasePresets, 2> kReleasePresets = {{
+    {"1.13", "test-1.13", "fuzz-1.13"},
+    {"2.15", "test", "fuzz"},
+}};
+
+// "1.13" < "2.15" < "2.16", numerically per component; nullopt unless both are major.minor.
+std::optional<bool> release_less(std::string_view a, std::string_view b) {
+  const auto parse = [](std::string_view r) -> std::optional<std::pair<int, int>> {
+    const std::size_t dot = r.find('.');
+    if (dot == 0 || dot == std::string_view::npos || dot + 1 == r.size()) return std::nullopt;
+    int major = 0, minor = 0;
+    for (char c : r.substr(0, dot)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      major = major * 10 + (c - '0');
+    }
+    for (char c : r.substr(dot + 1)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      minor = minor * 10 + (c - '0');
+    }
+    return std::pair{major, minor};
+  };
+  const auto x = parse(a), y = parse(b);
+  if (!x || !y) return std::nullopt;
+  return *x < *y;
+}
+
+// `NAME@RELEASE` for a libtorch built-in NAME: nullopt when `entry` is not that form, an error
+// line when its server is missing, else the spec of its child.
+std::optional<std::variant<ChildSpec, std::string>> release_spec(std::string_view entry,
+                                                                 const RegistryOptions& options) {
+  const std::size_t at = entry.rfind('@');
+  if (at == std::string_view::npos || entry.starts_with("child")) return std::nullopt;
+  const std::string_view name = entry.substr(0, at);
+  const std::string_view release = entry.substr(at + 1);
+  const bool builtin =
+      std::find(kBuiltinNames.begin(), kBuiltinNames.end(), name) != kBuiltinNames.end();
+  if (!builtin) return std::nullopt; // a plugin's path may hold an '@'
+  if (!(name == "libtorch" || name.starts_with("libtorch-")) ||
+      !release_less(release, release).has_value())
+    return std::string(fmt::format(
+        "BACKENDS: '{}': expected NAME@RELEASE with NAME a libtorch built-in and RELEASE "
+        "major.minor (libtorch@1.13)",
+        entry));
+  std::string variable = fmt::format("BURNMARK_LIBTORCH_{}", release);
+  std::replace(variable.begin(), variable.end(), '.', '_');
+  const auto presets = std::find_if(kReleasePresets.begin(), kReleasePresets.end(),
+                                    [&](const ReleasePresets& p) { return p.release == release; });
+  const std::string test_preset = presets != kReleasePresets.end()
+                                      ? std::string(presets->test)
+                                      : fmt::format("test-{}", release);
+  const std::string hint = fmt::format("cmake --preset {0} && cmake --build --preset {0} --target "
+                                       "burnmark, or {1}=PATH",
+                                       test_preset, variable);
+  std::string server;
+  if (const char* path = std::getenv(variable.c_str()); path && *path) {
+    server = path;
+  } else if (presets != kReleasePresets.end()) {
+    for (std::string_view preset : {presets->test, presets->fuzz}) {
+      const std::string candidate =
+          fmt::format("{}/{}/src/cli/burnmark", BURNMARK_BUILD_ROOT, preset);
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(candidate, ec)) {
+        server = candidate;
+        break;
+      }
+    }
+  }
+  std::error_code ec;
+  if (server.empty() || !std::filesystem::is_regular_file(server, ec))
+    return std::string(
+        fmt::format("BACKENDS: {} needs a burnmark built against LibTorch {}: {}{}", entry, release,
+                    hint, server.empty() ? "" : fmt::format(" ({} does not exist)", server)));
+  ChildSpec spec;
+  spec.name = std::string(entry);
+  spec.inner = std::string(name);
+  spec.server = std::move(server);
+  spec.timeout_seconds = options.child_timeout;
+  spec.memory_limit_mb = options.child_memory_mb;
+  spec.expected_platform = fmt::format("LibTorch {}", release);
+  spec.platform_hint =
+      fmt::format(" ({} needs one built against LibTorch {}: {})", entry, release, hint);
   return spec;
 }
 
@@ -153,6 +248,14 @@ BackendsResult make_backends(std::string_view spec, const RegistryOptions& optio
       backends.push_back(builtin->make(options));
       continue;
     }
+    if (auto versioned = release_spec(entry, options)) {
+      if (const auto* error = std::get_if<std::string>(&*versioned)) return fail(*error);
+      auto started = make_started_child_backend(std::get<ChildSpec>(std::move(*versioned)));
+      if (const auto* error = std::get_if<std::string>(&started))
+        return fail(fmt::format("BACKENDS: {}", *error));
+      backends.push_back(std::get<std::unique_ptr<Backend>>(std::move(started)));
+      continue;
+    }
     auto child = child_spec(entry, options);
     // With isolation on, a plugin entry is its child: form, loaded in the child only.
     if (!child && options.isolate_plugins)
@@ -176,6 +279,26 @@ BackendsResult make_backends(std::string_view spec, const RegistryOptions& optio
             "BACKENDS: duplicate backend '{}' in '{}' (entries {} and {} are the same backend)",
             backends[i]->name(), spec, j + 1, i + 1));
   return BackendsResult{std::move(backends)};
+}
+
+std::vector<Baseline> version_baselines(std::span<const std::unique_ptr<Backend>> backends) {
+  std::vector<Baseline> out;
+  const std::string ours = libtorch_release();
+  for (const auto& b : backends) {
+    const std::string& versioned = b->name();
+    const std::size_t at = versioned.rfind('@');
+    if (at == std::string::npos || versioned.starts_with("child")) continue;
+    const std::string name = versioned.substr(0, at);
+    if (std::none_of(backends.begin(), backends.end(),
+                     [&](const auto& other) { return other->name() == name; }))
+      continue;
+    const std::string release = versioned.substr(at + 1);
+    if (release_less(release, ours).value_or(false))
+      out.push_back({name, versioned});
+    else if (release_less(ours, release).value_or(false))
+      out.push_back({versioned, name});
+  }
+  return out;
 }
 
 } // namespace burnmark

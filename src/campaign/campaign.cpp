@@ -343,10 +343,13 @@ private:
       if (r.kind == IngestKind::NewSignature) {
         const LedgerEntry* e = book_.ledger().find(r.signature);
         report(
-            fmt::format("campaign: NEW BUG {} status={} ops={} kinds={} repro={}", r.signature,
+            fmt::format("campaign: NEW BUG {} status={} ops={} kinds={} repro={}{}", r.signature,
                         e ? e->status : "?", e ? fmt::format("{}", fmt::join(e->ops, ",")) : "",
                         e ? fmt::format("{}", fmt::join(e->kinds, ",")) : "",
-                        e && !e->repro_python.empty() ? (o_.out / e->repro_python).string() : "-"));
+                        e && !e->repro_python.empty() ? (o_.out / e->repro_python).string() : "-",
+                        e && !e->regressions.empty()
+                            ? fmt::format(" regression={}", fmt::join(e->regressions, ","))
+                            : ""));
       }
       if (!r.error.empty()) report("campaign: " + r.error);
       fs::remove(f, ec);

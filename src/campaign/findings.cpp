@@ -79,6 +79,7 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
       entry->signature = c.signature.id;
       entry->first_seen = stamp;
       entry->kinds = c.signature.kinds;
+      entry->regressions = c.signature.regressions;
       entry->ops = c.signature.ops;
       entry->specials = c.signature.specials;
       entry->f32_signature = c.signature.f32_id;

@@ -55,9 +55,18 @@ std::vector<const LedgerEntry*> ordered(const Ledger& ledger) {
   for (const LedgerEntry& e : ledger.entries)
     out.push_back(&e);
   std::stable_sort(out.begin(), out.end(), [](const LedgerEntry* a, const LedgerEntry* b) {
+    if (a->regressions.empty() != b->regressions.empty()) return b->regressions.empty();
     if (a->count != b->count) return a->count > b->count;
     return a->first_seen < b->first_seen;
   });
+  return out;
+}
+
+// The kinds, then "REGRESSION vs <baseline>" for each older release that agreed.
+std::string kinds_cell(const LedgerEntry& e) {
+  std::string out = fmt::format("{}", fmt::join(e.kinds, ", "));
+  for (const std::string& r : e.regressions)
+    out += fmt::format("; REGRESSION {}", r);
   return out;
 }
 
@@ -113,6 +122,7 @@ std::string ledger_to_json(const Ledger& ledger, std::time_t now) {
                     {"days_since_found", days_since(e->first_seen, now)},
                     {"count", e->count},
                     {"kinds", e->kinds},
+                    {"regressions", e->regressions},
                     {"ops", e->ops},
                     {"specials", e->specials},
                     {"minimal_program", e->minimal_program},
@@ -157,6 +167,7 @@ std::string ledger_from_json(std::string_view text, Ledger& out) {
     e.last_seen = string_or(b, "last_seen");
     e.count = static_cast<std::uint64_t>(std::max(0.0, number_or(b, "count")));
     e.kinds = strings(b, "kinds");
+    e.regressions = strings(b, "regressions"); // absent before version-differential runs
     e.ops = strings(b, "ops");
     e.specials = strings(b, "specials");
     e.minimal_program = string_or(b, "minimal_program");
@@ -192,8 +203,7 @@ std::string ledger_to_markdown(const Ledger& ledger, std::time_t now) {
       if (!p->empty()) repro += (repro.empty() ? "" : ", ") + fmt::format("[{}]({})", *p, *p);
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", e->signature,
                        md_cell(status), days_since(e->first_seen, now), e->count,
-                       md_cell(e->first_seen), md_cell(e->last_seen),
-                       md_cell(fmt::format("{}", fmt::join(e->kinds, ", "))),
+                       md_cell(e->first_seen), md_cell(e->last_seen), md_cell(kinds_cell(*e)),
                        md_cell(fmt::format("{}", fmt::join(e->ops, " -> "))), md_cell(repro));
   }
   for (const LedgerEntry* e : ordered(ledger))

@@ -60,6 +60,13 @@ std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(con
   return r.take();
 }
 
+OracleOptions oracle_options_for(const Config& config, bool gradients,
+                                 std::span<const std::unique_ptr<Backend>> backends) {
+  OracleOptions o = oracle_options(config, gradients);
+  o.baselines = version_baselines(backends);
+  return o;
+}
+
 Judgement run_and_compare(const Program& program,
                           std::span<const std::unique_ptr<Backend>> backends, const Config& config,
                           bool gradients) {
@@ -67,7 +74,7 @@ Judgement run_and_compare(const Program& program,
   const RunOptions run = run_options(config, gradients);
   for (const auto& b : backends)
     j.outcomes.push_back(run_backend(*b, program, run));
-  j.verdict = compare(j.outcomes, oracle_options(config, gradients));
+  j.verdict = compare(j.outcomes, oracle_options_for(config, gradients, backends));
   return j;
 }
 

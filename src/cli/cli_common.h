@@ -37,6 +37,11 @@ std::optional<Program> load_program(std::string_view path, const Config& config)
 // BACKENDS built per the config; nullopt after printing the registry's one-line error.
 std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(const Config& config);
 
+// oracle_options() with the version-differential pairs among `backends` (version_baselines), so
+// that a verdict names regressions.
+OracleOptions oracle_options_for(const Config& config, bool gradients,
+                                 std::span<const std::unique_ptr<Backend>> backends);
+
 struct Judgement {
   std::vector<Outcome> outcomes; // in BACKENDS order; [0] is the reference
   Verdict verdict;

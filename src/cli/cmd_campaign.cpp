@@ -152,7 +152,7 @@ int run_campaign(std::span<const std::string_view> args) {
   std::vector<Backend*> raw;
   for (const auto& b : *backends)
     raw.push_back(b.get());
-  Runner runner(raw, oracle_options(config, gradients));
+  Runner runner(raw, oracle_options_for(config, gradients, *backends));
   FindingsOptions findings;
   findings.gradients = gradients;
   findings.tangents = config.tangents != 0;

@@ -50,7 +50,7 @@ int run_run(std::span<const std::string_view> args) {
     const RunOptions run = run_options(config, gradients);
     fmt::print("{}", format_conventions(judge
                                             .judge(*program, run, j.outcomes, j.verdict,
-                                                   oracle_options(config, gradients))
+                                                   oracle_options_for(config, gradients, *backends))
                                             .hits));
   }
   fmt::print("{}", format_verdict(j.verdict));

@@ -122,6 +122,34 @@ struct Judge {
   }
 };
 
+// A backend that ran to a result or an error and was judged (the reference is not: it cannot
+// diverge, so it is nobody's regression and nobody's baseline).
+bool judged(const std::vector<Outcome>& outcomes, const std::string& backend) {
+  for (std::size_t b = 1; b < outcomes.size(); ++b)
+    if (outcomes[b].backend == backend) return outcomes[b].status != Status::Unsupported;
+  return false;
+}
+
+void judge_regressions(const std::vector<Outcome>& outcomes, const std::vector<Baseline>& baselines,
+                       Verdict& verdict) {
+  const auto diverges = [&](const std::string& backend) {
+    return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
+                       [&](const Divergence& d) { return d.backend == backend; });
+  };
+  for (const Baseline& pair : baselines) {
+    if (!judged(outcomes, pair.backend) || !judged(outcomes, pair.baseline)) continue;
+    if (diverges(pair.baseline)) continue;
+    for (const Divergence& d : verdict.divergences) {
+      if (d.backend != pair.backend) continue;
+      const bool seen = std::any_of(
+          verdict.regressions.begin(), verdict.regressions.end(), [&](const Regression& r) {
+            return r.backend == pair.backend && r.baseline == pair.baseline && r.kind == d.kind;
+          });
+      if (!seen) verdict.regressions.push_back({pair.backend, pair.baseline, d.kind});
+    }
+  }
+}
+
 } // namespace
 
 Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& options) {
@@ -176,6 +204,7 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
       verdict.indeterminate += judge.indeterminate;
     }
   }
+  judge_regressions(outcomes, options.baselines, verdict);
   return verdict;
 }
 
@@ -216,6 +245,9 @@ std::string format_verdict(const Verdict& verdict) {
                    d.backend, kind_name(d.kind), d.leaf, d.count, d.first_index, d.expected,
                    d.actual, one_line(d.detail));
   }
+  for (const Regression& r : verdict.regressions)
+    fmt::format_to(std::back_inserter(out), "REGRESSION backend={} baseline={} kind={}\n",
+                   r.backend, r.baseline, kind_name(r.kind));
   for (const std::string& s : verdict.skipped)
     fmt::format_to(std::back_inserter(out), "SKIPPED backend={}\n", s);
   for (const Indeterminate& i : verdict.indeterminate_by_backend)

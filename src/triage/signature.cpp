@@ -139,6 +139,9 @@ std::vector<std::string> special_classes(const Program& p, const std::vector<Reg
 Signature make_signature(const Program& minimized, const Verdict& verdict) {
   Signature sig;
   sig.kinds = divergence_classes(verdict);
+  for (const Regression& r : verdict.regressions)
+    sig.regressions.push_back(fmt::format("{}:{}<{}", r.backend, kind_name(r.kind), r.baseline));
+  sig.regressions = sorted_unique(std::move(sig.regressions));
   Canonicalizer canon(minimized);
   canon.walk(minimized.root);
   sig.ops = canon.ops();

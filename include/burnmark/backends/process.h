@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "burnmark/driver/driver.h"
@@ -25,10 +26,19 @@ struct ChildSpec {
   // BURNMARK_CHILD_MEMORY: a child whose resident memory grows past this many MB while it runs
   // a program is killed, and the outcome is an oom; 0 = no limit.
   std::size_t memory_limit_mb = 4096;
+  // When not empty, the platform the child's ready frame must name ("LibTorch 1.13": followed by
+  // a space or the end), and what to say when it does not: a server built against another
+  // release fails to start instead of being compared under the wrong name.
+  std::string expected_platform;
+  std::string platform_hint;
 };
 
 // The child starts at the first run and again after every crash or hang.
 std::unique_ptr<Backend> make_child_backend(ChildSpec spec);
+
+// The same, started now: a server that cannot start (missing, another release, another wire
+// format) is one line for the caller instead of an error outcome on every program.
+std::variant<std::unique_ptr<Backend>, std::string> make_started_child_backend(ChildSpec spec);
 
 // First thing in main() and LLVMFuzzerInitialize(): when this process was started as a child
 // backend it serves its parent until the parent goes away, then exits; otherwise it returns at

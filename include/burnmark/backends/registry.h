@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "burnmark/driver/driver.h"
+#include "burnmark/oracle/oracle.h"
 
 namespace burnmark {
 
@@ -40,6 +41,18 @@ std::span<const std::string_view> builtin_backend_names();
 // by the entry's whole text. A name appearing twice, after expanding `all` and
 // after loading plugins, is an error: comparing a backend with itself hides nothing but doubles
 // the cost, and is most likely a typo in the spec.
+//
+// `NAME@RELEASE` (`libtorch@1.13`, any libtorch built-in) is NAME run by a child process whose
+// server is a burnmark built against LibTorch RELEASE: the path in BURNMARK_LIBTORCH_<RELEASE
+// with '_' for '.'> (BURNMARK_LIBTORCH_1_13), else that release's preset build trees under this
+// source tree (build/test-1.13, build/fuzz-1.13; build/test, build/fuzz for 2.15). It is started
+// at once: a missing server, one built against another release (its ready frame's platform) or
+// speaking another wire format is this function's error.
 BackendsResult make_backends(std::string_view spec, const RegistryOptions& options);
+
+// The version-differential pairs among `backends` for OracleOptions::baselines: for each
+// `NAME@RELEASE` beside NAME, the older of the two LibTorch releases (this build's is
+// libtorch_release()) is the other's baseline. Empty when there is no such pair.
+std::vector<Baseline> version_baselines(std::span<const std::unique_ptr<Backend>> backends);
 
 } // namespace burnmark

@@ -28,7 +28,10 @@ struct LedgerEntry {
   std::string last_seen;
   std::uint64_t count = 0;        // diverging inputs with this signature, over every campaign
   std::vector<std::string> kinds; // "backend:kind", sorted
-  std::vector<std::string> ops;   // op labels of the minimal program, canonical order
+  // Signature::regressions: "libtorch:forward<libtorch@1.13" where the older release agreed with
+  // the reference. Regressions come first in ledger.md, ahead of any count.
+  std::vector<std::string> regressions;
+  std::vector<std::string> ops; // op labels of the minimal program, canonical order
   std::vector<std::string> specials;
   std::string minimal_program; // text form
   std::string example;         // a saved diverging input, relative to the findings dir

@@ -50,9 +50,19 @@ struct Indeterminate {
   std::size_t count = 0;
 };
 
+// A program where `baseline` (the same library, an older release: "libtorch@1.13") agrees with
+// the reference and `backend` ("libtorch") does not: the class maintainers rank highest. One
+// per distinct kind of the backend's divergences.
+struct Regression {
+  std::string backend;
+  std::string baseline;
+  DivergenceKind kind = DivergenceKind::Forward;
+};
+
 struct Verdict {
   std::string reference;               // name of the first backend
   std::vector<Divergence> divergences; // every diverging backend, every diverging tensor
+  std::vector<Regression> regressions; // judged over OracleOptions::baselines
   std::vector<std::string> skipped;    // backends that declared an op unsupported
   std::vector<Indeterminate> indeterminate_by_backend; // only backends with a nonzero count
   std::size_t indeterminate = 0;                       // sum over indeterminate_by_backend
@@ -60,11 +70,20 @@ struct Verdict {
   bool agree() const { return divergences.empty(); }
 };
 
+// `baseline` is the older release of `backend`'s library (backends are named by the registry's
+// `NAME@RELEASE`; which side is older is the registry's to say, the oracle only compares).
+struct Baseline {
+  std::string backend;
+  std::string baseline;
+};
+
 struct OracleOptions {
   double tolerance = kDefaultTolerance;
   bool gradients = true;
   bool tangents = false; // compare Outcome::tangent too
   bool hessian = false;  // compare Outcome::hvp too
+  // Pairs judged for regressions: a pair whose two backends are not both compared is ignored.
+  std::vector<Baseline> baselines;
 };
 
 // outcomes[0] is the reference. If the reference itself errored, every backend that did not
@@ -79,8 +98,8 @@ std::string kind_name(DivergenceKind kind);
 //   DIVERGENCE backend=B kind=forward|gradient|tangent|hvp|error|shape|
 //   crash|hang leaf=L count=N
 //   first_index=I expected=E actual=A detail="..." SKIPPED backend=B INDETERMINATE backend=B
-//   count=N VERDICT reference=R compared=N divergences=N skipped=N indeterminate=N
-//   result=agree|diverge
+//   count=N REGRESSION backend=B baseline=B2 kind=K VERDICT reference=R compared=N divergences=N
+//   skipped=N indeterminate=N result=agree|diverge
 // leaf is -1 unless kind=gradient (or a gradient's shape); expected/actual are "nan" when
 // meaningless (error, shape). The VERDICT line is always last.
 std::string format_verdict(const Verdict& verdict);

@@ -50,6 +50,10 @@ struct Signature {
   std::vector<std::string> kinds; // "backend:kind", sorted
   std::vector<std::string> ops;   // op labels of the canonical walk, in order (leaves left out)
   std::vector<std::string> specials;
+  // Verdict::regressions as "backend:kind<baseline" ("libtorch:forward<libtorch@1.13"), sorted:
+  // where an older release agreed with the reference. Not part of the text (nor the id): a
+  // known bug found again as a regression is the same bug.
+  std::vector<std::string> regressions;
   // A reduced-dtype finding whose program diverges the same way (same kinds) in f32: the f32
   // signature's id, so a known f32 bug is recognised in bf16 too (characterize fills it; empty
   // otherwise). A bf16-only behaviour of the same graph keeps only its own id.

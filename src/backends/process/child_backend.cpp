@@ -54,6 +54,9 @@ public:
   std::string note() const override { return note_; }
   std::string platform() const override { return platform_; }
 
+  // Starts the child unless it runs: "" or why it cannot start.
+  std::string ensure_started() { return pid_ > 0 ? "" : start(); }
+
   Outcome run(const Program& program, const RunOptions& options) override {
     Outcome out;
     out.backend = spec_.name;
@@ -180,12 +183,34 @@ private:
         wire::read_frame(socket_, ready, std::chrono::steady_clock::now() + kStartupTimeout);
     if (io == wire::IoResult::Ok && ready.starts_with(wire::kReadyPrefix)) {
       platform_ = ready.substr(wire::kReadyPrefix.size());
-      return "";
+      if (platform_matches()) return "";
+      stop(true);
+      return fmt::format("{} is not a {} build: its platform is '{}'{}", server,
+                         spec_.expected_platform, platform_, spec_.platform_hint);
+    }
+    // Another build's ready frame: the same protocol's greeting with another version.
+    constexpr std::string_view kGreeting = "burnmark child ready ";
+    if (io == wire::IoResult::Ok && ready.starts_with(kGreeting)) {
+      stop(true);
+      const std::string_view theirs = std::string_view(ready).substr(0, ready.find(';'));
+      const std::string_view ours =
+          std::string_view(wire::kReadyPrefix).substr(0, wire::kReadyPrefix.find(';'));
+      return fmt::format("{} speaks another wire format ('{}', this build '{}'): build both from "
+                         "the same source{}",
+                         server, theirs, ours, spec_.platform_hint);
     }
     const std::string how = stop(true);
     return io == wire::IoResult::TimedOut
                ? fmt::format("not ready after {} s", kStartupTimeout.count())
                : fmt::format("it {} before it was ready", how);
+  }
+
+  bool platform_matches() const {
+    const std::string& want = spec_.expected_platform;
+    if (want.empty()) return true;
+    return platform_.starts_with(want) &&
+           (platform_.size() == want.size() || platform_[want.size()] == ' ' ||
+            platform_[want.size()] == ',');
   }
 
   // Ends the child (killing it first when `kill`) and says how it ended.
@@ -212,6 +237,13 @@ private:
 
 std::unique_ptr<Backend> make_child_backend(ChildSpec spec) {
   return std::make_unique<ChildBackend>(std::move(spec));
+}
+
+std::variant<std::unique_ptr<Backend>, std::string> make_started_child_backend(ChildSpec spec) {
+  auto child = std::make_unique<ChildBackend>(std::move(spec));
+  if (std::string error = child->ensure_started(); !error.empty())
+    return fmt::format("cannot start the child running '{}': {}", child->name(), error);
+  return std::unique_ptr<Backend>(std::move(child));
 }
 
 } // namespace burnmark
