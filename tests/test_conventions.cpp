@@ -33,6 +33,8 @@ const std::vector<Witness>& witnesses() {
       {Convention::ClampGradMinNorm,
        "%0 = leaf f32[2] [1, 0.5]\n%1 = clamp_max %0, max=1 : f32[2]\n"},
       {Convention::Atan2GradOriginZero, "%0 = leaf f32[1] [0]\n%1 = atan2 %0, %0 : f32[1]\n"},
+      {Convention::FmaxGradTieSplit,
+       "%0 = leaf f32[1] [2]\n%1 = leaf f32[1] [2]\n%2 = fmax %0, %1 : f32[1]\n"},
       {Convention::ReluGradByProduct,
        "%0 = leaf f32[1] [-1]\n%1 = relu %0 : f32[1]\n%2 = sqrt %1 : f32[1]\n"},
       {Convention::PowNegZeroAsCPow, "%0 = leaf f32[1] [-0]\n%1 = pow %0, exponent=0.5 : f32[1]\n"},

@@ -114,7 +114,8 @@ const std::vector<JitDeparture> kNncDepartures = {
 
 bool outcome_agrees(const Outcome& ref, const Outcome& other, bool gradients) {
   std::vector<Outcome> pair = {ref, other};
-  return compare(pair, OracleOptions{kDefaultTolerance, gradients}).agree();
+  return compare(pair, OracleOptions{.tolerance = kDefaultTolerance, .gradients = gradients})
+      .agree();
 }
 
 // Every op's program through `variant`, which must agree with the reference except where a

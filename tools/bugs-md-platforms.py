@@ -48,12 +48,16 @@ def render(facts):
         seen, agrees = groups.setdefault(library, ([], []))
         (seen if diverges else agrees).append(kernels)
     parts = []
-    for library, (seen, agrees) in groups.items():
+    version = lambda library: tuple(int(n) for n in library.split()[1].split("."))
+    diverging = [version(l) for l, (seen, _) in groups.items() if seen]
+    for library, (seen, agrees) in sorted(groups.items(), key=lambda g: (g[0].split()[0], version(g[0]))):
         order = lambda k: KERNEL_ORDER.index(k.split()[0]) if k.split()[0] in KERNEL_ORDER else 99
         seen, agrees = sorted(set(seen), key=order), sorted(set(agrees), key=order)
         name = library.split()[1] if library.startswith("LibTorch") else library
         if not seen:
-            parts.append(f"{name}: fixed")
+            # Agreeing after a release that diverged is a fix; before one, a regression's baseline.
+            fixed = any(v < version(library) for v in diverging) or not diverging
+            parts.append(f"{name}: {'fixed' if fixed else 'agrees'}")
         elif agrees:
             parts.append(f"{name}: {', '.join(seen)} (not {', '.join(agrees)})")
         else:

@@ -226,12 +226,18 @@ inline Approx fmin_forward(Approx a, Approx b, const Attrs& at) {
   return neg(fmax_forward(neg(a), neg(b), at));
 }
 
-// D: self: grad.masked_fill((self >= other).logical_or_(other.isnan()).logical_not_(), 0),
-// other: grad.masked_fill((self >= other).logical_or_(other.isnan()), 0): ties go to self.
+// D (1.13.1): self: grad.masked_fill((self >= other).logical_or_(other.isnan()).logical_not_(),
+// 0), other: grad.masked_fill((self >= other).logical_or_(other.isnan()), 0): ties go to self.
+// LibTorch 2.15 splits a tie evenly, as maximum does: both are subgradients, and 2.15's side is
+// the registered convention fmax-grad-tie-split.
 inline std::array<Approx, 2> fmax_backward(Approx g, Approx a, Approx b, Approx, const Attrs&) {
   using namespace binary_detail;
   const bool to_a = a.v >= b.v || std::isnan(b.v);
   const bool uncertain = overlap(a, b);
+  if (a.v == b.v && other_side(Convention::FmaxGradTieSplit)) {
+    const Approx half = div(g, {2.0, 0.0});
+    return {choose(true, uncertain, half, kZero), choose(true, uncertain, half, kZero)};
+  }
   return {gate(g, to_a, uncertain), gate(g, !to_a, uncertain)};
 }
 // D: the same with self <= other.
