@@ -149,7 +149,10 @@ void load_known_bugs(Harness& h) {
   std::vector<Backend*> raw;
   for (const auto& b : h.backends)
     raw.push_back(b.get());
-  h.known = std::make_unique<KnownBugFilter>(std::move(list), Runner(std::move(raw), h.oracle));
+  // Minimising a candidate judges conventions as the harness does (h.judge, made before this).
+  h.known = std::make_unique<KnownBugFilter>(
+      std::move(list),
+      Runner(std::move(raw), h.oracle, h.config.convention_findings ? nullptr : h.judge.get()));
 }
 
 std::string full_report(const Harness& h, const Program& program, const Verdict& verdict) {
@@ -210,13 +213,13 @@ void initialize(const char* target_name, bool gradients) {
   h.backends = backends.take();
   h.oracle.baselines = version_baselines(h.backends);
   h.outcomes.resize(h.backends.size());
+  if (h.backends.front()->name() == "ref")
+    h.judge = std::make_unique<ConventionJudge>(make_convention_references());
   load_known_bugs(h);
   if (!h.config.findings_dir.empty()) {
     check_findings_dir(h.config.findings_dir);
     std::atexit(exit_failing_if_findings_were_lost);
   }
-  if (h.backends.front()->name() == "ref")
-    h.judge = std::make_unique<ConventionJudge>(make_convention_references());
   std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu\n", target_name,
                h.config.backends.c_str(),
                h.config.mode == HarnessMode::Panic ? "panic" : "continuous", h.known_count);

@@ -41,8 +41,20 @@ inline ::testing::AssertionResult verdict_fits_values(const Outcome& ref, const 
       if ((d.kind == kind || d.kind == DivergenceKind::Shape) && d.leaf == leaf) return true;
     return false;
   };
-  if (ref.status != Status::Ok || got.status != Status::Ok)
-    return ::testing::AssertionFailure() << "a pinned program runs: " << ref.message << got.message;
+  if (ref.status != Status::Ok || got.status != Status::Ok) {
+    // An error, crash or skip: the oracle's rule for statuses (oracle.h) rather than values. Two
+    // that ended alike, or a skip, are no divergence; two that differ are one, unless the
+    // reference marked its error indeterminate (a correct library may raise there or not).
+    const bool differ = ref.status != got.status && ref.status != Status::Unsupported &&
+                        got.status != Status::Unsupported;
+    if (!v.agree() && !differ)
+      return ::testing::AssertionFailure() << "a divergence where both ended alike\n"
+                                           << format_verdict(v);
+    if (v.agree() && differ && v.indeterminate == 0)
+      return ::testing::AssertionFailure()
+             << "no divergence where one raised: " << ref.message << " / " << got.message;
+    return ::testing::AssertionSuccess();
+  }
   if (reported(DivergenceKind::Forward, -1) !=
       tensor_leaves_bound(ref.root, got.root, options.tolerance))
     return ::testing::AssertionFailure() << "the root's verdict does not fit its values\n"

@@ -283,11 +283,11 @@ TEST(RefVsLibTorchDtypes, LibTorchLacksExactlyTheOpsTheGeneratorLeavesOut) {
 }
 
 // Where the agreement below was measured: each kernel set LibTorch 1.13 and 2.15 have on an
-// Intel CPU with AVX-512 (ATEN_CPU_CAPABILITY=default, avx2, avx512).
+// Intel CPU with AVX-512 (ATEN_CPU_CAPABILITY=default, avx2, avx512), oneDNN uncapped.
 const std::set<std::string> kDtypesMeasuredOn = {
-    "LibTorch 1.13 DEFAULT on GenuineIntel", "LibTorch 1.13 AVX2 on GenuineIntel",
-    "LibTorch 1.13 AVX512 on GenuineIntel",  "LibTorch 2.15 DEFAULT on GenuineIntel",
-    "LibTorch 2.15 AVX2 on GenuineIntel",    "LibTorch 2.15 AVX512 on GenuineIntel"};
+    "LibTorch 1.13 DEFAULT on GenuineIntel, oneDNN avx512", "LibTorch 1.13 AVX2 on GenuineIntel, oneDNN avx512",
+    "LibTorch 1.13 AVX512 on GenuineIntel, oneDNN avx512",  "LibTorch 2.15 DEFAULT on GenuineIntel, oneDNN avx512",
+    "LibTorch 2.15 AVX2 on GenuineIntel, oneDNN avx512",    "LibTorch 2.15 AVX512 on GenuineIntel, oneDNN avx512"};
 
 // In bf16, f16 and f64 the reference rounds and bounds in the dtype; LibTorch agrees with it on
 // every op it has, forward and backward, except where a departure is recorded, on the platforms

@@ -675,3 +675,26 @@ TEST(Minimize, KeepsTheProgramsDtypeAndTheSignatureNamesIt) {
   ASSERT_NE(known.find(in_bf16->signature), nullptr);
   EXPECT_EQ(known.find(in_bf16->signature)->anchor, "planted-exp");
 }
+
+// A backend that differs from the reference only by taking the other side of a registered
+// convention is no finding for triage either: with a ConventionJudge, the Runner's verdict
+// drops what the convention explains, so the minimiser never turns it into a "new bug" (the
+// 2.15 campaign minimised clamp's bound gradient into seven of them before).
+TEST(Runner, AConventionIsNoFindingWhenTheRunnerJudgesConventions) {
+  const std::unique_ptr<Backend> ref = make_reference_backend();
+  const std::unique_ptr<Backend> other =
+      make_reference_backend(ConventionSet(Convention::ClampGradMinNorm));
+  const ParseResult parsed =
+      parse_program("%0 = leaf f32[2] [1, 0.5]\n%1 = clamp_max %0, max=1 : f32[2]\nroot %1\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  Runner plain({ref.get(), other.get()}, OracleOptions{});
+  EXPECT_FALSE(plain.check(parsed.program()).agree());
+  ConventionJudge judge(make_convention_references());
+  Runner judging({ref.get(), other.get()}, OracleOptions{}, &judge);
+  EXPECT_TRUE(judging.check(parsed.program()).agree());
+  EXPECT_FALSE(characterize(judging, parsed.program()).has_value());
+  // A real divergence stays: the planted sigmoid bug is no convention.
+  Bench bench;
+  Runner planted({bench.ref.get(), &bench.planted}, OracleOptions{}, &judge);
+  EXPECT_TRUE(characterize(planted, big_sigmoid_program(false)).has_value());
+}

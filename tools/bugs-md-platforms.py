@@ -39,10 +39,12 @@ def render(facts):
     """'1.13: AVX2, AVX512 (not DEFAULT) · 2.15: fixed' from (platform, diverges) pairs."""
     groups = {}
     for platform, diverges in facts:
-        m = re.match(r"^(\S+ [0-9.]+) (\S+)(?:, (NNC for \S+))? on (\S+)", platform)
+        m = re.match(r"^(\S+ [0-9.]+) (\S+) on (\w+)(?:, oneDNN (\w+))?", platform)
         if not m:
             continue
-        library, kernels, nnc, vendor = m.groups()
+        library, kernels, vendor, onednn = m.groups()
+        if onednn and onednn != "avx512":  # LibTorch's oneDNN capped below this machine's
+            kernels += f"+oneDNN {onednn}"
         if vendor != "GenuineIntel":
             kernels += " on " + {"AuthenticAMD": "AMD"}.get(vendor, vendor)
         seen, agrees = groups.setdefault(library, ([], []))

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/backends/builtin.h"
 #include "burnmark/backends/registry.h"
 #include "burnmark/gen/generator.h"
 #include "burnmark/ir/text.h"
@@ -65,6 +66,11 @@ OracleOptions oracle_options_for(const Config& config, bool gradients,
   OracleOptions o = oracle_options(config, gradients);
   o.baselines = version_baselines(backends);
   return o;
+}
+
+std::unique_ptr<ConventionJudge> convention_judge_for(const Config& config) {
+  if (config.convention_findings) return nullptr;
+  return std::make_unique<ConventionJudge>(make_convention_references());
 }
 
 Judgement run_and_compare(const Program& program,

@@ -14,6 +14,7 @@
 #include "burnmark/driver/driver.h"
 #include "burnmark/ir/program.h"
 #include "burnmark/oracle/oracle.h"
+#include "burnmark/triage/conventions.h"
 
 namespace burnmark::cli {
 
@@ -41,6 +42,10 @@ std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(con
 // that a verdict names regressions.
 OracleOptions oracle_options_for(const Config& config, bool gradients,
                                  std::span<const std::unique_ptr<Backend>> backends);
+
+// The judge of registered conventions triage's Runner uses, so that minimising never keeps a
+// program for a convention; null with BURNMARK_CONVENTION_FINDINGS=1, which makes them findings.
+std::unique_ptr<ConventionJudge> convention_judge_for(const Config& config);
 
 struct Judgement {
   std::vector<Outcome> outcomes; // in BACKENDS order; [0] is the reference

@@ -152,7 +152,8 @@ int run_campaign(std::span<const std::string_view> args) {
   std::vector<Backend*> raw;
   for (const auto& b : *backends)
     raw.push_back(b.get());
-  Runner runner(raw, oracle_options_for(config, gradients, *backends));
+  const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
+  Runner runner(raw, oracle_options_for(config, gradients, *backends), conventions.get());
   FindingsOptions findings;
   findings.gradients = gradients;
   findings.tangents = config.tangents != 0;

@@ -84,7 +84,9 @@ int run_minimize(std::span<const std::string_view> args) {
   if (!program) return kExitUsage;
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
-  Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends));
+  const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
+  Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends),
+                conventions.get());
   const std::optional<Characterization> c = characterize(runner, *program);
   if (!c) {
     fmt::print(stderr, "burnmark: minimize: {}: the backends agree, nothing to minimise\n",
@@ -136,7 +138,9 @@ int run_triage(std::span<const std::string_view> args) {
   }
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
-  Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends));
+  const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
+  Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends),
+                conventions.get());
 
   const bool tty = isatty(fileno(stderr)) != 0;
   TriageOptions options;
@@ -178,7 +182,9 @@ int run_sweep(std::span<const std::string_view> args) {
   if (!program) return kExitUsage;
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
-  Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends));
+  const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
+  Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends),
+                conventions.get());
   if (a->minimize_first) {
     const std::optional<Characterization> c = characterize(runner, *program);
     if (c) program = c->minimized;

@@ -10,8 +10,8 @@
 
 namespace burnmark {
 
-Runner::Runner(std::vector<Backend*> backends, OracleOptions options)
-    : backends_(std::move(backends)), options_(options) {}
+Runner::Runner(std::vector<Backend*> backends, OracleOptions options, ConventionJudge* conventions)
+    : backends_(std::move(backends)), options_(std::move(options)), conventions_(conventions) {}
 
 Verdict Runner::check(const Program& program) {
   ++runs_;
@@ -20,7 +20,11 @@ Verdict Runner::check(const Program& program) {
   const RunOptions run{options_.gradients, options_.tangents, options_.hessian};
   for (Backend* b : backends_)
     outcomes.push_back(run_backend(*b, program, run));
-  return compare(outcomes, options_);
+  Verdict verdict = compare(outcomes, options_);
+  // The judge's switched references are the built-in reference's: only valid against it.
+  if (conventions_ == nullptr || verdict.agree() || backends_.front()->name() != "ref")
+    return verdict;
+  return conventions_->judge(program, run, outcomes, verdict, options_).residual;
 }
 
 std::optional<std::vector<double>> Runner::values(const Program& program, Reg reg) {

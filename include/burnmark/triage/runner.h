@@ -15,13 +15,18 @@
 #include "burnmark/driver/driver.h"
 #include "burnmark/ir/program.h"
 #include "burnmark/oracle/oracle.h"
+#include "burnmark/triage/conventions.h"
 
 namespace burnmark {
 
 class Runner {
 public:
-  // backends[0] is the reference; the Runner does not own them.
-  Runner(std::vector<Backend*> backends, OracleOptions options);
+  // backends[0] is the reference; the Runner does not own them. With `conventions` (not owned
+  // either), check() returns the verdict without the divergences a registered convention
+  // explains, so that the minimiser, signatures and suppression never keep a program for a
+  // convention (BURNMARK_CONVENTION_FINDINGS=0, the default); null judges none.
+  Runner(std::vector<Backend*> backends, OracleOptions options,
+         ConventionJudge* conventions = nullptr);
 
   Verdict check(const Program& program);
   // The reference's values of register `reg` (forward only); nullopt if it errors or yields no
@@ -36,6 +41,7 @@ public:
 private:
   std::vector<Backend*> backends_;
   OracleOptions options_;
+  ConventionJudge* conventions_;
   std::size_t runs_ = 0;
 };
 

@@ -6,6 +6,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+
 #include "burnmark/backends/builtin.h"
 #include "burnmark/util/cpu_vendor.h"
 
@@ -33,6 +38,36 @@ const char* host_vector_isa() {
   return "SSE";
 }
 
+// The vector width LibTorch's oneDNN writes its kernels for: LibTorch hands some ops to the
+// oneDNN it carries (2.15's gelu on a contiguous CPU tensor: libtorch-gelu-huge-overflow
+// diverges with AVX-512 kernels and not with AVX2 ones), whose JIT targets the widest ISA the
+// CPU has, capped by ONEDNN_MAX_CPU_ISA. The wheel does not export oneDNN's own query, so the
+// level is derived the same way, coarsely: avx512, avx2, avx or sse41.
+const char* onednn_isa() {
+  __builtin_cpu_init();
+  int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                  ? 3
+              : __builtin_cpu_supports("avx2") ? 2
+              : __builtin_cpu_supports("avx")  ? 1
+                                               : 0;
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (cap == nullptr) cap = std::getenv("DNNL_MAX_CPU_ISA");
+  if (cap != nullptr) {
+    std::string isa(cap);
+    for (char& c : isa)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const int capped = isa.starts_with("avx512") ? 3
+                       : isa.starts_with("avx2") ? 2
+                       : isa.starts_with("avx")  ? 1
+                       : isa.starts_with("sse")  ? 0
+                                                 : 3; // "all" or unknown: no cap
+    level = std::min(level, capped);
+  }
+  static constexpr const char* kNames[] = {"sse41", "avx", "avx2", "avx512"};
+  return kNames[level];
+}
+
 } // namespace
 
 std::string libtorch_release() {
@@ -41,8 +76,8 @@ std::string libtorch_release() {
 
 std::string libtorch_platform() {
   // Read once: ATen picks its kernels at the first dispatch and keeps them for the process.
-  static const std::string line =
-      fmt::format("LibTorch {} {} on {}", libtorch_release(), aten_capability(), cpu_vendor());
+  static const std::string line = fmt::format("LibTorch {} {} on {}, oneDNN {}", libtorch_release(),
+                                              aten_capability(), cpu_vendor(), onednn_isa());
   return line;
 }
 

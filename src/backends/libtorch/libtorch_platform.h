@@ -6,13 +6,14 @@
 
 namespace burnmark {
 
-// "LibTorch 1.13 AVX2 on GenuineIntel": the release (major.minor: Debian's 1.13.1 headers say
-// 1.13.0), the kernel set ATen dispatches to, in ATEN_CPU_CAPABILITY's words (DEFAULT, AVX2,
-// AVX512), and the CPU vendor (Sleef and oneDNN, which LibTorch calls, dispatch at run time too).
+// "LibTorch 1.13 AVX2 on GenuineIntel, oneDNN avx512": the release (major.minor: Debian's 1.13.1
+// headers say 1.13.0), the kernel set ATen dispatches to, in ATEN_CPU_CAPABILITY's words
+// (DEFAULT, AVX2, AVX512), the CPU vendor (Sleef, which LibTorch calls, dispatches at run time
+// too), and the vector width of the oneDNN kernels LibTorch hands some ops to.
 std::string libtorch_platform();
 
 // NNC compiles its fused kernels with LLVM for the host's own instruction set, whatever ATen
-// dispatches to: "LibTorch 1.13 AVX2 on GenuineIntel, NNC for AVX-512".
+// dispatches to: "LibTorch 1.13 AVX2 on GenuineIntel, oneDNN avx512, NNC for AVX-512".
 std::string libtorch_nnc_platform();
 
 } // namespace burnmark
