@@ -29,13 +29,15 @@ std::string aten_capability() {
   return word == "NO AVX" ? "DEFAULT" : word;
 }
 
-// The widest vector extension LLVM may use here (NNC targets the host CPU).
-const char* host_vector_isa() {
+// The widest vector extension this CPU has, 0 (SSE4.1) to 3 (AVX-512 with BW, VL, DQ): what
+// NNC's LLVM and LibTorch's oneDNN write their kernels for, unless capped.
+int host_vector_level() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return "AVX-512";
-  if (__builtin_cpu_supports("avx2")) return "AVX2";
-  if (__builtin_cpu_supports("avx")) return "AVX";
-  return "SSE";
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    return 3;
+  if (__builtin_cpu_supports("avx2")) return 2;
+  return __builtin_cpu_supports("avx") ? 1 : 0;
 }
 
 // The vector width LibTorch's oneDNN writes its kernels for: LibTorch hands some ops to the
@@ -44,13 +46,7 @@ const char* host_vector_isa() {
 // CPU has, capped by ONEDNN_MAX_CPU_ISA. The wheel does not export oneDNN's own query, so the
 // level is derived the same way, coarsely: avx512, avx2, avx or sse41.
 const char* onednn_isa() {
-  __builtin_cpu_init();
-  int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-                  ? 3
-              : __builtin_cpu_supports("avx2") ? 2
-              : __builtin_cpu_supports("avx")  ? 1
-                                               : 0;
+  int level = host_vector_level();
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
   if (cap == nullptr) cap = std::getenv("DNNL_MAX_CPU_ISA");
   if (cap != nullptr) {
@@ -82,7 +78,8 @@ std::string libtorch_platform() {
 }
 
 std::string libtorch_nnc_platform() {
-  return fmt::format("{}, NNC for {}", libtorch_platform(), host_vector_isa());
+  static constexpr const char* kNames[] = {"SSE", "AVX", "AVX2", "AVX-512"};
+  return fmt::format("{}, NNC for {}", libtorch_platform(), kNames[host_vector_level()]);
 }
 
 } // namespace burnmark
