@@ -80,6 +80,8 @@ LedgerEntry sample_entry(const std::string& sig, std::uint64_t count) {
   e.f32_signature = "fedcba987654";
   e.reverse_signature = "0123456789ab";
   e.culprit_signature = "ba9876543210";
+  e.roots = {"a1b2c3d4e5f6"};
+  e.root_words = {"libtorch:gradient culprit=pow[0.5] trigger=-0 dtype=any"};
   return e;
 }
 
@@ -115,6 +117,8 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
     EXPECT_EQ(got->f32_signature, want.f32_signature);
     EXPECT_EQ(got->reverse_signature, want.reverse_signature);
     EXPECT_EQ(got->culprit_signature, want.culprit_signature);
+    EXPECT_EQ(got->roots, want.roots);
+    EXPECT_EQ(got->root_words, want.root_words);
   }
   // Most hits first; the age is whole days since first seen (29 days).
   const std::string json = ledger_to_json(l, now);
@@ -123,7 +127,29 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
   const std::string md = ledger_to_markdown(l, now);
   EXPECT_NE(md.find("| `ba9876543210` | filed (pow-grad-neg-zero) | 29 | 40 |"), std::string::npos)
       << md;
-  EXPECT_NE(md.find("2 distinct bugs, 1 new"), std::string::npos);
+  EXPECT_NE(md.find("2 distinct signatures (op graphs), 1 new"), std::string::npos) << md;
+}
+
+// Signatures of one fault (the same root ids) share one line of the root-cause table, which
+// comes before the signatures; the root is known when one of its signatures is.
+TEST(CampaignLedger, SignaturesOfOneRootCauseShareItsLine) {
+  Ledger l;
+  l.entries = {sample_entry("0123456789ab", 40), sample_entry("ba9876543210", 2),
+               sample_entry("aaaaaaaaaaaa", 1)};
+  l.entries[1].status = "known";
+  l.entries[1].anchor = "libtorch-pow-grad-neg-zero";
+  l.entries[2].roots = {"bbbbbbbbbbbb"};
+  l.entries[2].root_words = {"libtorch:forward culprit=exp trigger=nan dtype=bf16"};
+  const std::string md = ledger_to_markdown(l, parse_iso_utc("2026-11-30T13:00:00Z"));
+  EXPECT_NE(md.find("2 root causes, 1 new; 3 distinct signatures (op graphs), 2 new"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| `a1b2c3d4e5f6` | known (libtorch-pow-grad-neg-zero) | 42 | 0123456789ab, "
+                    "ba9876543210 | libtorch:gradient culprit=pow[0.5] trigger=-0 dtype=any |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| `bbbbbbbbbbbb` | new | 1 | aaaaaaaaaaaa |"), std::string::npos) << md;
+  EXPECT_LT(md.find("## Root causes"), md.find("## Signatures"));
 }
 
 // A regression (an older release agreed, libtorch@1.13) survives the round trip and comes first

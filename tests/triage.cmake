@@ -2,3 +2,5 @@
 # planted-bug backend wrapped around the real reference through the real oracle.
 burnmark_test(test_triage test_triage.cpp)
 target_link_libraries(test_triage PRIVATE burnmark_triage burnmark_ref)
+burnmark_test(test_root_cause test_root_cause.cpp)
+target_link_libraries(test_root_cause PRIVATE burnmark_triage burnmark_ref)

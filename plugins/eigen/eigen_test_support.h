@@ -248,8 +248,15 @@ protected:
     ASSERT_EQ(o[1].status, Status::Ok) << o[1].message;
     const auto& root = o[1].root.values;
     const auto& grad = o[1].grads.at(leaf).values;
+    const auto& want = o[0].root.values;
+    const auto& want_grad = o[0].grads.at(leaf).values;
+    // same() allows 1e-5: an ulp's difference from the reference (sqrt(4) = 1.9999999 through
+    // Intel's rsqrt14) passes it when another vendor's approximation lands exactly.
+    const bool differs = !(identical(want[0], root[0]) && identical(want[8], root[8]) &&
+                           identical(want_grad[0], grad[0]) && identical(want_grad[8], grad[8]));
     const bool as_measured = same(root[0], eigen.body_value) && same(root[8], eigen.tail_value) &&
-                             same(grad[0], eigen.body_grad) && same(grad[8], eigen.tail_grad);
+                             same(grad[0], eigen.body_grad) && same(grad[8], eigen.tail_grad) &&
+                             differs;
     if (!as_measured && eigen_->platform() != kEigenMeasuredOn) {
       burnmark::testing::report_unpinned(
           eigen_->platform(),
@@ -265,11 +272,7 @@ protected:
     EXPECT_PRED2(same, grad[0], eigen.body_grad);
     EXPECT_PRED2(same, grad[8], eigen.tail_grad);
     // The reference's answer differs from Eigen's in the body or in the tail, if only by an ulp.
-    const auto& want = o[0].root.values;
-    const auto& want_grad = o[0].grads.at(leaf).values;
-    EXPECT_FALSE(identical(want[0], root[0]) && identical(want[8], root[8]) &&
-                 identical(want_grad[0], grad[0]) && identical(want_grad[8], grad[8]))
-        << "no longer differs: " << to_text(p);
+    EXPECT_TRUE(differs) << "no longer differs: " << to_text(p);
     for (std::size_t i = 1; i < 8; ++i) {
       EXPECT_FALSE(values_diverge(want[i], root[i], kDefaultTolerance)) << i;
       EXPECT_FALSE(values_diverge(want_grad[i], grad[i], kDefaultTolerance)) << i;

@@ -43,6 +43,7 @@ std::string FindingsBook::status_of(const LedgerEntry& entry, std::string& ancho
   if (k == nullptr && !entry.f32_signature.empty()) k = known_.find(entry.f32_signature);
   if (k == nullptr && !entry.reverse_signature.empty()) k = known_.find(entry.reverse_signature);
   if (k == nullptr && !entry.culprit_signature.empty()) k = known_.find(entry.culprit_signature);
+  if (k == nullptr) k = known_.find_root(entry.roots);
   if (k != nullptr) {
     anchor = k->anchor;
     return "known";
@@ -85,6 +86,10 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
       entry->f32_signature = c.signature.f32_id;
       entry->reverse_signature = c.signature.reverse_id;
       entry->culprit_signature = c.signature.culprit_id;
+      for (const RootCause& r : c.signature.roots) {
+        entry->roots.push_back(r.id);
+        entry->root_words.push_back(root_words(r));
+      }
       entry->minimal_program = to_text(c.minimized);
       const std::filesystem::path bug_dir = dir_ / entry->signature;
       std::error_code ec;

@@ -72,6 +72,10 @@ std::string kinds_cell(const LedgerEntry& e) {
 
 } // namespace
 
+std::string root_key_of(const LedgerEntry& e) {
+  return e.roots.empty() ? e.signature : fmt::format("{}", fmt::join(e.roots, "+"));
+}
+
 LedgerEntry* Ledger::find(std::string_view signature) {
   for (LedgerEntry& e : entries)
     if (e.signature == signature) return &e;
@@ -133,7 +137,9 @@ std::string ledger_to_json(const Ledger& ledger, std::time_t now) {
                     {"pre_signatures", e->pre_signatures},
                     {"f32_signature", e->f32_signature},
                     {"reverse_signature", e->reverse_signature},
-                    {"culprit_signature", e->culprit_signature}});
+                    {"culprit_signature", e->culprit_signature},
+                    {"roots", e->roots},
+                    {"root_words", e->root_words}});
   const Json doc = {{"format", kFormat},
                     {"target", ledger.target},
                     {"updated", iso_utc(now)},
@@ -179,6 +185,8 @@ std::string ledger_from_json(std::string_view text, Ledger& out) {
     e.f32_signature = string_or(b, "f32_signature");         // absent in ledgers before dtypes
     e.reverse_signature = string_or(b, "reverse_signature"); // and before forward mode
     e.culprit_signature = string_or(b, "culprit_signature");
+    e.roots = strings(b, "roots"); // absent before root causes
+    e.root_words = strings(b, "root_words");
     ledger.entries.push_back(std::move(e));
   }
   out = std::move(ledger);
@@ -189,12 +197,48 @@ std::string ledger_to_markdown(const Ledger& ledger, std::time_t now) {
   std::size_t fresh = 0;
   for (const LedgerEntry& e : ledger.entries)
     fresh += e.status == "new" ? 1 : 0;
+  // Root causes first: one line per fault, the signatures (op graphs) that reached it counted.
+  struct Root {
+    std::string key, words, status;
+    std::uint64_t count = 0;
+    std::vector<std::string> signatures;
+    bool regression = false;
+  };
+  std::vector<Root> roots;
+  for (const LedgerEntry* e : ordered(ledger)) {
+    const std::string key = root_key_of(*e);
+    auto it = std::find_if(roots.begin(), roots.end(), [&](const Root& r) { return r.key == key; });
+    if (it == roots.end()) {
+      Root root;
+      root.key = key;
+      root.words = fmt::format("{}", fmt::join(e->root_words, " + "));
+      root.status = "new";
+      roots.push_back(std::move(root));
+      it = roots.end() - 1;
+    }
+    it->count += e->count;
+    it->signatures.push_back(e->signature);
+    it->regression = it->regression || !e->regressions.empty();
+    // Known when any of its signatures is known by the list: they are one fault.
+    if (e->status != "new" && it->status == "new")
+      it->status = e->status + (e->anchor.empty() ? "" : " (" + e->anchor + ")");
+  }
+  std::size_t fresh_roots = 0;
+  for (const Root& r : roots)
+    fresh_roots += r.status == "new" ? 1 : 0;
   std::string out = fmt::format(
-      "# BurnMark campaign ledger ({})\n\nUpdated {}. {} distinct bugs, {} new (not yet in "
-      "corpus/known_bugs.txt).\n\n"
-      "| signature | status | days since found | count | first seen | last seen | kinds | ops "
-      "| repro |\n|---|---|---|---|---|---|---|---|---|\n",
-      ledger.target.empty() ? "-" : ledger.target, iso_utc(now), ledger.entries.size(), fresh);
+      "# BurnMark campaign ledger ({})\n\nUpdated {}. {} root causes, {} new; {} distinct "
+      "signatures (op graphs), {} new (not yet in corpus/known_bugs.txt).\n\n"
+      "## Root causes\n\n| root | status | count | signatures | fault |\n|---|---|---|---|---|\n",
+      ledger.target.empty() ? "-" : ledger.target, iso_utc(now), roots.size(), fresh_roots,
+      ledger.entries.size(), fresh);
+  for (const Root& r : roots)
+    out += fmt::format("| `{}` | {} | {} | {} | {}{} |\n", r.key, md_cell(r.status), r.count,
+                       md_cell(fmt::format("{}", fmt::join(r.signatures, ", "))), md_cell(r.words),
+                       r.regression ? "; REGRESSION" : "");
+  out += "\n## Signatures\n\n"
+         "| signature | status | days since found | count | first seen | last seen | kinds | ops "
+         "| repro |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const LedgerEntry* e : ordered(ledger)) {
     std::string status = e->status;
     if (!e->anchor.empty()) status += " (" + e->anchor + ")";

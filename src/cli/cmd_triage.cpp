@@ -74,6 +74,20 @@ std::string signature_line(const Signature& s) {
                      join(s.ops, ","), join(s.specials, ","));
 }
 
+std::string roots_line(const std::vector<RootCause>& roots) {
+  std::vector<std::string> words;
+  for (const RootCause& r : roots)
+    words.push_back(fmt::format("{} {}", r.id, root_words(r)));
+  return join(words, " + ");
+}
+
+std::vector<std::string> root_ids(const std::vector<RootCause>& roots) {
+  std::vector<std::string> ids;
+  for (const RootCause& r : roots)
+    ids.push_back(r.id);
+  return ids;
+}
+
 } // namespace
 
 int run_minimize(std::span<const std::string_view> args) {
@@ -96,6 +110,7 @@ int run_minimize(std::span<const std::string_view> args) {
   // Stdout is the minimal program itself, so `burnmark minimize F > min.txt` gives a file that
   // `burnmark run` and `burnmark sweep` take; the facts around it are comment lines.
   fmt::print("# {}\n", signature_line(c->signature));
+  fmt::print("# root {}\n", roots_line(c->signature.roots));
   fmt::print("# culprit={} primary={} statements={}->{} checks={}{}\n", c->finding.culprit_label,
              c->finding.primary, program->stmts.size(), c->minimized.stmts.size(), c->checks,
              c->exhausted ? " (budget exhausted: not a fixpoint)" : "");
@@ -154,22 +169,55 @@ int run_triage(std::span<const std::string_view> args) {
   };
   const TriageReport report = triage(runner, inputs, options);
 
-  std::size_t diverging = 0;
-  for (const TriageGroup& g : report.groups) {
-    const KnownBug* k = known.find(g.signature);
-    diverging += g.members.size();
-    fmt::print("BUG {} count={} kinds={} ops={} special={} example={} culprit={} known={}\n",
-               g.signature.id, g.members.size(), join(g.signature.kinds, ","),
-               join(g.signature.ops, ","), join(g.signature.specials, ","), g.representative,
-               g.signature.culprit_id.empty() ? "-" : g.signature.culprit_id, k ? k->anchor : "-");
+  // Root causes first, each followed by the signatures (op graphs) that reached it. A root is
+  // known when the list names it, or names every one of its signatures.
+  std::size_t diverging = 0, new_signatures = 0, new_roots = 0;
+  for (const RootGroup& r : report.roots) {
+    const KnownBug* root_known = known.find_root(root_ids(r.roots));
+    bool all_known = true;
+    for (std::size_t i : r.groups)
+      all_known = all_known && known.find_graph(report.groups[i].signature) != nullptr;
+    const KnownBug* shown = root_known  ? root_known
+                            : all_known ? known.find_graph(report.groups[r.groups[0]].signature)
+                                        : nullptr;
+    new_roots += shown ? 0 : 1;
+    fmt::print("ROOT {} count={} signatures={} known={} {}\n", r.key, r.members, r.groups.size(),
+               shown ? shown->anchor : "-", roots_line(r.roots));
+    for (std::size_t i : r.groups) {
+      const TriageGroup& g = report.groups[i];
+      const KnownBug* k = known.find_graph(g.signature);
+      new_signatures += k ? 0 : 1;
+      diverging += g.members.size();
+      // Known by its root alone: the same fault reached another way, which is worth saying.
+      const std::string how = k || !root_known ? "" : " (known by its root)";
+      fmt::print("  BUG {} count={} dtype={} kinds={} ops={} special={} example={} culprit={} "
+                 "known={}{}\n",
+                 g.signature.id, g.members.size(), float_dtype_name(g.minimized.float_dtype),
+                 join(g.signature.kinds, ","), join(g.signature.ops, ","),
+                 join(g.signature.specials, ","), g.representative,
+                 g.signature.culprit_id.empty() ? "-" : g.signature.culprit_id,
+                 k            ? k->anchor
+                 : root_known ? root_known->anchor
+                              : "-",
+                 how);
+    }
   }
-  fmt::print("TRIAGE files={} diverging={} bugs={} agreeing={} unreadable={}\n", paths.size(),
-             diverging, report.groups.size(), report.agreeing.size(), unreadable);
-  for (const TriageGroup& g : report.groups) {
-    const KnownBug* k = known.find(g.signature);
-    fmt::print("\n# bug {} ({} files{}{})\n# {}\n{}", g.signature.id, g.members.size(),
-               k ? ", known: " : "", k ? k->anchor + " " + k->description : "",
-               signature_line(g.signature), to_text(g.minimized));
+  fmt::print("TRIAGE files={} diverging={} bugs={} roots={} agreeing={} unreadable={}\n",
+             paths.size(), diverging, report.groups.size(), report.roots.size(),
+             report.agreeing.size(), unreadable);
+  // How far root causes fold the graph-level view, for a person to check the merges below.
+  fmt::print("FOLD signatures={} roots={} not-known-signatures={} not-known-roots={}\n",
+             report.groups.size(), report.roots.size(), new_signatures, new_roots);
+  for (const RootGroup& r : report.roots) {
+    fmt::print("\n# root {} ({} signatures, {} files)\n# {}\n", r.key, r.groups.size(), r.members,
+               roots_line(r.roots));
+    for (std::size_t i : r.groups) {
+      const TriageGroup& g = report.groups[i];
+      const KnownBug* k = known.find(g.signature);
+      fmt::print("\n# bug {} ({} files{}{})\n# {}\n{}", g.signature.id, g.members.size(),
+                 k ? ", known: " : "", k ? k->anchor + " " + k->description : "",
+                 signature_line(g.signature), to_text(g.minimized));
+    }
   }
   return report.groups.empty() ? kExitAgree : kExitDivergence;
 }

@@ -37,6 +37,15 @@ std::optional<std::vector<double>> Runner::values(const Program& program, Reg re
   return out.root.values;
 }
 
+std::optional<std::vector<double>> Runner::leaf_gradient(const Program& program, int leaf) {
+  if (backends_.empty()) return std::nullopt;
+  ++runs_;
+  const Outcome out = run_backend(*backends_[0], program, RunOptions{true});
+  if (out.status != Status::Ok || leaf < 0 || static_cast<std::size_t>(leaf) >= out.grads.size())
+    return std::nullopt;
+  return out.grads[static_cast<std::size_t>(leaf)].values;
+}
+
 std::string divergence_class(const Divergence& d) {
   return d.backend + ":" + kind_name(d.kind);
 }

@@ -88,6 +88,14 @@ const KnownBug* Suppressions::find(std::string_view id) const {
 }
 
 const KnownBug* Suppressions::find(const Signature& signature) const {
+  if (const KnownBug* known = find_graph(signature)) return known;
+  std::vector<std::string> root_ids;
+  for (const RootCause& r : signature.roots)
+    root_ids.push_back(r.id);
+  return find_root(root_ids);
+}
+
+const KnownBug* Suppressions::find_graph(const Signature& signature) const {
   for (const std::string* id : {&signature.id, &signature.f32_id, &signature.reverse_id,
                                 &signature.f32_reverse_id, &signature.culprit_id})
     if (!id->empty())
@@ -98,6 +106,16 @@ const KnownBug* Suppressions::find(const Signature& signature) const {
     const KnownBug* known = nullptr;
     for (const std::string* id : {&share.id, &share.f32_id, &share.reverse_id, &share.culprit_id})
       if (!known && !id->empty()) known = find(std::string_view(*id));
+    if (!known) return nullptr;
+    if (!first) first = known;
+  }
+  return first;
+}
+
+const KnownBug* Suppressions::find_root(const std::vector<std::string>& root_ids) const {
+  const KnownBug* first = nullptr;
+  for (const std::string& id : root_ids) {
+    const KnownBug* known = find(std::string_view(id));
     if (!known) return nullptr;
     if (!first) first = known;
   }

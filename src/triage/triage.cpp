@@ -63,6 +63,7 @@ Characterization characterize(Runner& runner, const Program& program, const Find
   c.signature.culprit_id = culprit_signature_id(c.minimized, c.signature, finding.culprit_label);
   for (BackendSignature& share : c.signature.per_backend)
     share.culprit_id = culprit_signature_id(c.minimized, share, finding.culprit_label);
+  c.signature.roots = root_causes(runner, c.minimized, c.minimized_verdict, finding.culprit_label);
   const bool reduced = c.minimized.float_dtype != FloatDType::F32;
   if (reduced)
     c.signature.f32_id =
@@ -185,7 +186,28 @@ TriageReport triage(Runner& runner, const std::vector<TriageInput>& inputs,
                    [](const TriageGroup& a, const TriageGroup& b) {
                      return a.members.size() > b.members.size();
                    });
+  report.roots = group_by_root(report.groups);
   return report;
+}
+
+std::vector<RootGroup> group_by_root(const std::vector<TriageGroup>& groups) {
+  std::map<std::string, RootGroup> by_key;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::string key = root_key(groups[i].signature.roots);
+    RootGroup& g = by_key[key];
+    if (g.groups.empty()) {
+      g.key = key;
+      g.roots = groups[i].signature.roots;
+    }
+    g.groups.push_back(i);
+    g.members += groups[i].members.size();
+  }
+  std::vector<RootGroup> out;
+  for (auto& [key, g] : by_key)
+    out.push_back(std::move(g));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RootGroup& a, const RootGroup& b) { return a.members > b.members; });
+  return out;
 }
 
 std::string op_sequence(const Signature& signature) {

@@ -49,6 +49,11 @@ struct LedgerEntry {
   std::string reverse_signature;
   // Signature::culprit_id, by which a broad known-bug line may know it.
   std::string culprit_signature;
+  // Signature::roots: their ids, by which the known-bug list knows a fault reached through
+  // another op graph, dtype or mode, and each in words ("libtorch:forward culprit=softshrink[0]
+  // trigger=nan dtype=any"), in the same order. ledger.md lists root causes first.
+  std::vector<std::string> roots;
+  std::vector<std::string> root_words;
 };
 
 struct Ledger {
@@ -61,6 +66,10 @@ struct Ledger {
 
 // ISO 8601 UTC with seconds, e.g. "2026-11-30T14:05:09Z".
 std::string iso_utc(std::time_t t);
+// The root-cause key of an entry (its root ids joined by '+'), or its signature when it has none
+// (a ledger written before root causes).
+std::string root_key_of(const LedgerEntry& entry);
+
 // Parses what iso_utc writes (a date alone, "YYYY-MM-DD", is midnight); -1 when malformed.
 std::time_t parse_iso_utc(std::string_view text);
 // Whole days from `first_seen` to `now`; 0 when first_seen is malformed or in the future.

@@ -32,6 +32,9 @@ public:
   // The reference's values of register `reg` (forward only); nullopt if it errors or yields no
   // values of the register's shape. Used to cut an intermediate into a leaf.
   std::optional<std::vector<double>> values(const Program& program, Reg reg);
+  // The reference's gradient of sum(root) with respect to leaf number `leaf` (leaf order);
+  // nullopt if it errors. Used to weight an isolated culprit by its upstream gradient.
+  std::optional<std::vector<double>> leaf_gradient(const Program& program, int leaf);
 
   // Programs executed so far (each runs every backend once).
   std::size_t runs() const { return runs_; }

@@ -26,6 +26,7 @@
 
 #include "burnmark/ir/program.h"
 #include "burnmark/oracle/oracle.h"
+#include "burnmark/triage/root_cause.h"
 #include "burnmark/triage/runner.h"
 
 namespace burnmark {
@@ -75,6 +76,9 @@ struct Signature {
   // known when every share is (suppress.h), so a 3-backend campaign recognises the lines a
   // ref,libtorch campaign wrote, and a variant that diverges its own way is still new.
   std::vector<BackendSignature> per_backend;
+  // The faults behind the divergence, one per diverging library (root_cause.h; characterize
+  // fills them): what a finding is recognised by across op graphs, dtypes, modes and releases.
+  std::vector<RootCause> roots;
 };
 
 // The library a backend belongs to, for BackendSignature: "libtorch" for libtorch and every

@@ -48,8 +48,14 @@ public:
   const std::vector<KnownBug>& bugs() const { return bugs_; }
   // The entry for this signature id, or nullptr.
   const KnownBug* find(std::string_view id) const;
-  // The entry for the signature's own id, else for its f32, reverse-mode or culprit id.
+  // The entry for the signature's own id, else for its f32, reverse-mode or culprit id, else
+  // (find_root) the entry of its root cause when every root is listed.
   const KnownBug* find(const Signature& signature) const;
+  // By the signature's graph-level ids alone (its own, f32, reverse-mode, culprit, per backend).
+  const KnownBug* find_graph(const Signature& signature) const;
+  // By root causes alone: the first root's entry when every root of `roots` is listed (roots of
+  // several libraries may be listed under different anchors); nullptr for none or an unlisted one.
+  const KnownBug* find_root(const std::vector<std::string>& root_ids) const;
   bool matches(const Signature& signature) const { return find(signature) != nullptr; }
 
 private:

@@ -67,10 +67,23 @@ struct TriageGroup {
   std::vector<std::string> pre_signatures;
 };
 
+// Signatures that share their root causes (root_key): one fault reached through several op
+// graphs, dtypes or modes.
+struct RootGroup {
+  std::string key;                 // root_key of the roots
+  std::vector<RootCause> roots;    // of the first signature
+  std::vector<std::size_t> groups; // indices into TriageReport::groups, in that order
+  std::size_t members = 0;         // inputs over all those signatures
+};
+
 struct TriageReport {
   std::vector<TriageGroup> groups;   // most members first, then by signature id
+  std::vector<RootGroup> roots;      // most members first, then by key
   std::vector<std::string> agreeing; // inputs on which every backend agreed
 };
+
+// Groups signature groups by their root causes (triage() fills TriageReport::roots with it).
+std::vector<RootGroup> group_by_root(const std::vector<TriageGroup>& groups);
 
 struct TriageOptions {
   MinimizeOptions minimize;

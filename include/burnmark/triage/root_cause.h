@@ -1,0 +1,70 @@
+// Root causes: the identity of a bug as the op that goes wrong, not the op graph that reached it.
+//
+// A signature (signature.h) names a minimised op graph, so one faulty kernel reached through
+// `softshrink -> log`, through `softshrink -> exp` and in bf16 is three signatures. A root cause
+// names the fault itself:
+//   root1|<dtype=bf16|>library:kind|culprit=<op label>|trigger=<value classes>
+//   root1|library:error|culprit=<op label>|error=<message, numbers removed>
+// where
+//   - the culprit is the first op (in program order) that shows the divergence ON ITS OWN: its
+//     operands replaced by leaves holding the reference's values and, for a gradient, its output
+//     weighted by the reference's upstream gradient. An op that only carries damage from an
+//     earlier one agrees when fed correct inputs, so it is never the culprit. Where no op shows
+//     it alone (a divergence that needs two ops' errors together), the culprit is analyse()'s
+//     prefix culprit and `isolated` is false.
+//   - the trigger is the set of special-value classes (signature.h's special_class) among the
+//     isolated culprit's inputs: its operands and, for a gradient, the upstream gradient.
+//     Minimisation has already dropped every special value the bug does not need.
+//   - the dtype is part of the identity only when the isolated culprit does not diverge the same
+//     way in f32: a NaN-handling fault is one fault in every dtype, a bf16-only kernel is its own.
+//   - the library is backend_library() without a release: libtorch, its variants and an older
+//     LibTorch in a child (libtorch@1.13) share roots, so a 1.13 row still live in 2.15 is
+//     recognised there.
+// A program where several libraries diverge has one root per library.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "burnmark/ir/program.h"
+#include "burnmark/oracle/oracle.h"
+#include "burnmark/triage/runner.h"
+
+namespace burnmark {
+
+struct RootCause {
+  std::string library; // "libtorch", "onednn", ...
+  std::string backend; // the backend whose divergence was isolated, as verdicts name it
+  std::string kind;    // kind_name of the library's primary divergence
+  std::string culprit; // stmt_label of the culprit op
+  std::vector<std::string> trigger; // sorted special-value classes of the culprit's inputs
+  std::string error;                // errors: the normalised message
+  std::string dtype;                // "" when the fault shows in f32 too, else the dtype's name
+  bool isolated = false;            // false: no op showed it alone (prefix culprit)
+  std::string text;
+  std::string id; // short_id(text)
+};
+
+// One root per diverging library of `verdict` (the verdict of `minimized`), ordered by library.
+// `prefix_culprit` is analyse()'s culprit label, the fallback. Costs a few runs per op of the
+// minimised program up to the culprit.
+std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, const Verdict& verdict,
+                                   const std::string& prefix_culprit);
+
+// One root in words: "libtorch:forward culprit=softshrink[0.5] trigger=nan dtype=any".
+std::string root_words(const RootCause& root);
+
+// The ids of `roots` joined by '+': the key that groups findings by root cause.
+std::string root_key(const std::vector<RootCause>& roots);
+
+// An error message as part of an identity: its first line, every run of digits replaced by '#'
+// (sizes and indices vary with the program, the defect does not).
+std::string normalize_error(std::string_view message);
+
+// The op at register `reg` alone: its float operands become leaves holding the reference's values
+// (comparisons feeding it are kept, with their float operands cut likewise, since a leaf is never
+// a mask). nullopt when the reference cannot evaluate an operand.
+std::optional<Program> isolate_op(Runner& runner, const Program& program, Reg reg);
+
+} // namespace burnmark

@@ -1,0 +1,255 @@
+// Root causes of divergences: the culprit op found by isolating each op with correct inputs (see
+// burnmark/triage/root_cause.h).
+#include "burnmark/triage/root_cause.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fmt/format.h>
+
+#include "burnmark/triage/rewrite.h"
+#include "burnmark/triage/signature.h"
+
+namespace burnmark {
+namespace {
+
+// Same order as primary_class's, except that a gradient outranks a tangent: a forward-mode
+// campaign that reaches a known gradient bug names the gradient, as a reverse-mode one would.
+int kind_order(DivergenceKind kind) {
+  switch (kind) {
+  case DivergenceKind::Crash:
+  case DivergenceKind::Hang:
+  case DivergenceKind::Oom:
+  case DivergenceKind::Error: return 0;
+  case DivergenceKind::Shape: return 1;
+  case DivergenceKind::Forward: return 2;
+  case DivergenceKind::Gradient: return 3;
+  case DivergenceKind::Tangent: return 4;
+  case DivergenceKind::Hvp: return 5;
+  }
+  return 6;
+}
+
+std::string root_library(std::string_view backend) {
+  std::string lib = backend_library(backend);
+  if (const std::size_t at = lib.find('@'); at != std::string::npos) lib.resize(at);
+  return lib;
+}
+
+// `backend`'s first-ranked divergence in `verdict` (kind_order), ignoring a gradient of leaf
+// `ignore_leaf` (the upstream-gradient leaf of a weighted program); nullptr if there is none.
+const Divergence* primary_of(const Verdict& verdict, const std::string& backend,
+                             int ignore_leaf = -1) {
+  const Divergence* best = nullptr;
+  for (const Divergence& d : verdict.divergences)
+    if (d.backend == backend && !(d.kind == DivergenceKind::Gradient && d.leaf == ignore_leaf))
+      if (!best || kind_order(d.kind) < kind_order(best->kind)) best = &d;
+  return best;
+}
+
+bool shows_kind(const Verdict& verdict, const std::string& backend, DivergenceKind kind,
+                int ignore_leaf) {
+  for (const Divergence& d : verdict.divergences)
+    if (d.backend == backend && d.kind == kind &&
+        !(kind == DivergenceKind::Gradient && d.leaf == ignore_leaf))
+      return true;
+  return false;
+}
+
+bool is_error_kind(DivergenceKind kind) {
+  return kind_order(kind) == 0;
+}
+
+// `program` with its root multiplied by a new leaf holding `upstream`: the gradient reaching the
+// old root is then `upstream` exactly (mul's gradient is the other factor times ones).
+Program weighted(Program program, std::vector<double> upstream) {
+  for (double& u : upstream)
+    u = round_to(u, program.float_dtype);
+  const Shape shape = program.shape_of(program.root);
+  program.leaves.push_back(Leaf{shape, std::move(upstream)});
+  Stmt leaf;
+  leaf.kind = StmtKind::Leaf;
+  leaf.leaf = static_cast<int>(program.leaves.size()) - 1;
+  leaf.shape = shape;
+  program.stmts.push_back(leaf);
+  Stmt mul;
+  mul.kind = StmtKind::Op;
+  mul.instr.op = Op::Mul;
+  mul.instr.operands = {program.root, static_cast<Reg>(program.stmts.size()) - 1};
+  mul.shape = shape;
+  program.stmts.push_back(mul);
+  program.root = static_cast<Reg>(program.stmts.size()) - 1;
+  return program;
+}
+
+// The reference's gradient of sum(root) with respect to register `reg`; nullopt if it cannot say.
+std::optional<std::vector<double>> upstream_gradient(Runner& runner, const Program& program,
+                                                     Reg reg) {
+  const std::optional<std::vector<double>> values = runner.values(program, reg);
+  if (!values) return std::nullopt;
+  // Registers keep their numbers in cut_to_leaf; the operands that fed `reg` stay as dead code.
+  const Program cut = cut_to_leaf(program, reg, *values);
+  return runner.leaf_gradient(cut, cut.stmts[static_cast<std::size_t>(reg)].leaf);
+}
+
+struct Isolated {
+  Program program;
+  Reg op = -1; // the isolated op's register in `program`
+  int ignore_leaf = -1;
+  Divergence divergence; // the backend's first-ranked divergence there
+};
+
+// The op at `reg` alone, if `backend` diverges on it in any kind: first as it is (seeded with
+// ones), then, for a gradient only the real upstream gradient brings out, weighted by it.
+std::optional<Isolated> isolated_divergence(Runner& runner, const Program& program, Reg reg,
+                                            const std::string& backend) {
+  std::optional<Program> alone = isolate_op(runner, program, reg);
+  if (!alone) return std::nullopt;
+  Isolated out;
+  out.program = std::move(*alone);
+  out.op = out.program.root;
+  if (!validate(out.program).empty()) return std::nullopt;
+  const Verdict plain = runner.check(out.program);
+  if (const Divergence* d = primary_of(plain, backend)) {
+    out.divergence = *d;
+    return out;
+  }
+  if (reg == program.root || !runner.options().gradients) return std::nullopt;
+  const std::optional<std::vector<double>> upstream = upstream_gradient(runner, program, reg);
+  if (!upstream) return std::nullopt;
+  out.program = weighted(std::move(out.program), *upstream);
+  out.ignore_leaf = static_cast<int>(out.program.leaves.size()) - 1;
+  if (!validate(out.program).empty()) return std::nullopt;
+  const Verdict v = runner.check(out.program);
+  if (!shows_kind(v, backend, DivergenceKind::Gradient, out.ignore_leaf)) return std::nullopt;
+  out.divergence = *primary_of(v, backend, out.ignore_leaf);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  return fmt::format("{}", fmt::join(v, sep));
+}
+
+} // namespace
+
+std::string normalize_error(std::string_view message) {
+  message = message.substr(0, message.find('\n'));
+  std::string out;
+  for (std::size_t i = 0; i < message.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(message[i]))) {
+      while (i + 1 < message.size() && std::isdigit(static_cast<unsigned char>(message[i + 1])))
+        ++i;
+      out += '#';
+    } else {
+      out += message[i];
+    }
+  }
+  return out;
+}
+
+std::optional<Program> isolate_op(Runner& runner, const Program& program, Reg reg) {
+  Program q = reroot(program, reg);
+  const Stmt& top = q.stmts[static_cast<std::size_t>(q.root)];
+  if (top.kind != StmtKind::Op || top.dtype != DType::F32) return std::nullopt;
+  std::vector<Reg> stack = top.instr.operands;
+  std::vector<bool> seen(q.stmts.size(), false);
+  std::vector<Reg> to_cut;
+  while (!stack.empty()) {
+    const Reg r = stack.back();
+    stack.pop_back();
+    if (seen[static_cast<std::size_t>(r)]) continue;
+    seen[static_cast<std::size_t>(r)] = true;
+    const Stmt& s = q.stmts[static_cast<std::size_t>(r)];
+    if (s.kind == StmtKind::Leaf) continue;
+    if (s.dtype == DType::F32) {
+      to_cut.push_back(r);
+    } else if (s.kind == StmtKind::Alias) {
+      stack.push_back(s.source);
+    } else {
+      stack.insert(stack.end(), s.instr.operands.begin(), s.instr.operands.end());
+    }
+  }
+  for (Reg r : to_cut) {
+    std::optional<std::vector<double>> values = runner.values(q, r);
+    if (!values) return std::nullopt;
+    for (double& v : *values)
+      v = round_to(v, q.float_dtype);
+    q = cut_to_leaf(q, r, std::move(*values));
+  }
+  return compact(q);
+}
+
+std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, const Verdict& verdict,
+                                   const std::string& prefix_culprit) {
+  // Each library's primary divergence.
+  std::vector<const Divergence*> primaries;
+  for (const Divergence& d : verdict.divergences) {
+    const std::string lib = root_library(d.backend);
+    auto it = std::find_if(primaries.begin(), primaries.end(),
+                           [&](const Divergence* p) { return root_library(p->backend) == lib; });
+    if (it == primaries.end()) {
+      primaries.push_back(&d);
+    } else if (kind_order(d.kind) < kind_order((*it)->kind) ||
+               (kind_order(d.kind) == kind_order((*it)->kind) && d.backend < (*it)->backend)) {
+      *it = &d;
+    }
+  }
+  std::vector<RootCause> roots;
+  for (const Divergence* primary : primaries) {
+    RootCause root;
+    root.library = root_library(primary->backend);
+    root.backend = primary->backend;
+    // The first op that diverges alone is the culprit, in whatever kind it shows there: a wrong
+    // forward value that the program only exposes through a gradient downstream is a forward
+    // fault of that op.
+    std::optional<Isolated> alone;
+    for (Reg r = 0; r <= minimized.root && !alone; ++r)
+      if (minimized.stmts[static_cast<std::size_t>(r)].kind == StmtKind::Op)
+        alone = isolated_divergence(runner, minimized, r, primary->backend);
+    const Divergence& shown = alone ? alone->divergence : *primary;
+    const Program& shown_by = alone ? alone->program : minimized;
+    const int ignore = alone ? alone->ignore_leaf : -1;
+    root.isolated = alone.has_value();
+    root.culprit = alone ? stmt_label(alone->program, alone->op) : prefix_culprit;
+    root.kind = kind_name(shown.kind);
+    if (is_error_kind(shown.kind))
+      root.error = normalize_error(shown.detail);
+    else
+      root.trigger = special_classes(shown_by);
+    // In f32 as well? Then the dtype is a detail of the finding, not of the fault.
+    if (minimized.float_dtype != FloatDType::F32) {
+      const Verdict v32 = runner.check(with_float_dtype(shown_by, FloatDType::F32));
+      if (!shows_kind(v32, primary->backend, shown.kind, ignore))
+        root.dtype = std::string(float_dtype_name(minimized.float_dtype));
+    }
+    const std::string dtype_part = root.dtype.empty() ? "" : "dtype=" + root.dtype + "|";
+    const std::string detail =
+        is_error_kind(shown.kind) ? "error=" + root.error : "trigger=" + join(root.trigger, ",");
+    root.text = fmt::format("root1|{}{}:{}|culprit={}|{}", dtype_part, root.library, root.kind,
+                            root.culprit, detail);
+    root.id = short_id(root.text);
+    roots.push_back(std::move(root));
+  }
+  std::sort(roots.begin(), roots.end(),
+            [](const RootCause& a, const RootCause& b) { return a.library < b.library; });
+  return roots;
+}
+
+std::string root_words(const RootCause& r) {
+  std::string out = fmt::format("{}:{} culprit={}", r.library, r.kind, r.culprit);
+  if (!r.error.empty())
+    out += fmt::format(" error=\"{}\"", r.error);
+  else
+    out += " trigger=" + (r.trigger.empty() ? std::string("-") : join(r.trigger, ","));
+  out += " dtype=" + (r.dtype.empty() ? std::string("any") : r.dtype);
+  if (!r.isolated) out += " (not isolated: prefix culprit)";
+  return out;
+}
+
+std::string root_key(const std::vector<RootCause>& roots) {
+  std::vector<std::string> ids;
+  for (const RootCause& r : roots)
+    ids.push_back(r.id);
+  return join(ids, "+");
+}
+
+} // namespace burnmark
