@@ -24,6 +24,7 @@ constexpr std::string_view kDefaultKnownBugs = "corpus/known_bugs.txt";
 struct Args {
   bool gradients = true;
   bool minimize_first = false;      // sweep --minimize
+  bool as_is = false;               // minimize --as-is: characterise without minimising
   std::optional<std::string> known; // --known FILE
   std::optional<std::string_view> target;
 };
@@ -36,6 +37,8 @@ std::optional<Args> parse_args(std::string_view command, std::string_view usage,
     const std::string_view a = args[i];
     if (a == "--forward-only") {
       out.gradients = false;
+    } else if (a == "--as-is" && command == "minimize") {
+      out.as_is = true;
     } else if (a == "--minimize" && command == "sweep") {
       out.minimize_first = true;
     } else if (a == "--known" && command == "triage" && i + 1 < args.size()) {
@@ -91,7 +94,7 @@ std::vector<std::string> root_ids(const std::vector<RootCause>& roots) {
 } // namespace
 
 int run_minimize(std::span<const std::string_view> args) {
-  const auto a = parse_args("minimize", "[--forward-only] FILE", args);
+  const auto a = parse_args("minimize", "[--forward-only] [--as-is] FILE", args);
   if (!a) return kExitUsage;
   const Config config = config_or_exit();
   const std::optional<Program> program = load_program(*a->target, config);
@@ -101,7 +104,11 @@ int run_minimize(std::span<const std::string_view> args) {
   const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
   Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends),
                 conventions.get());
-  const std::optional<Characterization> c = characterize(runner, *program);
+  // --as-is: a program already minimal (a bugs.md program) keeps its values; minimising it again
+  // may wander to another fault of the same op (the minimiser only keeps the culprit's op).
+  MinimizeOptions minimize_options;
+  if (a->as_is) minimize_options.max_checks = 0;
+  const std::optional<Characterization> c = characterize(runner, *program, minimize_options);
   if (!c) {
     fmt::print(stderr, "burnmark: minimize: {}: the backends agree, nothing to minimise\n",
                *a->target);
@@ -113,7 +120,7 @@ int run_minimize(std::span<const std::string_view> args) {
   fmt::print("# root {}\n", roots_line(c->signature.roots));
   fmt::print("# culprit={} primary={} statements={}->{} checks={}{}\n", c->finding.culprit_label,
              c->finding.primary, program->stmts.size(), c->minimized.stmts.size(), c->checks,
-             c->exhausted ? " (budget exhausted: not a fixpoint)" : "");
+             c->exhausted && !a->as_is ? " (budget exhausted: not a fixpoint)" : "");
   fmt::print("{}", to_text(c->minimized));
   return kExitDivergence;
 }

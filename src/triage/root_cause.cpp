@@ -129,6 +129,35 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return fmt::format("{}", fmt::join(v, sep));
 }
 
+// A trigger class of a value: special_class's, or "0" for +0 (a pole or kink of many ops, but also
+// the minimiser's filler, hence needed_classes' test).
+std::string trigger_class(double v) {
+  if (v == 0.0 && !std::signbit(v)) return "0";
+  return std::string(special_class(v));
+}
+
+// The trigger classes among `program`'s float leaf values that the divergence needs: a class is
+// kept when replacing each of its values by 0.5 makes `backend`'s divergence of `kind` go away.
+std::vector<std::string> needed_classes(Runner& runner, const Program& program,
+                                        const std::string& backend, DivergenceKind kind,
+                                        int ignore_leaf) {
+  std::vector<std::string> present;
+  for (const Leaf& leaf : program.leaves)
+    for (double v : leaf.data)
+      if (std::string c = trigger_class(v); !c.empty()) present.push_back(std::move(c));
+  std::sort(present.begin(), present.end());
+  present.erase(std::unique(present.begin(), present.end()), present.end());
+  std::vector<std::string> needed;
+  for (const std::string& c : present) {
+    Program without = program;
+    for (Leaf& leaf : without.leaves)
+      for (double& v : leaf.data)
+        if (trigger_class(v) == c) v = 0.5;
+    if (!shows_kind(runner.check(without), backend, kind, ignore_leaf)) needed.push_back(c);
+  }
+  return needed;
+}
+
 } // namespace
 
 std::string normalize_error(std::string_view message) {
@@ -179,7 +208,8 @@ std::optional<Program> isolate_op(Runner& runner, const Program& program, Reg re
 }
 
 std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, const Verdict& verdict,
-                                   const std::string& prefix_culprit) {
+                                   const std::string& prefix_culprit,
+                                   const std::string& signature_id) {
   // Each library's primary divergence.
   std::vector<const Divergence*> primaries;
   for (const Divergence& d : verdict.divergences) {
@@ -214,7 +244,7 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     if (is_error_kind(shown.kind))
       root.error = normalize_error(shown.detail);
     else
-      root.trigger = special_classes(shown_by);
+      root.trigger = needed_classes(runner, shown_by, primary->backend, shown.kind, ignore);
     // In f32 as well? Then the dtype is a detail of the finding, not of the fault.
     if (minimized.float_dtype != FloatDType::F32) {
       const Verdict v32 = runner.check(with_float_dtype(shown_by, FloatDType::F32));
@@ -224,8 +254,12 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     const std::string dtype_part = root.dtype.empty() ? "" : "dtype=" + root.dtype + "|";
     const std::string detail =
         is_error_kind(shown.kind) ? "error=" + root.error : "trigger=" + join(root.trigger, ",");
-    root.text = fmt::format("root1|{}{}:{}|culprit={}|{}", dtype_part, root.library, root.kind,
-                            root.culprit, detail);
+    // A divergence no single op shows needs its ops together: then the graph is the identity
+    // (the signature's), never a guess that would join two faults of a common op.
+    root.text = alone ? fmt::format("root1|{}{}:{}|culprit={}|{}", dtype_part, root.library,
+                                    root.kind, root.culprit, detail)
+                      : fmt::format("root1|{}{}:{}|graph={}", dtype_part, root.library, root.kind,
+                                    signature_id);
     root.id = short_id(root.text);
     roots.push_back(std::move(root));
   }
@@ -241,7 +275,7 @@ std::string root_words(const RootCause& r) {
   else
     out += " trigger=" + (r.trigger.empty() ? std::string("-") : join(r.trigger, ","));
   out += " dtype=" + (r.dtype.empty() ? std::string("any") : r.dtype);
-  if (!r.isolated) out += " (not isolated: prefix culprit)";
+  if (!r.isolated) out += " (no op diverges alone: identified by its graph)";
   return out;
 }
 

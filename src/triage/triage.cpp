@@ -63,7 +63,8 @@ Characterization characterize(Runner& runner, const Program& program, const Find
   c.signature.culprit_id = culprit_signature_id(c.minimized, c.signature, finding.culprit_label);
   for (BackendSignature& share : c.signature.per_backend)
     share.culprit_id = culprit_signature_id(c.minimized, share, finding.culprit_label);
-  c.signature.roots = root_causes(runner, c.minimized, c.minimized_verdict, finding.culprit_label);
+  c.signature.roots =
+      root_causes(runner, c.minimized, c.minimized_verdict, finding.culprit_label, c.signature.id);
   const bool reduced = c.minimized.float_dtype != FloatDType::F32;
   if (reduced)
     c.signature.f32_id =

@@ -9,12 +9,16 @@
 //   - the culprit is the first op (in program order) that shows the divergence ON ITS OWN: its
 //     operands replaced by leaves holding the reference's values and, for a gradient, its output
 //     weighted by the reference's upstream gradient. An op that only carries damage from an
-//     earlier one agrees when fed correct inputs, so it is never the culprit. Where no op shows
-//     it alone (a divergence that needs two ops' errors together), the culprit is analyse()'s
-//     prefix culprit and `isolated` is false.
-//   - the trigger is the set of special-value classes (signature.h's special_class) among the
-//     isolated culprit's inputs: its operands and, for a gradient, the upstream gradient.
-//     Minimisation has already dropped every special value the bug does not need.
+//     earlier one agrees when fed correct inputs, so it is never the culprit. The root's kind is
+//     the culprit's own (a wrong value exposed only through a gradient downstream is forward).
+//   - the trigger is the set of value classes among the isolated culprit's inputs (its operands
+//     and, for a gradient, the upstream gradient) that the divergence needs: signature.h's
+//     special classes and "0" (+0), each kept only when replacing its values by 0.5 makes the
+//     divergence go away (the minimiser fills unneeded values with zeros).
+//   - where no op shows the divergence alone (it needs two ops' errors together, or an error
+//     amplified downstream within each op's bound), the root is the minimised graph itself:
+//     `root1|library:kind|graph=<signature id>`, with `isolated` false. Joining such findings by
+//     a common downstream op (reciprocal, mul) would join different faults.
 //   - the dtype is part of the identity only when the isolated culprit does not diverge the same
 //     way in f32: a NaN-handling fault is one fault in every dtype, a bf16-only kernel is its own.
 //   - the library is backend_library() without a release: libtorch, its variants and an older
@@ -41,16 +45,18 @@ struct RootCause {
   std::vector<std::string> trigger; // sorted special-value classes of the culprit's inputs
   std::string error;                // errors: the normalised message
   std::string dtype;                // "" when the fault shows in f32 too, else the dtype's name
-  bool isolated = false;            // false: no op showed it alone (prefix culprit)
+  bool isolated = false;            // false: no op showed it alone (the graph is the identity)
   std::string text;
   std::string id; // short_id(text)
 };
 
 // One root per diverging library of `verdict` (the verdict of `minimized`), ordered by library.
-// `prefix_culprit` is analyse()'s culprit label, the fallback. Costs a few runs per op of the
-// minimised program up to the culprit.
+// `prefix_culprit` is analyse()'s culprit label, shown when no op diverges alone, and
+// `signature_id` the minimised program's signature, the identity then. Costs a few runs per op
+// of the minimised program up to the culprit.
 std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, const Verdict& verdict,
-                                   const std::string& prefix_culprit);
+                                   const std::string& prefix_culprit,
+                                   const std::string& signature_id);
 
 // One root in words: "libtorch:forward culprit=softshrink[0.5] trigger=nan dtype=any".
 std::string root_words(const RootCause& root);
