@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fmt/format.h>
 
 #include "burnmark/triage/rewrite.h"
@@ -129,11 +130,77 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return fmt::format("{}", fmt::join(v, sep));
 }
 
-// A trigger class of a value: special_class's, or "0" for +0 (a pole or kink of many ops, but also
-// the minimiser's filler, hence needed_classes' test).
+std::string attr_class(double v);
+
+// The culprit as a root names it: the op and the attributes that pick another code path (pow's
+// exponent, gelu's approximation, a norm's order, scatter_reduce's reduction), with continuous
+// parameters reduced to attr_class. An error is named by the op alone: the message says the rest.
+std::string root_label(const Program& p, Reg reg, bool error) {
+  const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
+  if (s.kind != StmtKind::Op) return stmt_label(p, reg);
+  const std::string name(op_name(s.instr.op));
+  if (error) return name;
+  const Attrs& a = s.instr.attrs;
+  switch (op_info(s.instr.op).attr_kind) {
+  case AttrKind::Bounds: return fmt::format("{}[{},{}]", name, attr_class(a.lo), attr_class(a.hi));
+  case AttrKind::Min: return fmt::format("{}[{}]", name, attr_class(a.lo));
+  case AttrKind::Max: return fmt::format("{}[{}]", name, attr_class(a.hi));
+  case AttrKind::Alpha: return fmt::format("{}[{}]", name, attr_class(a.alpha));
+  case AttrKind::Slope: return fmt::format("{}[{}]", name, attr_class(a.slope));
+  case AttrKind::Lambd: return fmt::format("{}[{}]", name, attr_class(a.lambd));
+  case AttrKind::Softplus:
+    return fmt::format("{}[{},{}]", name, attr_class(a.beta), attr_class(a.threshold));
+  case AttrKind::Weight: return fmt::format("{}[{}]", name, attr_class(a.weight));
+  case AttrKind::Eps:
+    return a.variant == 0 ? name + "[none]" : name + "[" + attr_class(a.eps) + "]";
+  case AttrKind::BetaAlpha:
+    return fmt::format("{}[{},{}]", name, attr_class(a.beta), attr_class(a.alpha));
+  case AttrKind::Fill: return fmt::format("{}[{}]", name, attr_class(a.fill));
+  // Structural: they follow the shapes, like dims.
+  case AttrKind::Diagonal:
+  case AttrKind::DiagonalDims:
+  case AttrKind::Offset: return name;
+  // Discrete choices of code path: as signatures label them.
+  case AttrKind::Exponent:
+  case AttrKind::Gelu:
+  case AttrKind::Rounding:
+  case AttrKind::Correction:
+  case AttrKind::DimKeepCorrection:
+  case AttrKind::Ord:
+  case AttrKind::DimKeepOrd:
+  case AttrKind::PDim:
+  case AttrKind::ScatterReduce:
+  case AttrKind::Slice:
+  case AttrKind::Reshape:
+  case AttrKind::Permutation:
+  case AttrKind::Chunk:
+  case AttrKind::Shift:
+  case AttrKind::Narrow:
+  case AttrKind::DimIndex:
+  case AttrKind::DimSize:
+  case AttrKind::None:
+  case AttrKind::DimKeep:
+  case AttrKind::TwoDims:
+  case AttrKind::Dim:
+  case AttrKind::DimTimes: break;
+  }
+  return stmt_label(p, reg);
+}
+
+// A trigger class of a value: special_class's (nan, inf, -inf, -0, subnormal, huge), or "0" for
+// +0 (a pole or kink of many ops, but also the minimiser's filler, hence needed_classes' test);
+// "" for an ordinary value. Signs stay apart: Eigen's trigamma is wrong at +inf and at -inf for
+// two different reasons (bugs.md, eigen-trigamma-inf and eigen-trigamma-neg-inf).
 std::string trigger_class(double v) {
   if (v == 0.0 && !std::signbit(v)) return "0";
   return std::string(special_class(v));
+}
+
+// A continuous attribute (softshrink's lambd, logit's eps, a clamp bound) in a root's label: only
+// whether it is special, since one fault of softshrink at NaN shows for every lambd.
+std::string attr_class(double v) {
+  const std::string c = trigger_class(v);
+  return c.empty() || c == "0" || c == "-0" ? "·" : c;
 }
 
 // The trigger classes among `program`'s float leaf values that the divergence needs: a class is
@@ -172,6 +239,9 @@ std::string normalize_error(std::string_view message) {
       out += message[i];
     }
   }
+  // A shape's rank varies with the program too: "[#, #, #]" is "[#]".
+  for (std::size_t at; (at = out.find("#, #")) != std::string::npos;)
+    out.replace(at, 4, "#");
   return out;
 }
 
@@ -239,8 +309,9 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     const Program& shown_by = alone ? alone->program : minimized;
     const int ignore = alone ? alone->ignore_leaf : -1;
     root.isolated = alone.has_value();
-    root.culprit = alone ? stmt_label(alone->program, alone->op) : prefix_culprit;
     root.kind = kind_name(shown.kind);
+    root.culprit =
+        alone ? root_label(alone->program, alone->op, is_error_kind(shown.kind)) : prefix_culprit;
     if (is_error_kind(shown.kind))
       root.error = normalize_error(shown.detail);
     else

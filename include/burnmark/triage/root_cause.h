@@ -11,10 +11,15 @@
 //     weighted by the reference's upstream gradient. An op that only carries damage from an
 //     earlier one agrees when fed correct inputs, so it is never the culprit. The root's kind is
 //     the culprit's own (a wrong value exposed only through a gradient downstream is forward).
+//   - the culprit's label is its op with the attributes that choose a code path (pow's exponent,
+//     gelu's approximation, scatter_reduce's reduction); continuous ones (softshrink's lambd,
+//     logit's eps, clamp's bounds) only say whether they are NaN, infinite or huge. An error's
+//     culprit is the op alone, its message (numbers and shape lists collapsed) the rest.
 //   - the trigger is the set of value classes among the isolated culprit's inputs (its operands
-//     and, for a gradient, the upstream gradient) that the divergence needs: signature.h's
-//     special classes and "0" (+0), each kept only when replacing its values by 0.5 makes the
-//     divergence go away (the minimiser fills unneeded values with zeros).
+//     and, for a gradient, the upstream gradient) that the divergence needs: nan, inf, -inf, -0,
+//     0, subnormal, huge, each kept only when replacing its values by 0.5 makes the divergence
+//     go away (the minimiser fills unneeded values with zeros). Signs stay apart: one op's
+//     fault at +inf and its fault at -inf are often two bugs.
 //   - where no op shows the divergence alone (it needs two ops' errors together, or an error
 //     amplified downstream within each op's bound), the root is the minimised graph itself:
 //     `root1|library:kind|graph=<signature id>`, with `isolated` false. Joining such findings by
