@@ -132,6 +132,33 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
 
 std::string attr_class(double v);
 
+// Which pass raises an error (or crashes): "forward", "backward", "jvp" or "hvp", found by running
+// `program` with one more mode at a time. One message ("The size of tensor a must match...")
+// comes out of several derivative formulas of one op; the pass tells them apart.
+std::string error_pass(Runner& runner, const Program& program, const std::string& backend,
+                       DivergenceKind kind) {
+  const OracleOptions all = runner.options();
+  const struct {
+    const char* name;
+    bool gradients, tangents, hessian;
+  } passes[] = {{"forward", false, false, false},
+                {"backward", true, false, false},
+                {"jvp", true, true, false},
+                {"hvp", true, false, true}};
+  for (const auto& pass : passes) {
+    if ((pass.gradients && !all.gradients) || (pass.tangents && !all.tangents) ||
+        (pass.hessian && !all.hessian))
+      continue;
+    OracleOptions options = all;
+    options.gradients = pass.gradients;
+    options.tangents = pass.tangents;
+    options.hessian = pass.hessian;
+    Runner partial(runner.backends(), options, runner.conventions());
+    if (shows_kind(partial.check(program), backend, kind, -1)) return pass.name;
+  }
+  return "all";
+}
+
 // The culprit as a root names it: the op and the attributes that pick another code path (pow's
 // exponent, gelu's approximation, a norm's order, scatter_reduce's reduction), with continuous
 // parameters reduced to attr_class. An error is named by the op alone: the message says the rest.
@@ -313,7 +340,8 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     root.culprit =
         alone ? root_label(alone->program, alone->op, is_error_kind(shown.kind)) : prefix_culprit;
     if (is_error_kind(shown.kind))
-      root.error = normalize_error(shown.detail);
+      root.error = error_pass(runner, shown_by, primary->backend, shown.kind) + ": " +
+                   normalize_error(shown.detail);
     else
       root.trigger = needed_classes(runner, shown_by, primary->backend, shown.kind, ignore);
     // In f32 as well? Then the dtype is a detail of the finding, not of the fault.

@@ -4,7 +4,7 @@
 // `softshrink -> log`, through `softshrink -> exp` and in bf16 is three signatures. A root cause
 // names the fault itself:
 //   root1|<dtype=bf16|>library:kind|culprit=<op label>|trigger=<value classes>
-//   root1|library:error|culprit=<op label>|error=<message, numbers removed>
+//   root1|library:error|culprit=<op>|error=<pass>: <message, numbers removed>
 // where
 //   - the culprit is the first op (in program order) that shows the divergence ON ITS OWN: its
 //     operands replaced by leaves holding the reference's values and, for a gradient, its output
@@ -14,7 +14,9 @@
 //   - the culprit's label is its op with the attributes that choose a code path (pow's exponent,
 //     gelu's approximation, scatter_reduce's reduction); continuous ones (softshrink's lambd,
 //     logit's eps, clamp's bounds) only say whether they are NaN, infinite or huge. An error's
-//     culprit is the op alone, its message (numbers and shape lists collapsed) the rest.
+//     culprit is the op alone; the rest is the pass that raises it (forward, backward, jvp, hvp:
+//     one message can come out of several derivative formulas of one op) and its message with
+//     numbers and shape lists collapsed.
 //   - the trigger is the set of value classes among the isolated culprit's inputs (its operands
 //     and, for a gradient, the upstream gradient) that the divergence needs: nan, inf, -inf, -0,
 //     0, subnormal, huge, each kept only when replacing its values by 0.5 makes the divergence

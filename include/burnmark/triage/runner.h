@@ -40,6 +40,7 @@ public:
   std::size_t runs() const { return runs_; }
   const OracleOptions& options() const { return options_; }
   const std::vector<Backend*>& backends() const { return backends_; }
+  ConventionJudge* conventions() const { return conventions_; }
 
 private:
   std::vector<Backend*> backends_;
