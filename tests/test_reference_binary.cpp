@@ -189,10 +189,15 @@ TEST(ReferenceBinary, Atan2Gradients) {
   const auto g1 = atan2_backward(x(1), x(1), x(0.0), x(f32(kPi / 2)), at);
   EXPECT_EQ(g1[0].v, 0);
   EXPECT_EQ(g1[1].v, -1);
-  // Squares overflow f32 at 3e38, so recip is 0 and so are both gradients.
+  // The squares are formed in double: at 3e38 the partials are +-1/6e38 (an f32 subnormal), at
+  // 1e-30 they are +-5e29, where f32 squares overflow and underflow.
   const auto g2 = atan2_backward(x(1), x(f32(3e38)), x(f32(3e38)), x(f32(kPi / 4)), at);
-  EXPECT_EQ(g2[0].v, 0);
-  EXPECT_EQ(g2[1].v, 0);
+  EXPECT_EQ(g2[0].v, f32(f32(3e38) / (2.0 * f32(3e38) * f32(3e38))));
+  EXPECT_EQ(g2[1].v, -g2[0].v);
+  const double tiny = f32(1e-30);
+  const auto g3 = atan2_backward(x(1), x(tiny), x(tiny), x(f32(kPi / 4)), at);
+  EXPECT_EQ(g3[0].v, f32(1 / (2 * tiny)));
+  EXPECT_EQ(g3[1].v, -f32(1 / (2 * tiny)));
   expect_gradient(atan2_forward, atan2_backward, 0.5, 2);
   expect_gradient(atan2_forward, atan2_backward, -1.5, -0.75);
   expect_gradient(atan2_forward, atan2_backward, 3, -4);

@@ -265,20 +265,38 @@ inline Approx atan2_forward(Approx a, Approx b, const Attrs&) {
   return finish_transcendental(z, (a.e + b.e) / r);
 }
 
-// F atan2_backward (1.13.1, no guard at the origin): recip = (self * self + other * other)
-// .reciprocal(); self: grad * other * recip; other: grad * -self * recip. So (0, 0) gives
-// 0 * inf = NaN, and squares overflowing f32 give 0.
-// At the origin itself, where atan2 jumps and has no derivative, LibTorch 2.15 returns 0
-// (recip = where(denom == 0, 0, recip), pytorch#165427): the other side of the registered
-// convention atan2-grad-origin-zero. Only there: 2.15's guard also fires where the squares
-// underflow, and the gradient there is huge, not 0.
+// atan2's partial derivatives b / (a^2 + b^2) (for a) and -a / (a^2 + b^2) (for b) are the
+// mathematics' (C99 has no gradient to follow). The squares are intermediates of the formula, not
+// results, so they are formed in double and the quotient is rounded once: atan2([1e-30], [1e-30])
+// has gradients of +-5e29, finite in f32, where LibTorch's f32 squares underflow (1.13.1: inf,
+// 2.15's origin guard: 0; bugs.md, libtorch-atan2-grad-underflow) and at 3e38 overflow (0 for
+// 1.7e-39). Bound: each partial moves by at most 1/r^2 per unit of a or b, r the box's distance
+// from the origin; LibTorch's five f32 roundings are the ulps. Non-finite inputs keep the formula
+// derivatives.yaml writes (atan2(inf, 1): 0 and inf * 0 = NaN), the origin its convention.
+inline Approx atan2_partial(Approx num, Approx a, Approx b) {
+  using namespace binary_detail;
+  const double z = num.v / (a.v * a.v + b.v * b.v);
+  if (indeterminate(a) || indeterminate(b)) return unknown(z);
+  const double r =
+      std::hypot(std::max(std::fabs(a.v) - a.e, 0.0), std::max(std::fabs(b.v) - b.e, 0.0));
+  if (r == 0) return unknown(z);
+  return finish(z, (a.e + b.e) / (r * r), 5);
+}
+
+// At the origin, where atan2 jumps and has no derivative, LibTorch 2.15 returns 0 (recip =
+// where(denom == 0, 0, recip), pytorch#165427) and 1.13.1 0 * inf = NaN: the two sides of the
+// registered convention atan2-grad-origin-zero. Only there: 2.15's guard also fires where the
+// squares underflow, where the gradient is huge, not 0.
 inline std::array<Approx, 2> atan2_backward(Approx g, Approx a, Approx b, Approx, const Attrs&) {
   using namespace binary_detail;
   const bool origin = a.v == 0 && b.v == 0 && a.e == 0 && b.e == 0;
-  const Approx recip = origin && other_side(Convention::Atan2GradOriginZero)
-                           ? Approx{0.0, 0.0}
-                           : div(kOne, add(mul(a, a), mul(b, b)));
-  return {mul(mul(g, b), recip), mul(mul(g, neg(a)), recip)};
+  if (origin || !std::isfinite(a.v) || !std::isfinite(b.v)) {
+    const Approx recip = origin && other_side(Convention::Atan2GradOriginZero)
+                             ? Approx{0.0, 0.0}
+                             : div(kOne, add(mul(a, a), mul(b, b)));
+    return {mul(mul(g, b), recip), mul(mul(g, neg(a)), recip)};
+  }
+  return {mul(g, atan2_partial(b, a, b)), mul(g, atan2_partial(neg(a), a, b))};
 }
 
 // ---- pow(tensor a, tensor b)
