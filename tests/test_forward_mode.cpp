@@ -238,6 +238,25 @@ TEST(RefVsLibTorchForwardMode, TangentsThroughAWholeGraphAgree) {
   EXPECT_TRUE(v.agree()) << format_verdict(v);
 }
 
+TEST(RefVsLibTorchForwardMode, ASingularSlogdetMayRaiseButASingularDetMayNot) {
+  // logabsdet is -inf at a singular matrix and has no derivative: LibTorch 2.15's JVP raises
+  // there (linalg.solve), which is as correct as an inf (found by the 2.15 forward-mode campaign).
+  // det is a polynomial with a JVP everywhere (tr(adj(A) dA)): its raising is a finding
+  // (bugs.md, libtorch-det-jvp-singular-raises; 1.13.1 gives 0, also a finding).
+  const auto ref = make_reference_backend();
+  const auto lt = make_libtorch_backend(1);
+  for (const Op op : {Op::Slogdet, Op::Det}) {
+    SCOPED_TRACE(std::string(op_name(op)));
+    ProgramBuilder b;
+    const Program p = b.finish(b.op(op, {b.leaf({1, 1}, {0.0f})}));
+    const Outcome r = ref->run(p, kBothModes);
+    ASSERT_EQ(r.status, Status::Ok) << r.message;
+    EXPECT_EQ(r.error_possible, op == Op::Slogdet);
+    const Verdict v = compare({r, lt->run(p, kBothModes)}, with_tangents(true));
+    EXPECT_EQ(v.agree(), op == Op::Slogdet) << format_verdict(v);
+  }
+}
+
 // ---- A planted wrong forward-mode rule ----
 
 // The reference with sigmoid's tangent scaled by 1.25 from flat index 4 on, as a wrong JVP rule

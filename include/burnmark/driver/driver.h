@@ -125,7 +125,13 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
       out.error_possible = framework.error_possible();
     out.root = framework.read(root);
     if constexpr (ForwardModeFramework<F>)
-      if (options.tangents) out.tangent = framework.tangent(root);
+      if (options.tangents) {
+        out.tangent = framework.tangent(root);
+        // Forward mode may find an error possible where the values did not (slogdet of a
+        // singular matrix: its derivative does not exist).
+        if constexpr (requires { framework.error_possible(); })
+          out.error_possible = out.error_possible || framework.error_possible();
+      }
     if constexpr (SecondOrderFramework<F>)
       if (options.hessian) {
         const std::vector<Reg> leaf_regs = program.leaf_registers();

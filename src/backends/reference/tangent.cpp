@@ -488,8 +488,15 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   case Op::NormDim: return per_row(out, in, kFirst, rows_along(a.shape, at.dim), t, s);
   case Op::CosineSimilarity:
     return per_row(out, in, kFirstTwo, rows_along(*broadcast(a.shape, b->shape), at.dim), t, s);
-  case Op::Det:
-  case Op::Slogdet: return per_row(out, in, kFirst, square_rows(a.shape), t, s);
+  case Op::Det: return per_row(out, in, kFirst, square_rows(a.shape), t, s);
+  case Op::Slogdet:
+    per_row(out, in, kFirst, square_rows(a.shape), t, s);
+    // logabsdet is -inf at a singular matrix and has no derivative there: raising, as LibTorch's
+    // forward-mode formula does through linalg.solve, is as correct as an inf or a NaN (det, a
+    // polynomial, has one everywhere: its raising stays a finding).
+    for (std::int64_t r = 0; r < out.tan.size(); ++r)
+      if (!std::isfinite(out.tan.at(r).v) || indeterminate(out.tan.at(r))) s.error_possible = true;
+    return;
   case Op::Cumprod:
   case Op::Logcumsumexp:
   case Op::Softmax:
