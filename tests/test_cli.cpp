@@ -357,3 +357,31 @@ TEST(Cli, CampaignRefusesMissingSeedsTooManyWorkersAndAFuzzerThatRunsNothing) {
   EXPECT_FALSE(fs::exists(out / ".scratch" / "fuzzer.log")) << "the fuzzer was started";
   fs::remove_all(out);
 }
+
+// `burnmark triage` of a campaign's directory reads the inputs saved one folder per signature
+// (and nothing else there), and prints each root cause before its signatures, then the fold.
+TEST(Cli, TriageOfACampaignDirectoryGroupsItsInputsByRootCause) {
+  const fs::path dir = scratch_dir() / "campaign";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "aaaaaaaaaaaa");
+  fs::create_directories(dir / "bbbbbbbbbbbb");
+  std::ofstream(dir / "ledger.json") << "{}\n";
+  std::ofstream(dir / "aaaaaaaaaaaa" / "minimal.txt") << "not an input\n";
+  // sign(NaN) = 0 reached two ways: alone, and into mul (LibTorch 1.13.1 and 2.15 alike).
+  std::ofstream(dir / "aaaaaaaaaaaa" / "input-1.bin")
+      << "%0 = leaf f32[2] [nan, 1]\n%1 = sign %0 : f32[2]\nroot %1\n";
+  std::ofstream(dir / "bbbbbbbbbbbb" / "input-2.bin")
+      << "%0 = leaf f32[2] [nan, 1]\n%1 = leaf f32[2] [2, 3]\n%2 = sign %0 : f32[2]\n"
+         "%3 = mul %2, %1 : f32[2]\nroot %3\n";
+  std::ofstream(scratch_dir() / "empty_known.txt") << "# none\n";
+  const Result r =
+      invoke("triage --known " + (scratch_dir() / "empty_known.txt").string() + " " + dir.string(),
+             "BACKENDS=ref,libtorch");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find("TRIAGE files=2 diverging=2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FOLD signatures="), std::string::npos) << r.out;
+  const std::size_t root = r.out.find("ROOT ");
+  ASSERT_NE(root, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("culprit=sign trigger=nan", root), std::string::npos) << r.out;
+  EXPECT_LT(root, r.out.find("  BUG ")) << r.out;
+}

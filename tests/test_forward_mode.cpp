@@ -255,6 +255,16 @@ TEST(RefVsLibTorchForwardMode, ASingularSlogdetMayRaiseButASingularDetMayNot) {
     const Verdict v = compare({r, lt->run(p, kBothModes)}, with_tangents(true));
     EXPECT_EQ(v.agree(), op == Op::Slogdet) << format_verdict(v);
   }
+  // LibTorch computes the tangent of a statement nothing reads as well, so a dead singular
+  // slogdet raises too; the reference knows.
+  ProgramBuilder b;
+  const Reg root = b.op(Op::Neg, {b.leaf({1}, {0.0f})});
+  b.op(Op::Slogdet, {b.leaf({1, 1}, {0.0f})});
+  const Program dead = b.finish(root);
+  const Outcome r = ref->run(dead, kBothModes);
+  EXPECT_TRUE(r.error_possible);
+  const Verdict v = compare({r, lt->run(dead, kBothModes)}, with_tangents(true));
+  EXPECT_TRUE(v.agree()) << format_verdict(v);
 }
 
 // ---- A planted wrong forward-mode rule ----

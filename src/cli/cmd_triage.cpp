@@ -143,10 +143,22 @@ int run_triage(std::span<const std::string_view> args) {
     if (!error.empty()) return usage_error(error);
   }
 
+  // A campaign directory (it has a ledger) keeps its inputs one folder per signature; any other
+  // directory is a flat folder of findings.
   std::vector<std::string> paths;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_regular_file() && !entry.path().filename().string().starts_with("."))
-      paths.push_back(entry.path().string());
+  const bool campaign = fs::exists(dir / "ledger.json", ec);
+  if (campaign) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && name.starts_with("input-") && name.ends_with(".bin") &&
+          entry.path().parent_path().parent_path() == dir)
+        paths.push_back(entry.path().string());
+    }
+  } else {
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.is_regular_file() && !entry.path().filename().string().starts_with("."))
+        paths.push_back(entry.path().string());
+  }
   std::sort(paths.begin(), paths.end());
   std::vector<TriageInput> inputs;
   std::size_t unreadable = 0;

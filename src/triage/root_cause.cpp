@@ -329,7 +329,9 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     // forward value that the program only exposes through a gradient downstream is a forward
     // fault of that op.
     std::optional<Isolated> alone;
-    for (Reg r = 0; r <= minimized.root && !alone; ++r)
+    // Every op, dead ones too: LibTorch runs a statement whose result nothing reads, and it can
+    // raise there.
+    for (Reg r = 0; r < static_cast<Reg>(minimized.stmts.size()) && !alone; ++r)
       if (minimized.stmts[static_cast<std::size_t>(r)].kind == StmtKind::Op)
         alone = isolated_divergence(runner, minimized, r, primary->backend);
     const Divergence& shown = alone ? alone->divergence : *primary;

@@ -170,6 +170,12 @@ void ReferenceFramework::propagate_tangents(int root) {
 
 HostTensor ReferenceFramework::tangent(const Tensor& t) {
   propagate_tangents(t.node);
+  // LibTorch computes every statement's tangent, read or not, so a dead slogdet of a singular
+  // matrix raises there too (found by the 2.15 forward-mode campaign): its rule runs here for
+  // error_possible alone.
+  for (std::size_t i = 0; i < used_; ++i)
+    if (nodes_[i].op == Op::Slogdet && !nodes_[i].is_leaf && !nodes_[i].tan_done)
+      propagate_tangents(static_cast<int>(i));
   const Node& n = node(t.node);
   if (!n.has_tan)
     return HostTensor{
