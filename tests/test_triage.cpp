@@ -384,6 +384,8 @@ TEST(Suppression, EveryDivergingBackendsShareMustBeKnown) {
   EXPECT_EQ(known.find(make_signature(p, more)), nullptr);
   EXPECT_EQ(backend_library("child[ATEN_CPU_CAPABILITY=default]:libtorch"), "libtorch");
   EXPECT_EQ(backend_library("onednn"), "onednn");
+  EXPECT_EQ(backend_library("libtorch@1.13"), "libtorch");
+  EXPECT_EQ(backend_library("libtorch-fwd-over-rev@1.13"), "libtorch");
 }
 
 TEST(Suppression, SkipsAKnownBugButReportsANewOne) {

@@ -31,9 +31,7 @@ int kind_order(DivergenceKind kind) {
 }
 
 std::string root_library(std::string_view backend) {
-  std::string lib = backend_library(backend);
-  if (const std::size_t at = lib.find('@'); at != std::string::npos) lib.resize(at);
-  return lib;
+  return backend_library(backend);
 }
 
 // `backend`'s first-ranked divergence in `verdict` (kind_order), ignoring a gradient of leaf

@@ -181,6 +181,10 @@ std::string backend_library(std::string_view backend) {
     const std::size_t close = backend.find("]:");
     if (close != std::string_view::npos) backend.remove_prefix(close + 2);
   }
+  // A release in a child (libtorch@1.13, libtorch-fwd-over-rev@1.13) is the same library: a
+  // bug live in both releases is known by the lines a single-release campaign wrote.
+  if (const std::size_t at = backend.find('@'); at != std::string_view::npos)
+    backend = backend.substr(0, at);
   if (backend == "libtorch" || backend.starts_with("libtorch-")) return "libtorch";
   return std::string(backend);
 }

@@ -82,7 +82,8 @@ struct Signature {
 };
 
 // The library a backend belongs to, for BackendSignature: "libtorch" for libtorch and every
-// libtorch-* variant, also behind "child:" or "child[...]:"; otherwise the name itself.
+// libtorch-* variant, also behind "child:" or "child[...]:" and in another release
+// ("libtorch@1.13"); otherwise the name itself.
 std::string backend_library(std::string_view backend);
 
 Signature make_signature(const Program& minimized, const Verdict& verdict);
