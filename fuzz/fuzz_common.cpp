@@ -214,7 +214,8 @@ void initialize(const char* target_name, bool gradients) {
   h.oracle.baselines = version_baselines(h.backends);
   h.outcomes.resize(h.backends.size());
   if (h.backends.front()->name() == "ref")
-    h.judge = std::make_unique<ConventionJudge>(make_convention_references());
+    h.judge = std::make_unique<ConventionJudge>(make_convention_references(),
+                                                make_all_conventions_reference());
   load_known_bugs(h);
   if (!h.config.findings_dir.empty()) {
     check_findings_dir(h.config.findings_dir);

@@ -3,6 +3,8 @@
 // a divergence.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -89,6 +91,31 @@ TEST(Conventions, JudgeNamesTheConventionABackendTookAndKeepsTheDivergence) {
                                               std::string(convention_info(w.convention).name)),
               std::string::npos);
   }
+}
+
+// Two conventions in one program (LibTorch 2.15's clamp blocks the gradient at its bound, then
+// fmin splits a tie): no single switch explains it, all of them together do (found by the
+// version-differential campaign, which called it a regression).
+TEST(Conventions, TwoConventionsInOneProgramAreExplainedTogether) {
+  const Program p =
+      parse("%0 = leaf f32[1] [0]\n%1 = leaf f32[1] [0]\n%2 = clamp %1, min=0, max=1 : f32[1]\n"
+            "%3 = fmin %2, %0 : f32[1]\nroot %3\n");
+  std::vector<Outcome> outcomes = {make_reference_backend()->run(p, RunOptions{true}),
+                                   make_all_conventions_reference()->run(p, RunOptions{true})};
+  outcomes[1].backend = "library";
+  const Verdict v = compare(outcomes, OracleOptions{});
+  ASSERT_FALSE(v.agree());
+  ConventionJudge single(make_convention_references());
+  EXPECT_TRUE(single.judge(p, RunOptions{true}, outcomes, v, OracleOptions{}).hits.empty());
+  ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+  const ConventionJudgement j = judge.judge(p, RunOptions{true}, outcomes, v, OracleOptions{});
+  EXPECT_TRUE(j.residual.agree());
+  const auto took = [&](Convention c) {
+    return std::any_of(j.hits.begin(), j.hits.end(),
+                       [&](const ConventionHit& h) { return h.convention == c; });
+  };
+  EXPECT_TRUE(took(Convention::ClampGradMinNorm));
+  EXPECT_TRUE(took(Convention::FmaxGradTieSplit));
 }
 
 TEST(Conventions, ADifferenceNoConventionExplainsStaysADivergence) {

@@ -70,7 +70,8 @@ OracleOptions oracle_options_for(const Config& config, bool gradients,
 
 std::unique_ptr<ConventionJudge> convention_judge_for(const Config& config) {
   if (config.convention_findings) return nullptr;
-  return std::make_unique<ConventionJudge>(make_convention_references());
+  return std::make_unique<ConventionJudge>(make_convention_references(),
+                                           make_all_conventions_reference());
 }
 
 Judgement run_and_compare(const Program& program,

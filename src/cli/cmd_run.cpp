@@ -46,7 +46,7 @@ int run_run(std::span<const std::string_view> args) {
   // Divergences a registered convention explains stay divergences; the CONVENTION lines say
   // which side of which convention each such backend took.
   if (!j.verdict.agree() && !j.outcomes.empty() && j.outcomes.front().backend == "ref") {
-    ConventionJudge judge(make_convention_references());
+    ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
     const RunOptions run = run_options(config, gradients);
     fmt::print("{}", format_conventions(judge
                                             .judge(*program, run, j.outcomes, j.verdict,

@@ -18,6 +18,9 @@ namespace burnmark {
 std::unique_ptr<Backend> make_reference_backend(ConventionSet other_side = {});
 // The reference once per registered convention, each with that one switched.
 std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_references();
+// The reference with every convention switched at once, for divergences that compose two
+// (fmin's tie split after clamp's blocked bound).
+std::unique_ptr<Backend> make_all_conventions_reference();
 
 // The LibTorch release this build links, "major.minor" ("1.13", "2.15"): tests that pin a
 // behaviour one release has say for which.

@@ -40,6 +40,8 @@ public:
   constexpr explicit ConventionSet(Convention c) : bits_(bit(c)) {}
   constexpr bool has(Convention c) const { return (bits_ & bit(c)) != 0; }
   constexpr bool empty() const { return bits_ == 0; }
+  // Every registered convention switched: LibTorch's side at each point at once.
+  static constexpr ConventionSet all();
 
 private:
   static constexpr std::uint32_t bit(Convention c) {
@@ -48,5 +50,11 @@ private:
   std::uint32_t bits_ = 0;
 };
 static_assert(kConventions.size() <= 32);
+constexpr ConventionSet ConventionSet::all() {
+  ConventionSet s;
+  for (const ConventionInfo& c : kConventions)
+    s.bits_ |= bit(c.convention);
+  return s;
+}
 
 } // namespace burnmark

@@ -32,8 +32,12 @@ std::string format_conventions(const std::vector<ConventionHit>& hits);
 class ConventionJudge {
 public:
   // The reference with each registered convention switched (make_convention_references()).
-  explicit ConventionJudge(std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others)
-      : others_(std::move(others)) {}
+  // `all`, when given, is the reference with every convention switched at once: a backend
+  // that agrees with no single switch but with all of them took several sides in one program,
+  // and is reported with each convention whose switch changes the reference's outcome there.
+  explicit ConventionJudge(std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others,
+                           std::unique_ptr<Backend> all = nullptr)
+      : others_(std::move(others)), all_(std::move(all)) {}
 
   // outcomes[0] must come from the built-in reference: only then are its convention points the
   // ones conventions.def describes. Each diverging backend is compared with every switched
@@ -44,6 +48,7 @@ public:
 
 private:
   std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others_;
+  std::unique_ptr<Backend> all_;
 };
 
 } // namespace burnmark

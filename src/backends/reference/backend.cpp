@@ -48,4 +48,8 @@ std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_ref
   return out;
 }
 
+std::unique_ptr<Backend> make_all_conventions_reference() {
+  return make_reference_backend(ConventionSet::all());
+}
+
 } // namespace burnmark
