@@ -30,10 +30,6 @@ int kind_order(DivergenceKind kind) {
   return 6;
 }
 
-std::string root_library(std::string_view backend) {
-  return backend_library(backend);
-}
-
 // `backend`'s first-ranked divergence in `verdict` (kind_order), ignoring a gradient of leaf
 // `ignore_leaf` (the upstream-gradient leaf of a weighted program); nullptr if there is none.
 const Divergence* primary_of(const Verdict& verdict, const std::string& backend,
@@ -308,9 +304,9 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
   // Each library's primary divergence.
   std::vector<const Divergence*> primaries;
   for (const Divergence& d : verdict.divergences) {
-    const std::string lib = root_library(d.backend);
+    const std::string lib = backend_library(d.backend);
     auto it = std::find_if(primaries.begin(), primaries.end(),
-                           [&](const Divergence* p) { return root_library(p->backend) == lib; });
+                           [&](const Divergence* p) { return backend_library(p->backend) == lib; });
     if (it == primaries.end()) {
       primaries.push_back(&d);
     } else if (kind_order(d.kind) < kind_order((*it)->kind) ||
@@ -321,7 +317,7 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
   std::vector<RootCause> roots;
   for (const Divergence* primary : primaries) {
     RootCause root;
-    root.library = root_library(primary->backend);
+    root.library = backend_library(primary->backend);
     root.backend = primary->backend;
     // The first op that diverges alone is the culprit, in whatever kind it shows there: a wrong
     // forward value that the program only exposes through a gradient downstream is a forward
@@ -339,11 +335,15 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     root.kind = kind_name(shown.kind);
     root.culprit =
         alone ? root_label(alone->program, alone->op, is_error_kind(shown.kind)) : prefix_culprit;
+    // A graph-identified root's trigger is only words (its id is the graph's): the classes the
+    // minimised program holds, without the runs that would test which ones it needs.
     if (is_error_kind(shown.kind))
       root.error = error_pass(runner, shown_by, primary->backend, shown.kind) + ": " +
                    normalize_error(shown.detail);
-    else
+    else if (alone)
       root.trigger = needed_classes(runner, shown_by, primary->backend, shown.kind, ignore);
+    else
+      root.trigger = special_classes(minimized);
     // In f32 as well? Then the dtype is a detail of the finding, not of the fault.
     if (minimized.float_dtype != FloatDType::F32) {
       const Verdict v32 = runner.check(with_float_dtype(shown_by, FloatDType::F32));
