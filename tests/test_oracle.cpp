@@ -277,15 +277,33 @@ TEST(Compare, IndeterminateElementsAreCountedNotJudged) {
   EXPECT_EQ(v.indeterminate_by_backend[0].count, 3u);
 }
 
-TEST(Compare, BothBackendsBoundsAdd) {
+TEST(Compare, OnlyTheReferencesBoundCounts) {
   const Outcome ref = ok("ref", tensor({1}, {0.5}, {0.01}));
-  Outcome other = ok("plugin", tensor({1}, {0.5 + 0.015}, {0.01}));
-  EXPECT_TRUE(compare({ref, other}, with_gradients()).agree()); // 0.015 < 1e-4 + 0.02
-  other.root.error_bound.clear();
+  Outcome other = ok("plugin", tensor({1}, {0.5 + 0.009}));
+  EXPECT_TRUE(compare({ref, other}, with_gradients()).agree()); // 0.009 < 1e-4 + 0.01
+  other.root.values = {0.5 + 0.015};
   EXPECT_FALSE(compare({ref, other}, with_gradients()).agree()); // 0.015 > 1e-4 + 0.01
-  // A bound of the wrong length is ignored rather than read out of range.
-  other.root.error_bound = {0.01, 0.01};
-  EXPECT_FALSE(compare({ref, other}, with_gradients()).agree());
+  // A bound of the wrong length on the reference is ignored rather than read out of range.
+  Outcome bad_ref = ref;
+  bad_ref.root.error_bound = {0.01, 0.01};
+  other.root.values = {0.5 + 0.009};
+  EXPECT_FALSE(compare({bad_ref, other}, with_gradients()).agree());
+}
+
+// A backend under test that bounds its own wrong values must not excuse them: a planted kernel
+// 10 % off that reports a bound covering the error (or +inf, "indeterminate") is flagged, and the
+// bound it sent is shown in the detail. The same backend with correct values agrees.
+TEST(Compare, ABackendsOwnBoundNeverExcusesIt) {
+  const Outcome ref = ok("ref", tensor({3}, {1, 2, 4}, {0, 0, 0}));
+  Outcome plugin = ok("plugin", tensor({3}, {1.1, 2.2, 4.4}, {0.2, kInf, 1.0}));
+  const Verdict v = compare({ref, plugin}, with_gradients());
+  ASSERT_EQ(v.divergences.size(), 1u) << format_verdict(v);
+  EXPECT_EQ(v.divergences[0].count, 3u);
+  EXPECT_EQ(v.indeterminate, 0u);
+  EXPECT_NE(v.divergences[0].detail.find("own bound 0.2 "), std::string::npos)
+      << v.divergences[0].detail;
+  plugin.root.values = {1, 2, 4};
+  EXPECT_TRUE(compare({ref, plugin}, with_gradients()).agree());
 }
 
 TEST(FormatVerdict, FixedShapeLines) {

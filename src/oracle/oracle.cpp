@@ -75,7 +75,10 @@ struct Judge {
     std::size_t count = 0;
     std::size_t first = 0;
     for (std::size_t i = 0; i < ref.values.size(); ++i) {
-      const double bound = bound_at(ref, i) + bound_at(got, i);
+      // Only the trusted side's bound counts: a backend under test that bounds its own wrong
+      // values (a plugin's self-reported error_bound) would otherwise excuse its own faults.
+      // Its bound is shown in the report (own_bound), never used.
+      const double bound = bound_at(ref, i);
       // +inf (or a NaN from inf - inf) means the reference cannot tell which side of a kink
       // f32 lands on; any answer there is defensible, so the element is counted, not judged.
       if (!(bound < std::numeric_limits<double>::infinity())) {
@@ -93,6 +96,9 @@ struct Judge {
     d.first_index = first;
     d.expected = ref.values[first];
     d.actual = got.values[first];
+    if (!got.error_bound.empty())
+      d.detail = fmt::format("own bound {} (the backend's, shown, not used)",
+                             bound_at(got, first));
     verdict.divergences.push_back(std::move(d));
   }
 

@@ -14,7 +14,8 @@ inline constexpr double kDefaultTolerance = 1e-4;
 
 // The seed's values_diverge: NaN vs non-NaN diverges, two NaNs agree, infinities must match
 // exactly (sign included), finite values diverge when |a - b| > tolerance * max(1, |a|, |b|)
-// + bound, where bound is the propagated rounding-error estimate of the pair (0 if none).
+// + bound, where bound is the reference's propagated rounding-error estimate (0 if none). A
+// backend under test never contributes a bound: its own estimate is only shown in the detail.
 bool values_diverge(double a, double b, double tolerance, double bound = 0.0);
 
 enum class DivergenceKind {

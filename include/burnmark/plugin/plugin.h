@@ -184,7 +184,10 @@ typedef struct BurnmarkTensorOut {
   const void* data;          /* plugin-owned. For a gradient, NULL means no gradient reached
                                 this leaf, which the host reads as zeros. */
   const double* error_bound; /* nullable, plugin-owned, numel values: per-element bound on how
-                                far a correct float32 result may lie from data */
+                                far a correct float32 result may lie from data. Used only when
+                                this plugin is the trusted side (the first backend); a plugin
+                                under test has its bound shown in reports, never used to excuse
+                                its values. */
 } BurnmarkTensorOut;
 
 typedef struct BurnmarkResult {
