@@ -39,7 +39,6 @@ const std::vector<Witness>& witnesses() {
        "%0 = leaf f32[1] [2]\n%1 = leaf f32[1] [2]\n%2 = fmax %0, %1 : f32[1]\n"},
       {Convention::ReluGradByProduct,
        "%0 = leaf f32[1] [-1]\n%1 = relu %0 : f32[1]\n%2 = sqrt %1 : f32[1]\n"},
-      {Convention::PowNegZeroAsCPow, "%0 = leaf f32[1] [-0]\n%1 = pow %0, exponent=0.5 : f32[1]\n"},
       {Convention::Pow0GradByProduct,
        "%0 = leaf f32[1] [2]\n%1 = pow %0, exponent=0 : f32[1]\n%2 = leaf f32[1] [inf]\n%3 = mul "
        "%1, %2 : f32[1]\n"},
@@ -130,4 +129,45 @@ TEST(Conventions, ADifferenceNoConventionExplainsStaysADivergence) {
   const ConventionJudgement j = judge.judge(p, RunOptions{true}, outcomes, v, OracleOptions{});
   EXPECT_TRUE(j.hits.empty());
   EXPECT_FALSE(j.residual.agree());
+}
+
+// A convention the reference's own side takes is shown too: a backend that agrees on a program
+// reaching the point took the reference's side (side=reference), and a program that reaches no
+// convention point shows nothing.
+TEST(Conventions, AgreeingOnAConventionPointShowsTheReferencesSide) {
+  ConventionJudge judge(make_convention_references());
+  for (const Witness& w : witnesses()) {
+    SCOPED_TRACE(std::string(convention_info(w.convention).name));
+    const Program p = parse(w.program);
+    std::vector<Outcome> outcomes = {make_reference_backend()->run(p, RunOptions{true}),
+                                     make_reference_backend()->run(p, RunOptions{true})};
+    outcomes[1].backend = "library";
+    const Verdict v = compare(outcomes, OracleOptions{});
+    ASSERT_TRUE(v.agree());
+    const std::vector<ConventionHit> hits =
+        judge.reference_sides(p, RunOptions{true}, outcomes, v, OracleOptions{});
+    ASSERT_FALSE(hits.empty());
+    EXPECT_TRUE(std::any_of(hits.begin(), hits.end(), [&](const ConventionHit& h) {
+      return h.backend == "library" && h.convention == w.convention &&
+             h.side == ConventionSide::Reference;
+    }));
+    EXPECT_NE(format_conventions(hits).find("side=reference doc=https://"), std::string::npos);
+  }
+  const Program plain = parse("%0 = leaf f32[2] [1, 2]\n%1 = exp %0 : f32[2]\n");
+  std::vector<Outcome> outcomes = {make_reference_backend()->run(plain, RunOptions{true}),
+                                   make_reference_backend()->run(plain, RunOptions{true})};
+  outcomes[1].backend = "library";
+  const Verdict v = compare(outcomes, OracleOptions{});
+  EXPECT_TRUE(judge.reference_sides(plain, RunOptions{true}, outcomes, v, OracleOptions{}).empty());
+}
+
+// Every convention names the PyTorch documentation that makes its point a choice (issue 29: a
+// behaviour without one is not a convention but a finding).
+TEST(Conventions, EveryConventionHasAPyTorchDocumentationLink) {
+  for (const ConventionInfo& c : kConventions) {
+    SCOPED_TRACE(std::string(c.name));
+    EXPECT_TRUE(c.doc.starts_with("https://pytorch.org/docs/") ||
+                c.doc.starts_with("https://github.com/pytorch/pytorch/"))
+        << c.doc;
+  }
 }

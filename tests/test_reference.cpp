@@ -641,9 +641,15 @@ TEST(ReferenceConventions, ExpGradientIsTheRoundedResult) {
 TEST(ReferenceConventions, PowForward) {
   const auto p0 = unary_values(Op::Pow, {kNaN, 0.0f, -3.0f}, exponent(0));
   EXPECT_EQ(p0, std::vector<double>(3, 1.0));
-  EXPECT_SAME(-0.0, unary_values(Op::Pow, {-0.0f}, exponent(0.5))[0]);
+  // C99 F.9.4.4: pow(-0, y) is +0 for y > 0 and +inf for y < 0 when y is not an odd integer;
+  // pow(-inf, y) is +inf for y > 0 and +0 for y < 0 (not sqrt's -0, and sqrt(-inf)'s NaN).
+  EXPECT_SAME(0.0, unary_values(Op::Pow, {-0.0f}, exponent(0.5))[0]);
+  EXPECT_SAME(kInfD,
+              unary_values(Op::Pow, {-std::numeric_limits<float>::infinity()}, exponent(0.5))[0]);
+  EXPECT_SAME(0.0,
+              unary_values(Op::Pow, {-std::numeric_limits<float>::infinity()}, exponent(-0.5))[0]);
   EXPECT_TRUE(std::isnan(unary_values(Op::Pow, {-1.0f}, exponent(0.5))[0]));
-  EXPECT_EQ(unary_values(Op::Pow, {-0.0f}, exponent(-0.5))[0], -kInfD);
+  EXPECT_EQ(unary_values(Op::Pow, {-0.0f}, exponent(-0.5))[0], kInfD);
   EXPECT_EQ(unary_values(Op::Pow, {0.0f}, exponent(-1))[0], kInfD);
   EXPECT_EQ(unary_values(Op::Pow, {-0.0f}, exponent(-1))[0], -kInfD);
   // 1/(x*x): x*x overflows f32 first, so the result is 0, not 1e-40.
@@ -656,9 +662,10 @@ TEST(ReferenceConventions, PowForward) {
 TEST(ReferenceConventions, PowBackward) {
   EXPECT_EQ(unary_grads(Op::Pow, {kNaN, 0.0f, 2.0f}, exponent(0)), std::vector<double>(3, 0.0));
   EXPECT_EQ(unary_grads(Op::Pow, {kNaN, 0.0f}, exponent(1)), std::vector<double>(2, 1.0));
+  // 0.5 * pow(x, -0.5), and pow(-0, -0.5) is +inf (C99), so both zeros give +inf.
   const auto half = unary_grads(Op::Pow, {0.0f, -0.0f}, exponent(0.5));
   EXPECT_EQ(half[0], kInfD);
-  EXPECT_EQ(half[1], -kInfD);
+  EXPECT_EQ(half[1], kInfD);
   EXPECT_EQ(unary_grads(Op::Pow, {0.0f, -0.0f}, exponent(-1)), std::vector<double>(2, -kInfD));
   const auto m2 = unary_grads(Op::Pow, {0.0f, -0.0f}, exponent(-2));
   EXPECT_EQ(m2[0], -kInfD);

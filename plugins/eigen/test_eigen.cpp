@@ -338,7 +338,8 @@ TEST_F(EigenVsReference, KnownDivergencesAtSpecialValues) {
        {-87.33654, -92.10341, kInfD, kInfD}},
       // (abs'(NaN) is NaN in Eigen and in the reference alike: sign(NaN) is NaN; LibTorch's 0
       // is its own bug, corpus/bugs/eigen-abs-grad-nan.txt.)
-      // Eigen's pow follows C99 pow; LibTorch's fast paths call sqrt / rsqrt.
+      // Eigen's pow follows C99 pow, as the reference does (pinned all the same: LibTorch's and
+      // oneDNN's sqrt paths differ here, corpus/bugs/libtorch-pow-half-negzero.txt).
       {"pow(-0, 0.5) is +0, gradient +inf",
        Op::Pow,
        pow_attrs(0.5),

@@ -44,14 +44,18 @@ int run_run(std::span<const std::string_view> args) {
       fmt::print("note {}: {}\n", b->name(), note);
   }
   // Divergences a registered convention explains stay divergences; the CONVENTION lines say
-  // which side of which convention each such backend took.
-  if (!j.verdict.agree() && !j.outcomes.empty() && j.outcomes.front().backend == "ref") {
+  // which side of which convention each such backend took, and which backends took the
+  // reference's own side of a convention the program reaches (nothing diverges there, but a
+  // choice was made and is shown).
+  if (!j.outcomes.empty() && j.outcomes.front().backend == "ref") {
     ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
     const RunOptions run = run_options(config, gradients);
-    fmt::print("{}", format_conventions(judge
-                                            .judge(*program, run, j.outcomes, j.verdict,
-                                                   oracle_options_for(config, gradients, *backends))
-                                            .hits));
+    const OracleOptions oracle = oracle_options_for(config, gradients, *backends);
+    if (!j.verdict.agree())
+      fmt::print(
+          "{}", format_conventions(judge.judge(*program, run, j.outcomes, j.verdict, oracle).hits));
+    fmt::print("{}", format_conventions(
+                         judge.reference_sides(*program, run, j.outcomes, j.verdict, oracle)));
   }
   fmt::print("{}", format_verdict(j.verdict));
   return j.verdict.agree() ? kExitAgree : kExitDivergence;

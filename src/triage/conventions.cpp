@@ -1,5 +1,6 @@
 // ConventionJudge: re-runs the program on the reference with one convention switched at a time,
-// only for backends that diverged, so agreeing inputs cost nothing.
+// only for backends that diverged, so agreeing inputs cost nothing; reference_sides, for one
+// program on request, shows the conventions whose reference side agreeing backends took.
 #include "burnmark/triage/conventions.h"
 
 #include <algorithm>
@@ -12,8 +13,9 @@ std::string format_conventions(const std::vector<ConventionHit>& hits) {
   std::string out;
   for (const ConventionHit& h : hits) {
     const ConventionInfo& c = convention_info(h.convention);
-    out += fmt::format("CONVENTION backend={} name={} description=\"{}\"\n", h.backend, c.name,
-                       c.description);
+    out += fmt::format(
+        "CONVENTION backend={} name={} side={} doc={} description=\"{}\"\n", h.backend, c.name,
+        h.side == ConventionSide::Reference ? "reference" : "other", c.doc, c.description);
   }
   return out;
 }
@@ -57,6 +59,30 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
       std::erase_if(j.residual.divergences, [&](const Divergence& d) { return d.backend == name; });
   }
   return j;
+}
+
+
+std::vector<ConventionHit> ConventionJudge::reference_sides(const Program& program,
+                                                            const RunOptions& run,
+                                                            const std::vector<Outcome>& outcomes,
+                                                            const Verdict& verdict,
+                                                            const OracleOptions& oracle) {
+  std::vector<ConventionHit> hits;
+  if (outcomes.size() < 2 || outcomes[0].status != Status::Ok) return hits;
+  const auto agreed = [&](const Outcome& o) {
+    return o.status == Status::Ok &&
+           std::none_of(verdict.divergences.begin(), verdict.divergences.end(),
+                        [&](const Divergence& d) { return d.backend == o.backend; });
+  };
+  for (const auto& [convention, backend] : others_) {
+    const Outcome other = run_backend(*backend, program, run);
+    // The program does not reach this convention's point: both sides compute the same.
+    if (compare({outcomes[0], other}, oracle).agree()) continue;
+    for (std::size_t b = 1; b < outcomes.size(); ++b)
+      if (agreed(outcomes[b]))
+        hits.push_back({outcomes[b].backend, convention, ConventionSide::Reference});
+  }
+  return hits;
 }
 
 } // namespace burnmark

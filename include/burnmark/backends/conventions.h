@@ -11,7 +11,7 @@
 namespace burnmark {
 
 enum class Convention : std::uint8_t {
-#define BURNMARK_CONVENTION(Enum, name, description) Enum,
+#define BURNMARK_CONVENTION(Enum, name, description, doc) Enum,
 #include "burnmark/backends/conventions.def"
 #undef BURNMARK_CONVENTION
 };
@@ -20,11 +20,12 @@ struct ConventionInfo {
   Convention convention;
   std::string_view name;
   std::string_view description;
+  std::string_view doc; // the PyTorch documentation link that makes this point a choice
 };
 
 inline constexpr std::array kConventions = {
-#define BURNMARK_CONVENTION(Enum, name, description)                                               \
-  ConventionInfo{Convention::Enum, name, description},
+#define BURNMARK_CONVENTION(Enum, name, description, doc)                                          \
+  ConventionInfo{Convention::Enum, name, description, doc},
 #include "burnmark/backends/conventions.def"
 #undef BURNMARK_CONVENTION
 };

@@ -16,9 +16,15 @@
 
 namespace burnmark {
 
+// Which side of a convention a backend took: the other side (it diverges from the reference,
+// which the hit explains) or the reference's own (it agrees, on a program that reaches the
+// convention's point, so the choice is shown although nothing diverges).
+enum class ConventionSide { Other, Reference };
+
 struct ConventionHit {
   std::string backend;
   Convention convention;
+  ConventionSide side = ConventionSide::Other;
 };
 
 struct ConventionJudgement {
@@ -26,7 +32,8 @@ struct ConventionJudgement {
   Verdict residual;                // the verdict without the explained backends' divergences
 };
 
-// One "CONVENTION backend=B name=N description=\"...\"" line per hit.
+// One "CONVENTION backend=B name=N side=other|reference doc=URL description=\"...\"" line per
+// hit.
 std::string format_conventions(const std::vector<ConventionHit>& hits);
 
 class ConventionJudge {
@@ -45,6 +52,14 @@ public:
   ConventionJudgement judge(const Program& program, const RunOptions& run,
                             const std::vector<Outcome>& outcomes, const Verdict& verdict,
                             const OracleOptions& oracle);
+
+  // Backends that agree with the reference on a program where some switched reference's outcome
+  // differs from the reference's: each took the reference's own side of that convention. Runs
+  // every switched reference once, so it is for commands on one program (`burnmark run`), not
+  // for the fuzz loop.
+  std::vector<ConventionHit> reference_sides(const Program& program, const RunOptions& run,
+                                             const std::vector<Outcome>& outcomes,
+                                             const Verdict& verdict, const OracleOptions& oracle);
 
 private:
   std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others_;

@@ -293,8 +293,8 @@ template <class Steps> Approx one_kernel(Steps steps) {
 }
 
 // pow with a scalar exponent through LibTorch's fast paths, which decide the f32 roundings and
-// the results at -0 and NaN: c = 0 fills 1, c = 1 copies, 2 and 3 multiply, -2 is 1/(x*x),
-// 0.5 / -0.5 / -1 are sqrt / 1/sqrt / reciprocal, anything else is pow.
+// the results at NaN: c = 0 fills 1, c = 1 copies, 2 and 3 multiply, -2 is 1/(x*x), 0.5 / -0.5
+// / -1 are sqrt / 1/sqrt / reciprocal, anything else is pow.
 inline Approx pow(Approx x, double c) {
   constexpr Approx one{1.0, 0.0};
   if (c == 0) return one;
@@ -302,9 +302,11 @@ inline Approx pow(Approx x, double c) {
   if (c == 2) return mul(x, x);
   if (c == 3) return one_kernel([&] { return mul(mul(x, x), x); });
   if (c == -2) return one_kernel([&] { return div(one, mul(x, x)); });
-  // C's pow gives +0 and +inf at -0, where the fast paths' sqrt keeps the sign of zero, and
-  // +inf and +0 at -inf (C99 F.9.4.4), where sqrt(-inf) is NaN.
-  if ((c == 0.5 || c == -0.5) && x.e == 0 && other_side(Convention::PowNegZeroAsCPow)) {
+  // At -0 and -inf the square-root paths are not pow: C99 F.9.4.4 (IEEE 754 pow) gives +0 and
+  // +inf at -0, +inf and +0 at -inf, where sqrt keeps the sign of zero and sqrt(-inf) is NaN.
+  // PyTorch documents no exception (torch.pow is x ** exponent), so LibTorch's -0, -inf and NaN
+  // there are a finding (bugs.md, libtorch-pow-half-negzero; pytorch#127163).
+  if ((c == 0.5 || c == -0.5) && x.e == 0) {
     if (x.v == 0 && std::signbit(x.v)) return {c > 0 ? 0.0 : kInf, 0.0};
     if (x.v == -kInf) return {c > 0 ? kInf : 0.0, 0.0};
   }
