@@ -30,4 +30,8 @@ if(TARGET burnmark_ref)
                                                   burnmark_ir burnmark_triage)
   target_include_directories(test_second_order PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                                                        ${PROJECT_SOURCE_DIR}/src/backends/reference)
+  # Second order at removable singularities: products with a zero factor, powers at 0.
+  burnmark_test(test_second_order_zeros test_second_order_zeros.cpp)
+  target_link_libraries(test_second_order_zeros PRIVATE burnmark_ref burnmark_libtorch
+                                                        burnmark_oracle burnmark_ir)
 endif()

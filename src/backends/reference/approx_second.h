@@ -315,10 +315,16 @@ inline Hessian2 hypot(Approx a, Approx b) {
 inline Hessian2 unjudged(Hessian2 h) {
   return {unjudged(h.aa), unjudged(h.ab), unjudged(h.bb)};
 }
-// a^b: b (b - 1) a^(b-2), a^(b-1) (1 + b log a), a^b log(a)^2. LibTorch's rules mask b = 0 (the
-// self gradient) and a = 0 with b >= 0 (the exponent's); the mixed derivative taken through one
-// mask is 0 and through the other 1/a, so the two orders of differentiation disagree there,
-// and neither is the function's: not judged where a or b may be 0.
+// a^b: b (b - 1) a^(b-2), a^(b-1) (1 + b log a), a^b log(a)^2, judged wherever the function
+// has them:
+// - a exactly 0, b > 0: every derivative in b is 0 (a^b log(a)^k -> 0), the mixed one is 0 for
+//   b > 1, d2/da2 is 0 for b > 2, 2 at b = 2 and 0 at b = 1 (f = a). Elsewhere (0 < b < 2 but
+//   1 and 2, or the mixed one at b <= 1) they are infinite or have no limit: not judged.
+//   LibTorch's masks (the exponent's gradient is 0 at a = 0, b >= 0; the self gradient's
+//   pow(a, b - 1) differentiated in b is that mask again) give the same values.
+// - b exactly 0, a > 0: f = 1 for every a, so d2/da2 = 0, but a^b is smooth there: the mixed
+//   derivative is 1 / a and d2/db2 is log(a)^2, as the general formula says.
+// - a or b within reach of 0 (an inexact operand), or a = 0 with b <= 0: not judged.
 inline Hessian2 pow_tensor(Approx a, Approx b) {
   const Hessian2 h = hessian2(
       [](double x, double y) {
@@ -330,7 +336,19 @@ inline Hessian2 pow_tensor(Approx a, Approx b) {
             Curvature{p1 * (1 + y * l), std::fabs(p1) * (1 + std::fabs(y * l))}, same(p * l * l)};
       },
       a, b);
-  return at_jump(a, 0.0) || at_jump(b, 0.0) ? unjudged(h) : h;
+  if (!at_jump(a, 0.0) && !at_jump(b, 0.0)) return h;
+  if (indeterminate(a) || indeterminate(b)) return unjudged(h);
+  if (a.v == 0 && a.e == 0 && std::isfinite(b.v) && b.v - b.e > 0) {
+    const bool exactly = b.e == 0;
+    const Approx zero{};
+    const Approx aa = b.v - b.e > 2         ? zero
+                      : exactly && b.v == 2 ? Approx{2.0, 0.0}
+                      : exactly && b.v == 1 ? zero
+                                            : unjudged(zero);
+    return {aa, b.v - b.e > 1 ? zero : unjudged(zero), zero};
+  }
+  if (b.v == 0 && b.e == 0 && a.v - a.e > 0 && std::isfinite(a.v)) return h;
+  return unjudged(h);
 }
 // x log y: 0, 1 / y, -x / y^2. LibTorch masks the self gradient where x = 0 (xlogy(x != 0, y)),
 // so at x = 0 the mixed derivative is 0 one way and 1 / y the other: not judged there.

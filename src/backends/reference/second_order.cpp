@@ -12,7 +12,7 @@
 //   - Elementwise ops: g f''(x) ẋ, with f'' written out per op below (approx_second.h for the
 //     transcendentals and activations), and g H v with the 2x2 Hessian for binary ones.
 //   - A rule linear in its operand (var's): the rule applied to the operand's tangent.
-//   - The scans and normalisers along a dim (cumprod, logcumsumexp, normalize,
+//   - prod, and the scans and normalisers along a dim (cumprod, logcumsumexp, normalize,
 //     cosine_similarity): second_order_rows.cpp; det: second_order_matrix.cpp; scatter_reduce:
 //     second_order_index.cpp. Each differentiates LibTorch's own formula.
 //   - An op without a rule would make second_order_rule return false and the run unsupported,
@@ -255,29 +255,6 @@ void vector_norm(const Node& out, const Node& a, std::array<InputGrad, kMaxArity
             div(mul(mul(Approx{sign_of(x.v), 0.0}, pow(mag, p - 1)), dn), pow(n, p));
         term = mul(mul(g, Approx{p - 1, 0.0}), sub(along_x, along_n));
       }
-      dx[0].buf.set(i, term);
-    }
-  }
-}
-
-// prod's rule g f / x (no zero in the row): along the row's tangents, g (ḟ x - f ẋ) / x^2, with
-// ḟ the product's own tangent. A row that may hold a zero takes LibTorch's other formulas
-// (products of the other elements), whose second order this does not model: not judged.
-void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
-  if (!start_first(a, a.has_tan && out.has_tan, dx)) return;
-  const Rows r = out.op == Op::Prod ? rows_all(a.shape) : rows_along(a.shape, out.attrs.dim);
-  for (std::int64_t row = 0; row < r.count(); ++row) {
-    bool zero = false;
-    for (std::int64_t j = 0; j < r.n; ++j)
-      zero = zero || second::at_jump(a.value.at(r.offset(row, j)), 0.0);
-    const Approx f = out.value.at(row);
-    const Approx df = out.tan.at(row);
-    const Approx g = out.grad.at(row);
-    for (std::int64_t j = 0; j < r.n; ++j) {
-      const std::int64_t i = r.offset(row, j);
-      const Approx x = a.value.at(i);
-      Approx term = div(mul(g, sub(mul(df, x), mul(f, a.tan.at(i)))), mul(x, x));
-      if (zero) term.e = kInf;
       dx[0].buf.set(i, term);
     }
   }
@@ -590,7 +567,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Inv: inverse(out, dx, t); return true;
   case Op::Slogdet: log_abs_determinant(out, a, dx, s); return true;
   case Op::Prod:
-  case Op::ProdDim: product(out, a, dx); return true;
+  case Op::ProdDim: second_order::product(out, a, dx); return true;
 
   case Op::Cumprod: second_order::cumulative_product(out, a, dx, t); return true;
   case Op::Logcumsumexp: second_order::log_cumulative_sum_exp(out, a, dx, t); return true;

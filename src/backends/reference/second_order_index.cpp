@@ -1,9 +1,12 @@
 // Second order of scatter_reduce, for second_order.cpp's switch (second_order_rows.h), group by
 // group as indexing.h's backward walks them.
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "indexing.h"
 #include "second_order_rows.h"
+#include "second_order_zeros.h"
 
 namespace burnmark::ref::second_order {
 namespace {
@@ -27,10 +30,13 @@ bool extreme_tied(Row terms, bool want_max) {
 // values fix: 0, but not judged in a group whose extreme is tied or nearly (the split there is
 // a convention, and the function has a kink). prod's rule is g f / t for each term t of the
 // group (LibTorch's grad * result / term away from zeros): along the terms' tangents and the
-// result's, g (ḟ t - f ṫ) / t^2, as for prod. A group that may hold a zero takes LibTorch's
-// masked formulas: not judged, and with two zeros in src LibTorch's double backward raises
-// ("Double backward is unsupported for src when >1 zeros in src are scattered to the same
-// position in self"). self's term is 0 where it is not included or not reached (the identity).
+// result's, g (ḟ t - f ṫ) / t^2, as for prod. A group with exact zeros takes LibTorch's masked
+// formulas (self's zero masked to 1, a single zero of src masked to 1), which give the products
+// of the others: along the tangents, g times their dual products, as for prod
+// (second_order_zeros.h). With two zeros in src LibTorch's double backward raises ("Double
+// backward is unsupported for src when >1 zeros in src are scattered to the same position in
+// self"); a group where an inexact term may be 0 is not judged. self's term is 0 where it is not
+// included or not reached (the identity).
 void scatter_reduce(const Node& out, const Node& self, const Node& index, const Node& src,
                     std::array<InputGrad, kMaxArity>& dx, ReduceScratch& s) {
   const bool reached = self.has_tan || src.has_tan;
@@ -53,6 +59,7 @@ void scatter_reduce(const Node& out, const Node& self, const Node& index, const 
   const auto tangent = [](const Node& n, std::int64_t i) {
     return n.has_tan ? n.tan.at(i) : Approx{};
   };
+  std::pair<std::vector<Dual>, std::vector<Dual>> zero_scratch;
   for_each_group(s.pairs, [&](std::int64_t target, std::size_t first, std::size_t last) {
     group_terms(self, src, with_self, target, s, first, last, s.terms);
     const std::size_t skip = with_self ? 1 : 0;
@@ -88,6 +95,16 @@ void scatter_reduce(const Node& out, const Node& self, const Node& index, const 
       }
       if (zeros_in_src > 1) s.error_possible = true;
       const Approx g = out.grad.at(target);
+      if (zeros_in_src <= 1 &&
+          row_zeros(terms.size(), [&](std::size_t j) { return terms[j]; }) == RowZeros::Exact) {
+        std::vector<Dual>& prefix = zero_scratch.first;
+        std::vector<Dual>& others = zero_scratch.second;
+        products_of_others(
+            terms.size(), [&](std::size_t j) { return terms[j]; }, term_tangent, prefix, others);
+        for (std::size_t j = 0; j < terms.size(); ++j)
+          set(j, judged_term(mul(g, others[j].d), std::fabs(g.v) * others[j].md, second::kUlps));
+        return;
+      }
       const Approx f = out.value.at(target);
       const Approx df = out.has_tan ? out.tan.at(target) : Approx{};
       m_df *= std::fabs(f.v);

@@ -1,5 +1,6 @@
-// Second order of the ops along a dim: the scans cumprod and logcumsumexp, and the normalisers
-// normalize and cosine_similarity, for second_order.cpp's switch (second_order_rows.h). Each
+// Second order of the ops along a dim: prod, the scans cumprod and logcumsumexp, and the
+// normalisers normalize and cosine_similarity, for second_order.cpp's switch
+// (second_order_rows.h). Each
 // differentiates the formula LibTorch's backward evaluates (derivatives.yaml, FunctionsManual).
 // Besides the reference's own roundings, each result carries with_terms' roundings of that
 // formula's terms.
@@ -10,6 +11,7 @@
 #include "approx_normalize.h"
 #include "approx_scan.h"
 #include "rows.h"
+#include "second_order_zeros.h"
 
 namespace burnmark::ref::second_order {
 namespace {
@@ -146,23 +148,78 @@ bool unit_with_tangent(Row x, Row xt, double eps, RowOut b, RowOut bt, std::vect
 
 } // namespace
 
+// prod's rule is LibTorch's g f / x in a row without zeros: along the row's tangents,
+// g (ḟ x - f ẋ) / x^2, with ḟ the product's own tangent. In a row with exact zeros it is the
+// product of the others (LibTorch's prod_safe_zeros_backward, exclusive cumprods from both
+// ends), whose derivative is g times the dual product of the others (second_order_zeros.h):
+// with one zero at z, g ẋ_z prod_{i != j, z} x_i for j != z and g sum_k ẋ_k prod_{i != z, k}
+// x_i at z; with two, only the zeros' own terms. Not judged where an inexact element may be 0.
+void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx) {
+  if (!start_operand(0, a.shape, a.has_tan && out.has_tan, dx)) return;
+  const Rows r = out.op == Op::Prod ? rows_all(a.shape) : rows_along(a.shape, out.attrs.dim);
+  const auto n = static_cast<std::size_t>(r.n);
+  std::vector<Dual> prefix, others;
+  for (std::int64_t row = 0; row < r.count(); ++row) {
+    const auto off = [&](std::size_t j) { return r.offset(row, static_cast<std::int64_t>(j)); };
+    const auto x = [&](std::size_t j) { return a.value.at(off(j)); };
+    const auto xt = [&](std::size_t j) { return a.tan.at(off(j)); };
+    const RowZeros zeros = row_zeros(n, x);
+    const Approx g = out.grad.at(row);
+    if (zeros == RowZeros::Exact) {
+      products_of_others(n, x, xt, prefix, others);
+      for (std::size_t j = 0; j < n; ++j)
+        dx[0].buf.set(
+            off(j), judged_term(mul(g, others[j].d), std::fabs(g.v) * others[j].md, second::kUlps));
+      continue;
+    }
+    const Approx f = out.value.at(row);
+    const Approx df = out.tan.at(row);
+    for (std::size_t j = 0; j < n; ++j) {
+      Approx term = div(mul(g, sub(mul(df, x(j)), mul(f, xt(j)))), mul(x(j), x(j)));
+      if (zeros == RowZeros::Uncertain) term.e = kInf;
+      dx[0].buf.set(off(j), term);
+    }
+  }
+}
+
 // cumprod's rule without zeros is LibTorch's reversed_cumsum(g y) / x: along x's tangent and
 // the result's, (sum_{k>=j} g_k ẏ_k) / x_j - ẋ_j ((sum_{k>=j} g_k y_k) / x_j) / x_j, whose two
 // parts cancel in their k = j terms (the bound counts them). A row of one element takes the
-// gradient as it is (0). A row that may hold a zero takes LibTorch's products of the other
-// elements, whose second order this does not model: not judged.
+// gradient as it is (0). A row with exact zeros takes LibTorch's products of the other
+// elements, sum_{k>=j} g_k prod_{i<=k, i != j} x_i, whose derivative is the same sum over the
+// dual products (second_order_zeros.h). Not judged where an inexact element may be 0.
 void cumulative_product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx,
                         SecondOrderScratch& t) {
   if (!start_operand(0, a.shape, a.has_tan && out.has_tan, dx)) return;
   const Rows r = rows_along(a.shape, out.attrs.dim);
   const auto n = static_cast<std::size_t>(r.n);
+  std::vector<Dual> prefix, others;
   for (std::int64_t row = 0; row < r.count(); ++row) {
     const auto off = [&](std::size_t j) { return r.offset(row, static_cast<std::int64_t>(j)); };
-    bool zero = false;
+    const auto x_at = [&](std::size_t k) { return a.value.at(off(k)); };
+    const RowZeros zeros = row_zeros(n, x_at);
+    if (zeros == RowZeros::Exact && n > 1 && a.shape.numel() > 1) {
+      // prefix[j] is the dual product of x_0 .. x_(j-1); x_j is left out and x_(j+1) .. x_k
+      // multiplied in as k runs on.
+      const auto xt_at = [&](std::size_t k) { return a.tan.at(off(k)); };
+      products_of_others(n, x_at, xt_at, prefix, others);
+      for (std::size_t j = 0; j < n; ++j) {
+        Dual p = prefix[j];
+        double m = 0;
+        t.terms.clear();
+        for (std::size_t k = j; k < n; ++k) {
+          if (k > j) p = times(p, factor(x_at(k), xt_at(k)));
+          const Approx g = out.grad.at(off(k));
+          t.terms.push_back(mul(g, p.d));
+          m += std::fabs(g.v) * p.md;
+        }
+        dx[0].buf.set(off(j), judged_term(sum_of(Row(t.terms)), m, second::kUlps));
+      }
+      continue;
+    }
     t.terms.resize(n);
     t.more.resize(n);
     for (std::size_t k = 0; k < n; ++k) {
-      zero = zero || at(a.value.at(off(k)), 0.0);
       t.terms[k] = mul(out.grad.at(off(k)), out.value.at(off(k)));
       t.more[k] = mul(out.grad.at(off(k)), out.tan.at(off(k)));
     }
@@ -190,7 +247,7 @@ void cumulative_product(const Node& out, const Node& a, std::array<InputGrad, kM
       const double ax = std::fabs(x.v);
       Approx term = with_terms(sub(div(sum_dy, x), mul(a.tan.at(off(j)), div(div(sum_y, x), x))),
                                m_dy_j / ax + std::fabs(a.tan.at(off(j)).v) * m_y / (ax * ax));
-      if (zero) term.e = kInf;
+      if (zeros == RowZeros::Uncertain) term.e = kInf;
       dx[0].buf.set(off(j), term);
     }
   }

@@ -1,5 +1,5 @@
-// What second_order.cpp shares with its per-family files (second_order_rows.cpp: the scans and
-// the normalisers along a dim; second_order_matrix.cpp: det; second_order_index.cpp:
+// What second_order.cpp shares with its per-family files (second_order_rows.cpp: prod, the
+// scans and the normalisers along a dim; second_order_matrix.cpp: det; second_order_index.cpp:
 // scatter_reduce): the start of an operand's term, the roundings of a library's formula, and
 // those families' rules.
 // Each rule is the derivative of the op's backward rule along the operands' tangents with the
@@ -41,6 +41,7 @@ inline Approx with_terms(Approx r, double terms) {
   return {r.v, std::isfinite(e) ? e : kInf};
 }
 
+void product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx);
 void cumulative_product(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx,
                         SecondOrderScratch& t);
 void log_cumulative_sum_exp(const Node& out, const Node& a, std::array<InputGrad, kMaxArity>& dx,
