@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "burnmark/backends/builtin.h"
 #include "burnmark/ir/shape_rules.h"
@@ -19,6 +21,15 @@ namespace burnmark::triage_test {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// Faults planted on request, besides A and B (see PlantedBackend).
+struct ExtraFaults {
+  // C, for root-cause tests: exp of a huge value (>= 1e15) gives NaN instead of +inf (a second
+  // fault of exp, with another trigger than B's).
+  bool exp_of_huge_is_nan = false;
+  // D: flip's backward returns its upstream gradient un-flipped; its forward value is right.
+  bool flip_backward_unflipped = false;
+};
+
 // The reference with two bugs planted, both in the forward pass of one op:
 //   A: sigmoid adds 0.25 to every element at flat index >= 8 (a vector-tail bug);
 //   B: exp(-inf) gives 1 instead of 0.
@@ -26,12 +37,14 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // gets a constant leaf added, whose gradient is then dropped, so gradients stay correct and
 // downstream ops carry the damage exactly as a wrong kernel would. Rank-0 results are left
 // alone (a leaf cannot be rank 0).
+// D, a backward fault, is planted the same way: flip(x) becomes (x - X) + F, with X and F leaves
+// holding the reference's values of x and flip(x), their gradients dropped. The value is flip(x)
+// exactly for finite x without -0 (x - x is +0), and x's gradient is the upstream one, un-flipped.
 class PlantedBackend final : public Backend {
 public:
   PlantedBackend() = default;
-  // C, for root-cause tests: exp of a huge value (>= 1e15) gives NaN instead of +inf (a second
-  // fault of exp, with another trigger than B's).
-  explicit PlantedBackend(bool exp_of_huge_is_nan) : exp_of_huge_is_nan_(exp_of_huge_is_nan) {}
+  explicit PlantedBackend(ExtraFaults faults) : faults_(faults) {}
+  explicit PlantedBackend(bool exp_of_huge_is_nan) : faults_{exp_of_huge_is_nan, false} {}
 
   const std::string& name() const override { return name_; }
 
@@ -40,8 +53,34 @@ public:
     q.float_dtype = p.float_dtype;
     std::vector<Reg> map(p.stmts.size(), -1);
     std::vector<std::size_t> injected;
+    // A leaf whose gradient the caller never sees, and an op on the rewritten program.
+    const auto push_injected = [&](const Shape& shape, const std::vector<double>& data) {
+      Stmt leaf;
+      leaf.kind = StmtKind::Leaf;
+      leaf.shape = shape;
+      leaf.leaf = static_cast<int>(q.leaves.size());
+      injected.push_back(q.leaves.size());
+      q.leaves.push_back(Leaf{shape, data});
+      q.stmts.push_back(leaf);
+      return static_cast<Reg>(q.stmts.size()) - 1;
+    };
+    const auto push_op = [&](Op op, std::vector<Reg> operands, const Shape& shape) {
+      Stmt s;
+      s.kind = StmtKind::Op;
+      s.instr.op = op;
+      s.instr.operands = std::move(operands);
+      s.shape = shape;
+      q.stmts.push_back(s);
+      return static_cast<Reg>(q.stmts.size()) - 1;
+    };
     for (std::size_t r = 0; r < p.stmts.size(); ++r) {
       Stmt s = p.stmts[r];
+      if (const auto unflipped = unflipped_flip(p, static_cast<Reg>(r))) {
+        const Reg x = map[static_cast<std::size_t>(s.instr.operands[0])];
+        const Reg diff = push_op(Op::Sub, {x, push_injected(s.shape, unflipped->first)}, s.shape);
+        map[r] = push_op(Op::Add, {diff, push_injected(s.shape, unflipped->second)}, s.shape);
+        continue;
+      }
       switch (s.kind) {
       case StmtKind::Leaf:
         q.leaves.push_back(p.leaves[static_cast<std::size_t>(s.leaf)]);
@@ -57,20 +96,8 @@ public:
       map[r] = static_cast<Reg>(q.stmts.size()) - 1;
       const std::vector<float> delta = planted_delta(p, static_cast<Reg>(r));
       if (std::all_of(delta.begin(), delta.end(), [](float d) { return d == 0.0f; })) continue;
-      Stmt leaf;
-      leaf.kind = StmtKind::Leaf;
-      leaf.shape = s.shape;
-      leaf.leaf = static_cast<int>(q.leaves.size());
-      injected.push_back(q.leaves.size());
-      q.leaves.push_back(Leaf{s.shape, {delta.begin(), delta.end()}});
-      q.stmts.push_back(leaf);
-      Stmt add;
-      add.kind = StmtKind::Op;
-      add.instr.op = Op::Add;
-      add.instr.operands = {map[r], static_cast<Reg>(q.stmts.size()) - 1};
-      add.shape = s.shape;
-      q.stmts.push_back(add);
-      map[r] = static_cast<Reg>(q.stmts.size()) - 1;
+      map[r] =
+          push_op(Op::Add, {map[r], push_injected(s.shape, {delta.begin(), delta.end()})}, s.shape);
     }
     q.root = map[static_cast<std::size_t>(p.root)];
     Outcome out = ref_->run(q, options);
@@ -81,6 +108,19 @@ public:
   }
 
 private:
+  // For fault D at a flip: the reference's values of its operand and of its result.
+  std::optional<std::pair<std::vector<double>, std::vector<double>>>
+  unflipped_flip(const Program& p, Reg r) {
+    const Stmt& s = p.stmts[static_cast<std::size_t>(r)];
+    if (!faults_.flip_backward_unflipped || s.kind != StmtKind::Op || s.instr.op != Op::Flip ||
+        s.shape.rank() == 0)
+      return std::nullopt;
+    const Outcome in = ref_->run(reroot(p, s.instr.operands[0]), RunOptions{false});
+    const Outcome out = ref_->run(reroot(p, r), RunOptions{false});
+    if (in.status != Status::Ok || out.status != Status::Ok) return std::nullopt;
+    return std::make_pair(in.root.values, out.root.values);
+  }
+
   std::vector<float> planted_delta(const Program& p, Reg r) {
     const Stmt& s = p.stmts[static_cast<std::size_t>(r)];
     const auto n = static_cast<std::size_t>(s.shape.numel());
@@ -94,7 +134,7 @@ private:
       for (std::size_t i = 0; i < n && i < in.root.values.size(); ++i)
         if (in.root.values[i] == -std::numeric_limits<double>::infinity())
           delta[i] = 1.0f;
-        else if (exp_of_huge_is_nan_ && std::isfinite(in.root.values[i]) &&
+        else if (faults_.exp_of_huge_is_nan && std::isfinite(in.root.values[i]) &&
                  in.root.values[i] >= 1e15)
           delta[i] = -std::numeric_limits<float>::infinity();
     }
@@ -102,7 +142,7 @@ private:
   }
 
   std::string name_ = "planted";
-  bool exp_of_huge_is_nan_ = false;
+  ExtraFaults faults_;
   std::unique_ptr<Backend> ref_ = make_reference_backend();
 };
 

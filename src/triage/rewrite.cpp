@@ -122,6 +122,26 @@ Program reroot(const Program& p, Reg root) {
   return compact(q);
 }
 
+Program weighted(Program program, std::vector<double> upstream) {
+  for (double& u : upstream)
+    u = round_to(u, program.float_dtype);
+  const Shape shape = program.shape_of(program.root);
+  program.leaves.push_back(Leaf{shape, std::move(upstream)});
+  Stmt leaf;
+  leaf.kind = StmtKind::Leaf;
+  leaf.leaf = static_cast<int>(program.leaves.size()) - 1;
+  leaf.shape = shape;
+  program.stmts.push_back(leaf);
+  Stmt mul;
+  mul.kind = StmtKind::Op;
+  mul.instr.op = Op::Mul;
+  mul.instr.operands = {program.root, static_cast<Reg>(program.stmts.size()) - 1};
+  mul.shape = shape;
+  program.stmts.push_back(mul);
+  program.root = static_cast<Reg>(program.stmts.size()) - 1;
+  return program;
+}
+
 namespace {
 
 // A leaf of `shape` whose element at each flat index is the old leaf's element at source(flat),

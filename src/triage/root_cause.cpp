@@ -54,38 +54,6 @@ bool is_error_kind(DivergenceKind kind) {
   return kind_order(kind) == 0;
 }
 
-// `program` with its root multiplied by a new leaf holding `upstream`: the gradient reaching the
-// old root is then `upstream` exactly (mul's gradient is the other factor times ones).
-Program weighted(Program program, std::vector<double> upstream) {
-  for (double& u : upstream)
-    u = round_to(u, program.float_dtype);
-  const Shape shape = program.shape_of(program.root);
-  program.leaves.push_back(Leaf{shape, std::move(upstream)});
-  Stmt leaf;
-  leaf.kind = StmtKind::Leaf;
-  leaf.leaf = static_cast<int>(program.leaves.size()) - 1;
-  leaf.shape = shape;
-  program.stmts.push_back(leaf);
-  Stmt mul;
-  mul.kind = StmtKind::Op;
-  mul.instr.op = Op::Mul;
-  mul.instr.operands = {program.root, static_cast<Reg>(program.stmts.size()) - 1};
-  mul.shape = shape;
-  program.stmts.push_back(mul);
-  program.root = static_cast<Reg>(program.stmts.size()) - 1;
-  return program;
-}
-
-// The reference's gradient of sum(root) with respect to register `reg`; nullopt if it cannot say.
-std::optional<std::vector<double>> upstream_gradient(Runner& runner, const Program& program,
-                                                     Reg reg) {
-  const std::optional<std::vector<double>> values = runner.values(program, reg);
-  if (!values) return std::nullopt;
-  // Registers keep their numbers in cut_to_leaf; the operands that fed `reg` stay as dead code.
-  const Program cut = cut_to_leaf(program, reg, *values);
-  return runner.leaf_gradient(cut, cut.stmts[static_cast<std::size_t>(reg)].leaf);
-}
-
 struct Isolated {
   Program program;
   Reg op = -1; // the isolated op's register in `program`
@@ -109,7 +77,7 @@ std::optional<Isolated> isolated_divergence(Runner& runner, const Program& progr
     return out;
   }
   if (reg == program.root || !runner.options().gradients) return std::nullopt;
-  const std::optional<std::vector<double>> upstream = upstream_gradient(runner, program, reg);
+  const std::optional<std::vector<double>> upstream = runner.upstream_gradient(program, reg);
   if (!upstream) return std::nullopt;
   out.program = weighted(std::move(out.program), *upstream);
   out.ignore_leaf = static_cast<int>(out.program.leaves.size()) - 1;

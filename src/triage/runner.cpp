@@ -46,6 +46,14 @@ std::optional<std::vector<double>> Runner::leaf_gradient(const Program& program,
   return out.grads[static_cast<std::size_t>(leaf)].values;
 }
 
+std::optional<std::vector<double>> Runner::upstream_gradient(const Program& program, Reg reg) {
+  const std::optional<std::vector<double>> vals = values(program, reg);
+  if (!vals) return std::nullopt;
+  // Registers keep their numbers in cut_to_leaf; the operands that fed `reg` stay as dead code.
+  const Program cut = cut_to_leaf(program, reg, *vals);
+  return leaf_gradient(cut, cut.stmts[static_cast<std::size_t>(reg)].leaf);
+}
+
 std::string divergence_class(const Divergence& d) {
   return d.backend + ":" + kind_name(d.kind);
 }
@@ -89,9 +97,13 @@ std::string primary_class(const Verdict& verdict) {
   return best ? divergence_class(*best) : std::string{};
 }
 
-bool has_class(const Verdict& verdict, const std::string& cls) {
-  return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
-                     [&](const Divergence& d) { return divergence_class(d) == cls; });
+bool has_class(const Verdict& verdict, const std::string& cls, int ignore_leaf) {
+  return std::any_of(
+      verdict.divergences.begin(), verdict.divergences.end(), [&](const Divergence& d) {
+        if (ignore_leaf >= 0 && d.kind == DivergenceKind::Gradient && d.leaf == ignore_leaf)
+          return false;
+        return divergence_class(d) == cls;
+      });
 }
 
 std::string stmt_label(const Program& p, Reg reg) {
@@ -157,17 +169,43 @@ bool has_label(const Program& p, const std::string& label) {
   return false;
 }
 
+namespace {
+
+// Whether the prefix ending at `reg`, weighted by the reference's upstream gradient there, shows
+// the gradient class `cls` on one of the program's own leaves. False where the upstream gradient
+// is all ones (the plain prefix was that very check) or the reference cannot give it.
+bool weighted_prefix_shows(Runner& runner, const Program& program, const Program& prefix, Reg reg,
+                           const std::string& cls) {
+  if (program.stmts[static_cast<std::size_t>(reg)].dtype != DType::F32) return false;
+  const std::optional<std::vector<double>> upstream = runner.upstream_gradient(program, reg);
+  if (!upstream || std::all_of(upstream->begin(), upstream->end(), [](double u) { return u == 1; }))
+    return false;
+  const Program w = weighted(prefix, *upstream);
+  if (!validate(w).empty()) return false;
+  return has_class(runner.check(w), cls, static_cast<int>(w.leaves.size()) - 1);
+}
+
+} // namespace
+
 std::optional<Finding> analyse(Runner& runner, const Program& program) {
   Finding f;
   f.verdict = runner.check(program);
   if (f.verdict.agree()) return std::nullopt;
   f.primary = primary_class(f.verdict);
   f.culprit = program.root;
+  // Weighted per register rather than in a second pass after the plain one: a view's wrong
+  // backward already shows in the plain prefix of the op after it (which hands the view a
+  // gradient that is not ones), so a pass run only when no plain prefix shows the class would
+  // never reach the view.
+  const bool gradient =
+      runner.options().gradients && f.primary.ends_with(":" + kind_name(DivergenceKind::Gradient));
   // The earliest prefix that already diverges the same way ends at the op that went wrong;
   // every statement after it only carries the damage along.
   for (Reg r = 0; r < program.root; ++r) {
     if (program.stmts[static_cast<std::size_t>(r)].kind == StmtKind::Leaf) continue;
-    if (has_class(runner.check(reroot(program, r)), f.primary)) {
+    const Program prefix = reroot(program, r);
+    if (has_class(runner.check(prefix), f.primary) ||
+        (gradient && weighted_prefix_shows(runner, program, prefix, r, f.primary))) {
       f.culprit = r;
       break;
     }

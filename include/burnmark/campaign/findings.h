@@ -1,6 +1,6 @@
 // Turning diverging fuzzer inputs into ledger entries, one at a time, as a campaign finds them.
 //
-// Per input: decode (the caller), analyse() (at most one run per register), look the
+// Per input: decode (the caller), analyse() (one or two checks per register), look the
 // pre-signature up in a cache; only a pre-signature never met before is minimised (hundreds of
 // runs) to get the signature. A signature never met before gets a directory
 // findings/<signature>/ with the minimal program and its C++ and Python reproducers. Every

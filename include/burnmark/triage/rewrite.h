@@ -32,6 +32,13 @@ Program cut_to_leaf(const Program& program, Reg reg, std::vector<double> data);
 // Sets the root (then compacts, so the program only holds what the new root needs).
 Program reroot(const Program& program, Reg root);
 
+// `program` with its root multiplied by a new leaf holding `upstream` (rounded to the program's
+// float dtype), which becomes the last leaf: the gradient reaching the old root is then `upstream`
+// exactly (mul's gradient is the other factor times ones), where a plain program seeds ones. A
+// fault in a backward that only permutes or scales its upstream gradient (flip, permute, repeat)
+// maps ones to ones; weighted by the real upstream gradient it shows.
+Program weighted(Program program, std::vector<double> upstream);
+
 // A copy of `leaf` whose axis has `size` elements. Existing rows are kept (shrinking keeps the
 // first `size`), new ones repeat the old ones cyclically, so every value stays one the
 // original leaf held.

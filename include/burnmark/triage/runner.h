@@ -35,6 +35,10 @@ public:
   // The reference's gradient of sum(root) with respect to leaf number `leaf` (leaf order);
   // nullopt if it errors. Used to weight an isolated culprit by its upstream gradient.
   std::optional<std::vector<double>> leaf_gradient(const Program& program, int leaf);
+  // The reference's gradient of sum(root) with respect to register `reg`: `reg` cut into a leaf
+  // holding its values, then that leaf's gradient (two reference-only runs). nullopt if the
+  // reference cannot say. What weighted() multiplies a prefix ending at `reg` by.
+  std::optional<std::vector<double>> upstream_gradient(const Program& program, Reg reg);
 
   // Programs executed so far (each runs every backend once).
   std::size_t runs() const { return runs_; }
@@ -57,7 +61,9 @@ std::vector<std::string> divergence_classes(const Verdict& verdict);
 // divergence usually drags gradient divergences behind it, never the reverse), then by backend
 // name. Empty when the verdict agrees.
 std::string primary_class(const Verdict& verdict);
-bool has_class(const Verdict& verdict, const std::string& cls);
+// With `ignore_leaf`, a gradient divergence of that leaf (a weighted program's upstream-gradient
+// leaf) does not count.
+bool has_class(const Verdict& verdict, const std::string& cls, int ignore_leaf = -1);
 
 // What an op-producing statement is, for signatures: the op name, plus the attributes that pick
 // a different code path whatever the shapes (pow's exponent, clamp's bounds). Dims are left out
@@ -74,7 +80,13 @@ struct Finding {
   std::string culprit_label;
 };
 
-// nullopt when the backends agree on the program. Costs at most one run per register.
+// nullopt when the backends agree on the program. The culprit is the earliest register whose
+// prefix shows the primary class: re-rooted there (the backward pass seeded with ones) or, for a
+// gradient class, also weighted() by the reference's upstream gradient at that register, whose
+// own gradient is not judged. A wrong permutation in a view's backward (flip, permute, repeat)
+// maps ones to ones, so only the weighted prefix shows it at the view rather than at the op
+// downstream. Costs at most one check per register, two for a gradient class (plus two
+// reference-only runs for the upstream gradient, skipped where it is all ones).
 std::optional<Finding> analyse(Runner& runner, const Program& program);
 
 // Whether a candidate still shows the same bug: the primary class still diverges and the

@@ -16,7 +16,7 @@
 // The pre-signature is the cheap stand-in computed from an UNMINIMISED program (triage's
 // grouping key, suppression's cache key):
 //   pre1|<primary class>|<culprit label>(<operand labels>)|special=<classes in the culprit's cone>
-// It needs analyse() (at most one run per register) instead of a minimisation (hundreds).
+// It needs analyse() (one or two checks per register) instead of a minimisation (hundreds).
 #pragma once
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // Design of the hot-path check (KnownBugFilter). The file names FULL signatures, which need a
 // minimised program, and minimising on every divergence (hundreds of runs) would stall a
 // campaign that hits one bug every few executions. So the filter keys a cache on the
-// pre-signature (one analyse(): at most one run per register, no minimisation) and only
+// pre-signature (one analyse(): one or two checks per register, no minimisation) and only
 // minimises the first time it meets a pre-signature; later divergences with that pre-signature
 // cost one analyse() and a hash lookup. Entries in the file stay exact signatures, so the file
 // is written from `burnmark triage` output and needs no second id per bug. The price: two
