@@ -14,6 +14,10 @@ if(TARGET burnmark_ref)
                                                      burnmark_oracle burnmark_gen burnmark_ir)
   target_include_directories(test_ref_vs_libtorch PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ref_vs_libtorch PRIVATE BURNMARK_FALLBACK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  # Reduced-precision accumulation: planted bf16/f16 accumulations flagged, LibTorch agreeing.
+  burnmark_test(test_reduced_precision test_reduced_precision.cpp)
+  target_link_libraries(test_reduced_precision PRIVATE burnmark_ref burnmark_libtorch burnmark_oracle
+                                                       burnmark_ir)
   # Forward mode: the reference's J·u against finite differences of itself, and against
   # LibTorch's dual tensors.
   burnmark_test(test_forward_mode test_forward_mode.cpp)

@@ -20,7 +20,11 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 // for any IEEE format; f32 when no run is in progress.
 struct Storage {
   FloatDType dtype = FloatDType::F32;
-  double u = 0x1p-24;               // unit roundoff: half an ulp, relative
+  double u = 0x1p-24; // unit roundoff: half an ulp, relative
+  // Unit roundoff of the accumulator of a sum or dot product (at::opmath_type: f32 for f32, bf16
+  // and f16, f64 for f64): LibTorch's CPU reductions and matmul add many terms in it and round to
+  // the dtype once (docs/conventions_reductions.md, "Accumulation").
+  double acc_u = 0x1p-24;
   double underflow_step = 0x1p-150; // half the subnormal step: a rounding's cost near zero
   double overflow = 0x1.ffffffp127; // exact results at least this large round to infinity
   double exp_overflow_input = 88.72283905206835; // ln(largest finite): exp is inf above it
@@ -31,6 +35,7 @@ inline Storage storage_for(FloatDType d) {
   const FloatFormat f = float_format(d);
   return {d,
           f.unit_roundoff(),
+          d == FloatDType::F64 ? f.unit_roundoff() : 0x1p-24,
           f.half_subnormal_step(),
           f.overflow_threshold(),
           std::log(f.max_finite),

@@ -14,11 +14,20 @@ namespace burnmark::ref {
 
 // ---- log-sum-exp ----
 
-// Rounding of a float log-sum-exp of n terms around its maximum: each exp(x - m) carries the
-// rounding of x - m (u |x - m|, at most n / e over the row in total, weighted by the terms) and
-// its own few ulps, the sum (n - 1) u, the log and the final addition of m.
-inline double lse_rounding(double n, double log_s, double r) {
-  return storage.u * (n / 2.718281828459045 + 4 + n) + 4 * storage.u * std::fabs(log_s) +
+// What the rounding of x - m in the dtype does to a term exp(x - m): a relative error of at most
+// expm1(u |x - m|). The sum of these over the row, weighted by the terms, is the sum's relative
+// error from the shifts (at most about n u / e; the row's own value is far smaller where a few
+// terms dominate).
+inline double shift_error(double d) {
+  return std::exp(d) * expm1_bound(storage.u * std::fabs(d));
+}
+
+// Rounding of a float log-sum-exp of n terms around its maximum: the terms' shifts
+// (`shift_rel`, shift_error summed over the row and divided by the sum), each term's own few
+// ulps, the sum (n - 1) u_acc (LibTorch's sum of the exp terms accumulates in f32 for bf16 and
+// f16 programs, SumAccumulator), the log and the final addition of m.
+inline double lse_rounding(double n, double shift_rel, double log_s, double r) {
+  return shift_rel + 4 * storage.u + n * storage.acc_u + 4 * storage.u * std::fabs(log_s) +
          2 * storage.u * std::fabs(r);
 }
 
@@ -37,13 +46,16 @@ inline Approx logsumexp_forward(Row x) {
   }
   if (pos_inf) return {kInf, 0.0};
   if (!any_finite) return {-kInf, 0.0};
-  double s = 0;
-  for (const Approx& a : x)
+  double s = 0, shift = 0;
+  for (const Approx& a : x) {
     s += std::exp(a.v - m);
+    if (std::isfinite(a.v)) shift += shift_error(a.v - m);
+  }
   const double log_s = std::log(s);
   const double r = m + log_s;
   // log-sum-exp is 1-Lipschitz in the largest input error (its gradient is a softmax).
-  return finish_transcendental(r, max_e + lse_rounding(static_cast<double>(x.size()), log_s, r));
+  return finish_transcendental(
+      r, max_e + lse_rounding(static_cast<double>(x.size()), shift / s, log_s, r));
 }
 
 // logsumexp_backward: grad * exp(x - result).
@@ -82,10 +94,11 @@ inline Approx vector_norm_forward(Row x, double p) {
       count += a.v != 0 ? 1 : 0;
       uncertain += straddles_zero(a) ? 1 : 0;
     }
-    // A count past 2^digits (256 in bf16) is not exact in the dtype: rounded once, or stalled
-    // at 2^digits when counted in the dtype (the n-term sum's bound, as for sum).
+    // A count past 2^digits is not exact in the dtype: LibTorch counts in at::opmath_type (f32
+    // for bf16 and f16, exact up to 2^24) and rounds once, as for sum; past 2^24 the float
+    // count may stall (the n-term sum's bound).
     const double v = to_storage(count);
-    const double stall = count < 1 / storage.u ? 0.0 : (count - 1) * storage.u * count;
+    const double stall = count < 1 / storage.acc_u ? 0.0 : (count - 1) * storage.acc_u * count;
     return {v, uncertain + stall};
   }
   for (const Approx& a : x)
@@ -99,9 +112,11 @@ inline Approx vector_norm_forward(Row x, double p) {
   const double spread = std::max(hi - r, r - lo);
   const double n = static_cast<double>(x.size());
   // The terms' powers, the sum in unknown order and the root: (n + 3) u / p relative, plus
-  // the root's own few ulps; max and min of |x| are exact.
+  // the root's own few ulps, all in the accumulator's type (LibTorch's CPU norm kernel computes
+  // in at::opmath_type, f32 for bf16 and f16); finish_transcendental adds the one rounding to the
+  // dtype. max and min of |x| are exact.
   const bool extremum = std::isinf(p);
-  const double rounding = extremum ? 0.0 : r * ((n + 3) * storage.u / p + 4 * storage.u);
+  const double rounding = extremum ? 0.0 : r * ((n + 3) * storage.acc_u / p + 4 * storage.acc_u);
   return extremum ? finish_exact(r, spread) : finish_transcendental(r, spread + rounding);
 }
 

@@ -15,7 +15,11 @@
 namespace burnmark::ref {
 
 // A float sum accumulated element by element, with the bound of an accumulation in unknown
-// order: sum(e_i) + (n - 1) u sum|x_i|, indeterminate when partial sums may overflow and cancel.
+// order: sum(e_i) + (n - 1) u_acc sum|x_i|, indeterminate when partial sums may overflow and
+// cancel. u_acc is the accumulator's unit roundoff (f32 for bf16 and f16 programs: LibTorch's
+// CPU sum, cumsum and trace accumulate in at::acc_type and round to the dtype once, which
+// finish_exact's two ulps of the dtype cover), so a kernel that accumulates in bf16 and stalls
+// at 256 is flagged (docs/conventions_reductions.md, "Accumulation").
 struct SumAccumulator {
   double sum = 0, abs_sum = 0, err = 0;
   bool pos = false, negative = false, non_finite = false, indet = false;
@@ -30,12 +34,13 @@ struct SumAccumulator {
     pos = pos || a.v > 0;
     negative = negative || a.v < 0;
   }
-  // The sum of the n terms so far, with `extra` more roundings (a mean's division, a caller's
-  // own steps).
+  // The sum of the n terms so far, with `extra` more roundings in the dtype (a caller's own
+  // steps on the terms or the result).
   Approx value(double n, double extra_roundings = 0) const {
     if (indet || (abs_sum >= storage.overflow && ((pos && negative) || non_finite)))
       return unknown(sum);
-    return finish_exact(sum, err + (n - 1 + extra_roundings) * storage.u * abs_sum);
+    return finish_exact(sum,
+                        err + ((n - 1) * storage.acc_u + extra_roundings * storage.u) * abs_sum);
   }
 };
 
@@ -113,10 +118,11 @@ struct ProductFactors {
   }
 
   // The product, with a bound that holds for a float product in any order with `roundings`
-  // roundings. Partial products of a float product in unknown order may overflow or lose bits
-  // below the normal range although the exact product does not: then the element is
-  // indeterminate. Exact zeros, infinities and NaN give what every order gives (0 * inf = NaN is
-  // order-free).
+  // roundings. These stay roundings of the dtype: LibTorch's CPU prod kernel
+  // (prod_kernel_impl, binary_kernel_reduce_vec on scalar_t) multiplies in the dtype itself.
+  // Partial products of a float product in unknown order may overflow or lose bits below the normal
+  // range although the exact product does not: then the element is indeterminate. Exact zeros,
+  // infinities and NaN give what every order gives (0 * inf = NaN is order-free).
   Approx value(double roundings) const {
     if (unknown_factor) return {0.0, kInf};
     const double signed_zero = sign ? -0.0 : 0.0;
@@ -349,7 +355,9 @@ inline Spread spread_of(Row x) {
       residual += value(a) - r.mean;
     r.mean += residual / n;
   }
-  const double dm = (n + 1) * storage.u * abs_sum / n;
+  // LibTorch's CPU var and std accumulate in at::opmath_type or wider (Welford in double, or
+  // two passes in float) and round to the dtype once: u_acc, not the dtype's u.
+  const double dm = (n + 1) * storage.acc_u * abs_sum / n;
   double q = 0, prop = 0;
   for (const Approx& a : x) {
     const double d = value(a) - r.mean;
@@ -358,7 +366,7 @@ inline Spread spread_of(Row x) {
     q += value(a) * value(a);
     prop += 2 * std::fabs(d) * e + e * e;
   }
-  r.s_e = prop + n * dm * dm + 4 * (n + 2) * storage.u * (r.s + std::sqrt(r.s * q));
+  r.s_e = prop + n * dm * dm + 4 * (n + 2) * storage.acc_u * (r.s + std::sqrt(r.s * q));
   return r;
 }
 

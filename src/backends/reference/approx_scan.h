@@ -117,6 +117,7 @@ inline void logcumsumexp_backward(Row x, Row y, Row g, RowOut dx, std::vector<Ap
 struct Shifted {
   double m = 0;     // the row's max
   double s = 0;     // sum of exp(x - m)
+  double shift = 0; // sum of shift_error(x - m)
   double max_e = 0; // largest input bound
   bool nan = false; // NaN in, or an infinite max (inf - inf)
   bool indet = false;
@@ -133,8 +134,10 @@ inline Shifted shifted_of(Row x) {
   }
   if (std::isinf(r.m)) r.nan = true; // x - max is inf - inf somewhere (all -inf, or a +inf)
   if (r.nan || r.indet) return r;
-  for (const Approx& a : x)
+  for (const Approx& a : x) {
     r.s += std::exp(a.v - r.m);
+    if (std::isfinite(a.v)) r.shift += shift_error(a.v - r.m);
+  }
   return r;
 }
 
@@ -174,7 +177,8 @@ inline void log_softmax_forward(Row x, RowOut y) {
       continue;
     }
     const double v = d - log_s;
-    const double e = x[j].e + sh.max_e + storage.u * std::fabs(d) + lse_rounding(n, log_s, sh.m);
+    const double e = x[j].e + sh.max_e + storage.u * std::fabs(d) +
+                     lse_rounding(n, sh.shift / sh.s, log_s, sh.m);
     y[j] = finish_transcendental(v, e);
   }
 }

@@ -42,12 +42,15 @@ Shape batch_of(const Shape& s) {
   return b;
 }
 
-// What a float dot product may add to the exact sum: len * u * sum|x_p y_p| for its roundings in
-// unknown order (with or without FMA). A single term is rounded once, like ours, except for the
+// What a float dot product may add to the exact sum: len * u_acc * sum|x_p y_p| for its roundings
+// in unknown order (with or without FMA), u_acc the accumulator's (f32 for bf16 and f16: a product
+// of two bf16 or f16 values is exact in f32, and LibTorch's CPU gemm, gemv and dot accumulate in
+// at::opmath_type, pytorch/pytorch#65839 and #96074, as oneDNN's bf16 gemm does; the one rounding
+// to the dtype is finish_exact's). A single term is rounded once, like ours, except for the
 // sign of a product that underflows to zero: a BLAS adds it to a +0 accumulator (+0 + -0 = +0),
 // an FMA keeps -0. The sign of such a zero is the library's choice, so it is left uncertain.
 double dot_rounding(double sum, double abs_sum, std::int64_t len) {
-  if (len > 1) return static_cast<double>(len) * storage.u * abs_sum;
+  if (len > 1) return static_cast<double>(len) * storage.acc_u * abs_sum;
   return sum != 0 && to_storage(sum) == 0 ? storage.underflow_step : 0.0;
 }
 
@@ -174,7 +177,9 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
     } else if (terms == 1) {
       dst.set(jj, {s.sum[j], s.err[j]}); // a one-term sum is a copy in every library
     } else {
-      dst.set(jj, finish_exact(s.sum[j], s.err[j] + static_cast<double>(terms - 1) * storage.u *
+      // Accumulated in f32 for bf16 and f16 (SumAccumulator): sum, mean and the backward's
+      // sum-to-shape.
+      dst.set(jj, finish_exact(s.sum[j], s.err[j] + static_cast<double>(terms - 1) * storage.acc_u *
                                                         s.abs_sum[j]));
     }
   }

@@ -83,7 +83,7 @@ inline Approx addmm_element(const Buf& m1, std::int64_t row0, const Buf& m2, std
   if (mag >= storage.overflow && ((positive && negative) || non_finite)) return unknown(value);
   if (non_finite) return finish_exact(value, 0.0); // IEEE's infinities: the same in any order
   const double e = std::fabs(alpha) * err + (use_c ? std::fabs(beta) * c.e : 0.0) +
-                   static_cast<double>(k + 2) * storage.u * mag;
+                   static_cast<double>(k + 2) * storage.acc_u * mag; // f32 accumulator, dot()
   return finish_exact(value, e);
 }
 
