@@ -100,15 +100,59 @@ TEST(ValuesDiverge, ToleranceIsAbsoluteBelowOneRelativeAbove) {
   EXPECT_TRUE(values_diverge(0.5, 0.5 + 1.01e-2, 1e-2));
 }
 
-TEST(ValuesDiverge, BoundWidensByExactlyTheBound) {
+TEST(ValuesDiverge, ABoundMakesTheToleranceRelativeAndIsTheOnlyAbsoluteSlack) {
+  // At 0.5 with E = 1e-3 the threshold is E + tol * max(|a|, |b|): for b = 0.5 + d it is crossed
+  // at d = (E + tol * 0.5) / (1 - tol) ~ 1.05e-3, not at E + tol = 1.1e-3 (no absolute floor).
   const double bound = 1e-3;
-  const double edge = kTol + bound;                          // the threshold at magnitude < 1
-  EXPECT_TRUE(values_diverge(0.5, 0.5 + 0.99 * edge, kTol)); // outside without the bound
+  const double edge = bound + kTol * 0.5;
+  EXPECT_TRUE(values_diverge(0.5, 0.5 + 0.99 * edge, kTol));         // outside without the bound
   EXPECT_FALSE(values_diverge(0.5, 0.5 + 0.99 * edge, kTol, bound)); // inside with it
   EXPECT_TRUE(values_diverge(0.5, 0.5 + 1.01 * edge, kTol, bound));  // and no further
+  EXPECT_TRUE(values_diverge(0.5, 0.5 + bound + 0.99 * kTol, kTol, bound)); // the old edge
   // At magnitude 1000 the bound adds to the relative part, not multiplies it.
   EXPECT_FALSE(values_diverge(1000.0, 1000.0 + 0.1 + 0.99 * bound, kTol, bound));
   EXPECT_TRUE(values_diverge(1000.0, 1000.0 + 0.1001 + 1.01 * bound, kTol, bound));
+}
+
+// The planted fault of issue 29: a result wrong in every digit at magnitude 1e-5. With a tight
+// reference bound (1e-12, a few ulps of 1e-5) the difference 1e-5 exceeds 1e-12 + tol * 2e-5 =
+// 2.000001e-9 by far; the seed's rule (no bound) forgave anything below 1e-4.
+TEST(ValuesDiverge, AWrongSmallValueWithATightBoundDiverges) {
+  EXPECT_TRUE(values_diverge(1e-5, 2e-5, kTol, 1e-12));
+  EXPECT_TRUE(values_diverge(1e-5, 0.0, kTol, 1e-12));
+  EXPECT_TRUE(values_diverge(1e-5, -1e-5, kTol, 1e-12));
+  EXPECT_FALSE(values_diverge(1e-5, 2e-5, kTol)); // no bound: the seed's absolute rule
+  // Within the relative tolerance it still agrees: 1e-5 * (1 + 0.99e-4) - 1e-5 = 0.99e-9 is
+  // below 1e-12 + tol * 1.0000099e-5 ~ 1.001e-9; 1.01e-4 relative (1.01e-9) is not.
+  EXPECT_FALSE(values_diverge(1e-5, 1e-5 * (1 + 0.99e-4), kTol, 1e-12));
+  EXPECT_TRUE(values_diverge(1e-5, 1e-5 * (1 + 1.01e-4), kTol, 1e-12));
+}
+
+// E = 0 says every correct f32 implementation computes these very bits (exact inputs, one
+// correctly rounded op): the comparison is relative only, an exact zero must stay zero.
+TEST(ValuesDiverge, AnExactValueIsComparedRelativelyOnly) {
+  EXPECT_FALSE(values_diverge(1e-5, 1e-5 * (1 + 0.99e-4), kTol, 0.0));
+  EXPECT_TRUE(values_diverge(1e-5, 1e-5 * (1 + 1.01e-4), kTol, 0.0));
+  EXPECT_FALSE(values_diverge(0.0, -0.0, kTol, 0.0));
+  EXPECT_TRUE(values_diverge(0.0, 1e-30, kTol, 0.0)); // 1e-30 > 0 + tol * 1e-30
+}
+
+// A bound at least the value's magnitude (the interval reaches zero: cancellation, underflow)
+// says the value is zero up to rounding, its sign and relative error unknown: any value within
+// the bound agrees, and the seed's absolute floor tol * max(1, |a|, |b|) is kept on top.
+TEST(ValuesDiverge, ABoundReachingZeroKeepsTheAbsoluteFloor) {
+  const double a = 1e-5;
+  const double bound = 2e-5;                         // >= |a|
+  EXPECT_FALSE(values_diverge(a, -a, kTol, bound));  // the sign flipped: within the bound
+  EXPECT_FALSE(values_diverge(a, 0.0, kTol, bound)); // cancelled to zero
+  EXPECT_FALSE(values_diverge(a, a + bound, kTol, bound));
+  const double edge = bound + kTol; // E + tol * max(1, |a|, |b|) with |a|, |b| < 1
+  EXPECT_FALSE(values_diverge(a, a + 0.99 * edge, kTol, bound));
+  EXPECT_TRUE(values_diverge(a, a + 1.01 * edge, kTol, bound));
+  // Exactly at the edge E = |a| the interval reaches zero too.
+  EXPECT_FALSE(values_diverge(a, a + 0.99 * (a + kTol), kTol, a));
+  // Just below it (E < |a|) the reference knows the sign: relative, no floor.
+  EXPECT_TRUE(values_diverge(a, -a, kTol, 0.99 * a));
 }
 
 TEST(Compare, AllAgreeingBackendsGiveAnEmptyVerdict) {
@@ -280,10 +324,11 @@ TEST(Compare, IndeterminateElementsAreCountedNotJudged) {
 TEST(Compare, OnlyTheReferencesBoundCounts) {
   const Outcome ref = ok("ref", tensor({1}, {0.5}, {0.01}));
   Outcome other = ok("plugin", tensor({1}, {0.5 + 0.009}));
-  EXPECT_TRUE(compare({ref, other}, with_gradients()).agree()); // 0.009 < 1e-4 + 0.01
+  EXPECT_TRUE(compare({ref, other}, with_gradients()).agree()); // 0.009 < 0.01 + 1e-4 * 0.509
   other.root.values = {0.5 + 0.015};
-  EXPECT_FALSE(compare({ref, other}, with_gradients()).agree()); // 0.015 > 1e-4 + 0.01
-  // A bound of the wrong length on the reference is ignored rather than read out of range.
+  EXPECT_FALSE(compare({ref, other}, with_gradients()).agree()); // 0.015 > 0.01 + 1e-4 * 0.515
+  // A bound of the wrong length on the reference is ignored rather than read out of range: no
+  // bound, the seed's rule, 0.009 > 1e-4.
   Outcome bad_ref = ref;
   bad_ref.root.error_bound = {0.01, 0.01};
   other.root.values = {0.5 + 0.009};
@@ -553,6 +598,39 @@ TEST(WrongBackend, CaughtAgainstTheRealReference) {
   EXPECT_EQ(v.divergences[0].leaf, 0);
   EXPECT_EQ(v.divergences[0].first_index, 1u);
   EXPECT_EQ(v.divergences[0].count, 2u);
+}
+#endif
+
+#if defined(BURNMARK_HAVE_REFERENCE)
+// Issue 29's planted fault end to end: the real reference computes 1e-3 * 1e-2 ~ 1e-5 with a
+// bound of a few ulps (one correctly rounded product of exact leaves: at most 2 u |z| ~ 1.2e-12,
+// docs/conventions.md), so a backend twice the value is caught although the difference, 1e-5,
+// is far below the seed's absolute 1e-4. The same outcome without the reference's bounds (a
+// reference that sends none) falls back to the seed's rule and agrees.
+TEST(WrongBackend, AWrongSmallValueIsCaughtWhereTheReferenceBoundsIt) {
+  ParseResult r = parse_program("# burnmark program v1\n"
+                                "%0 = leaf f32[2] [0.001, 0.5]\n"
+                                "%1 = leaf f32[2] [0.01, 0.25]\n"
+                                "%2 = mul %0, %1 : f32[2]\n"
+                                "root %2\n");
+  ASSERT_TRUE(r.ok()) << r.error();
+  const Outcome ref = make_reference_backend()->run(r.program(), RunOptions{});
+  ASSERT_EQ(ref.status, Status::Ok) << ref.message;
+  ASSERT_EQ(ref.root.error_bound.size(), 2u);
+  EXPECT_NEAR(ref.root.values[0], 1e-5, 1e-11);
+  EXPECT_LE(ref.root.error_bound[0], 1e-11);
+  EXPECT_EQ(ref.root.values[1], 0.125); // exact
+  Outcome wrong = ref;
+  wrong.backend = "wrong";
+  wrong.root.error_bound.clear();
+  wrong.root.values[0] *= 2;
+  const Verdict v = compare({ref, wrong}, with_gradients(false));
+  ASSERT_EQ(v.divergences.size(), 1u) << format_verdict(v);
+  EXPECT_EQ(v.divergences[0].first_index, 0u);
+  EXPECT_EQ(v.divergences[0].count, 1u);
+  Outcome unbounded = ref;
+  unbounded.root.error_bound.clear();
+  EXPECT_TRUE(compare({unbounded, wrong}, with_gradients(false)).agree());
 }
 #endif
 

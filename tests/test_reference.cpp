@@ -874,6 +874,29 @@ TEST(ReferenceErrorBounds, CoverOtherF32Implementations) {
     }
 }
 
+// d/dx (reciprocal(x) * x) = 1/x - x/x^2 = 0 exactly; in f32 it is y + (-x * (y * y)) by D's
+// formula (-2^-23 at 0.75: y * y rounds down) and y + (-x / (x * x)) by oneDNN's (0 at 0.75).
+// Both round a correct formula, so the reference's bound must span them although every input
+// is exact (issue 29: the relative rule gives no absolute slack besides the bound).
+TEST(ReferenceErrorBounds, ReciprocalGradientCoversAnyRoundingOrder) {
+  const std::vector<float> xs = {0.75f, -1.25f, 0.3f, 3.5f, -0.6f, 7.5f, 0.1f};
+  Builder b;
+  const Reg x = b.leaf({7}, xs);
+  const Outcome out = run(b.done(b.op(Op::Mul, {b.op(Op::Reciprocal, {x}), x})));
+  ASSERT_EQ(out.grads.size(), 1u);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const float v = xs[i];
+    const float y = 1.0f / v;
+    const float by_division = y + (-v / (v * v)); // g = x for the reciprocal's input
+    const float by_product = y + (-(v * y) * y);
+    EXPECT_LE(std::fabs(double(by_division) - out.grads[0].values[i]), out.grads[0].error_bound[i])
+        << v;
+    EXPECT_LE(std::fabs(double(by_product) - out.grads[0].values[i]), out.grads[0].error_bound[i])
+        << v;
+    EXPECT_LE(out.grads[0].error_bound[i], 8 * 0x1p-24 / std::fabs(v)) << v; // a few ulps of 1/x
+  }
+}
+
 // ---------------------------------------------------------------- cost
 
 TEST(ReferencePerformance, TwentyOpProgramOn16x16) {

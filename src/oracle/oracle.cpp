@@ -12,15 +12,27 @@
 
 namespace burnmark {
 
-bool values_diverge(double a, double b, double tolerance, double bound) {
+bool values_diverge(double a, double b, double tolerance, std::optional<double> bound) {
   const bool a_nan = std::isnan(a);
   const bool b_nan = std::isnan(b);
   if (a_nan || b_nan) return a_nan != b_nan;
   // An infinity is a specific answer (overflow, log(0), 1/0): only the same infinity agrees,
   // however large the finite value on the other side.
   if (std::isinf(a) || std::isinf(b)) return a != b;
-  const double scale = std::max({1.0, std::fabs(a), std::fabs(b)});
-  return std::fabs(a - b) > tolerance * scale + bound;
+  const double diff = std::fabs(a - b);
+  const double larger = std::max(std::fabs(a), std::fabs(b));
+  // No bound: nothing says how far a correct f32 result may lie from a, so differences below
+  // the tolerance are forgiven at every magnitude below 1 (the seed's rule).
+  if (!bound) return diff > tolerance * std::max(1.0, larger);
+  // A bound: it is the absolute slack (cancellation, subnormal steps, long chains), and the
+  // tolerance is relative only, so a result wrong in every digit at 1e-5 is caught. Where the
+  // reference's interval [a - E, a + E] reaches zero (E >= |a|, E > 0) the reference knows
+  // neither the value's sign nor its magnitude: it is zero up to rounding, its relative error
+  // unknown, and the seed's absolute floor applies as well.
+  const double e = *bound;
+  const bool zero_up_to_rounding = e > 0.0 && e >= std::fabs(a);
+  const double scale = zero_up_to_rounding ? std::max(1.0, larger) : larger;
+  return diff > e + tolerance * scale;
 }
 
 namespace {
@@ -41,9 +53,10 @@ std::optional<DivergenceKind> child_failure(Status status) {
 }
 
 // A bound vector is used only when it has one entry per value; a malformed one (a plugin bug)
-// must not index out of range, and ignoring it can only make the comparison stricter.
-double bound_at(const HostTensor& t, std::size_t i) {
-  return t.error_bound.size() == t.values.size() ? t.error_bound[i] : 0.0;
+// must not index out of range, and is taken as no bound at all (the seed's rule).
+std::optional<double> bound_at(const HostTensor& t, std::size_t i) {
+  if (t.error_bound.size() != t.values.size()) return std::nullopt;
+  return t.error_bound[i];
 }
 
 struct Judge {
@@ -78,10 +91,10 @@ struct Judge {
       // Only the trusted side's bound counts: a backend under test that bounds its own wrong
       // values (a plugin's self-reported error_bound) would otherwise excuse its own faults.
       // Its bound is shown in the report (own_bound), never used.
-      const double bound = bound_at(ref, i);
+      const std::optional<double> bound = bound_at(ref, i);
       // +inf (or a NaN from inf - inf) means the reference cannot tell which side of a kink
       // f32 lands on; any answer there is defensible, so the element is counted, not judged.
-      if (!(bound < std::numeric_limits<double>::infinity())) {
+      if (bound && !(*bound < std::numeric_limits<double>::infinity())) {
         ++indeterminate;
         continue;
       }
@@ -98,7 +111,7 @@ struct Judge {
     d.actual = got.values[first];
     if (!got.error_bound.empty())
       d.detail = fmt::format("own bound {} (the backend's, shown, not used)",
-                             bound_at(got, first));
+                             bound_at(got, first).value_or(0.0));
     verdict.divergences.push_back(std::move(d));
   }
 

@@ -252,10 +252,11 @@ std::string expected_list(const std::vector<double>& values) {
     items.push_back(dbl(v));
   return repro_detail::join_wrapped(items, 6, "      ");
 }
-// check()'s arguments after the tensor: the expected values, and their bounds when any is not 0.
+// check()'s arguments after the tensor: the expected values, and their bounds when the
+// reference gave any (all zeros included: an exact value is compared relatively).
 std::string expected_args(const std::vector<double>& values, const std::vector<double>& bounds) {
   std::string out = "{" + expected_list(values) + "}";
-  if (repro_detail::any_nonzero(bounds)) out += ", {" + expected_list(bounds) + "}";
+  if (!bounds.empty()) out += ", {" + expected_list(bounds) + "}";
   return out;
 }
 // The program's float dtype as LibTorch spells it.
@@ -311,20 +312,27 @@ torch::Tensor leaf64(std::vector<std::int64_t> shape, bool requires_grad, const 
   return t.to(kDType).requires_grad_(requires_grad);
 }
 
-// NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included), and
-// finite values diverge when |a - b| > tolerance * max(1, |a|, |b|) + bound (the rounding a
-// correct implementation may add); an infinite bound means either answer is right.
-bool diverges(double a, double b, double bound) {
-  if (std::isinf(bound)) return false;
-  if (std::isnan(a) || std::isnan(b)) return !(std::isnan(a) && std::isnan(b));
-  if (std::isinf(a) || std::isinf(b)) return a != b;
-  return std::abs(a - b) > kTolerance * std::max({1.0, std::abs(a), std::abs(b)}) + bound;
+// NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included).
+// Finite values: with no bound, diverge when |got - expected| > tolerance * max(1, |got|,
+// |expected|); with a bound E (the rounding a correct implementation may add), when
+// |got - expected| > E + tolerance * max(|got|, |expected|), relative only, unless E reaches zero
+// (0 < E >= |expected|: zero up to rounding), where the max takes 1 too. An infinite bound means
+// either answer is right.
+bool diverges(double got, double expected, bool bounded, double bound) {
+  if (bounded && !(bound < INFINITY)) return false;
+  if (std::isnan(got) || std::isnan(expected)) return !(std::isnan(got) && std::isnan(expected));
+  if (std::isinf(got) || std::isinf(expected)) return got != expected;
+  double larger = std::max(std::abs(got), std::abs(expected));
+  if (!bounded) return std::abs(got - expected) > kTolerance * std::max(1.0, larger);
+  if (0 < bound && std::abs(expected) <= bound) larger = std::max(1.0, larger);
+  return std::abs(got - expected) > bound + kTolerance * larger;
 }
 
 // Prints LibTorch's values beside the expected ones (every element of small tensors, only the
 // diverging ones of large tensors) and returns how many diverge.
 int check(const std::string& name, const torch::Tensor& got, const std::vector<double>& expected,
           std::vector<double> bounds = {}) {
+  const bool bounded = !bounds.empty();
   bounds.resize(expected.size(), 0.0);
   const torch::Tensor t = got.detach().to(torch::kDouble).contiguous();
   const auto n = static_cast<std::size_t>(t.numel());
@@ -335,7 +343,7 @@ int check(const std::string& name, const torch::Tensor& got, const std::vector<d
   const double* v = t.data_ptr<double>();
   int bad = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const bool d = diverges(v[i], expected[i], bounds[i]);
+    const bool d = diverges(v[i], expected[i], bounded, bounds[i]);
     bad += d;
     if (d || n <= 64)
       std::printf("%s[%zu]  libtorch % .9g  expected % .17g%s\n", name.c_str(), i, v[i], expected[i],

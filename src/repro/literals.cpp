@@ -31,12 +31,6 @@ std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_
   return out;
 }
 
-bool any_nonzero(const std::vector<double>& bounds) {
-  for (double b : bounds)
-    if (b != 0) return true;
-  return false;
-}
-
 const std::vector<double>& bounds_of(const ReproCase& repro, std::size_t leaf) {
   static const std::vector<double> none;
   return leaf < repro.grad_bounds.size() ? repro.grad_bounds[leaf] : none;

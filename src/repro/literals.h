@@ -21,8 +21,6 @@ std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_
 Shape result_shape(const Program& p, const Instr& in);
 // permute's dims, comma-separated (each language adds its own brackets).
 std::string permutation_items(const Program& p, const Instr& in);
-// True when some bound is not 0 (the emitters then pass the bounds along).
-bool any_nonzero(const std::vector<double>& bounds);
 // Leaf i's gradient bounds, empty when the case has none.
 const std::vector<double>& bounds_of(const ReproCase& repro, std::size_t leaf);
 // "one intra-op thread", "4 intra-op threads": for the reproducer's header comment.

@@ -258,10 +258,11 @@ std::string expected_list(const std::vector<double>& values) {
     items.push_back(literal(v));
   return repro_detail::join_wrapped(items, 6, "        ");
 }
-// check()'s arguments after the tensor: the expected values, and their bounds when any is not 0.
+// check()'s arguments after the tensor: the expected values, and their bounds when the
+// reference gave any (all zeros included: an exact value is compared relatively).
 std::string expected_args(const std::vector<double>& values, const std::vector<double>& bounds) {
   std::string out = "[" + expected_list(values) + "]";
-  if (repro_detail::any_nonzero(bounds)) out += ", [" + expected_list(bounds) + "]";
+  if (!bounds.empty()) out += ", [" + expected_list(bounds) + "]";
   return out;
 }
 
@@ -301,17 +302,25 @@ def leaf(shape, requires_grad, bits):
     return t.clone().reshape(shape).to(DTYPE).requires_grad_(requires_grad)
 
 
-def diverges(a, b, bound):
-    """NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included),
-    finite values diverge when |a - b| > TOLERANCE * max(1, |a|, |b|) + bound (the rounding a
-    correct implementation may add); an infinite bound means either answer is right."""
-    if math.isinf(bound):
+def diverges(got, expected, bound):
+    """NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included).
+    Finite values: with no bound (None), diverge when |got - expected| > TOLERANCE * max(1,
+    |got|, |expected|); with a bound E (the rounding a correct implementation may add), when
+    |got - expected| > E + TOLERANCE * max(|got|, |expected|), relative only, unless E reaches
+    zero (0 < E >= |expected|: zero up to rounding), where the max takes 1 too. An infinite
+    bound means either answer is right."""
+    if bound is not None and not bound < math.inf:
         return False
-    if math.isnan(a) or math.isnan(b):
-        return not (math.isnan(a) and math.isnan(b))
-    if math.isinf(a) or math.isinf(b):
-        return a != b
-    return abs(a - b) > TOLERANCE * max(1.0, abs(a), abs(b)) + bound
+    if math.isnan(got) or math.isnan(expected):
+        return not (math.isnan(got) and math.isnan(expected))
+    if math.isinf(got) or math.isinf(expected):
+        return got != expected
+    larger = max(abs(got), abs(expected))
+    if bound is None:
+        return abs(got - expected) > TOLERANCE * max(1.0, larger)
+    if 0 < bound and abs(expected) <= bound:
+        larger = max(1.0, larger)
+    return abs(got - expected) > bound + TOLERANCE * larger
 
 
 def check(name, got, expected, bounds=None):
@@ -321,7 +330,7 @@ def check(name, got, expected, bounds=None):
     if len(values) != len(expected):
         print("%s: torch has %d elements, expected %d  <-- DIVERGES" % (name, len(values), len(expected)))
         return 1
-    bounds = bounds or [0.0] * len(expected)
+    bounds = bounds or [None] * len(expected)
     bad = 0
     for i, (v, e) in enumerate(zip(values, expected)):
         d = diverges(v, e, bounds[i])

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,22 @@ namespace burnmark {
 
 inline constexpr double kDefaultTolerance = 1e-4;
 
-// The seed's values_diverge: NaN vs non-NaN diverges, two NaNs agree, infinities must match
-// exactly (sign included), finite values diverge when |a - b| > tolerance * max(1, |a|, |b|)
-// + bound, where bound is the reference's propagated rounding-error estimate (0 if none). A
-// backend under test never contributes a bound: its own estimate is only shown in the detail.
-bool values_diverge(double a, double b, double tolerance, double bound = 0.0);
+// The agreement rule for one element; a is the reference's value, b the backend's. NaN vs
+// non-NaN diverges, two NaNs agree, infinities must match exactly (sign included). For finite
+// values, with E = bound (the reference's propagated rounding-error bound for a; a backend under
+// test never contributes one, its own estimate is only shown in the detail):
+//   no bound (nullopt: a reference without bounds, e.g. LibTorch first in a release-vs-release
+//   run, or a plugin that sends none):      diverge when |a - b| > tol * max(1, |a|, |b|)
+//   E < |a| or E = 0 (the reference knows the value to within its bound: relative, no floor):
+//                                            diverge when |a - b| > E + tol * max(|a|, |b|)
+//   0 < E >= |a| (the interval [a - E, a + E] reaches zero: zero up to rounding, by
+//   cancellation or underflow, relative error unknown):
+//                                            diverge when |a - b| > E + tol * max(1, |a|, |b|)
+// So below 1 a value the reference bounds tightly is compared relatively: 2e-5 for 1e-5 with
+// E = 1e-12 diverges; absolute slack comes from the bound (docs/conventions.md, "Error bounds").
+// An infinite bound is the caller's to handle (compare() counts the element as indeterminate).
+bool values_diverge(double a, double b, double tolerance,
+                    std::optional<double> bound = std::nullopt);
 
 enum class DivergenceKind {
   Forward,  // the root's values differ

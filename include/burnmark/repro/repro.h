@@ -32,7 +32,7 @@ struct ReproCase {
   // reduced-precision programs, where a correct result may be ulps of bf16 away.
   std::vector<double> root_bound;
   std::vector<std::vector<double>> grad_bounds;
-  double tolerance = 1e-4; // the seed's values_diverge rule, relative to max(1, |a|, |b|)
+  double tolerance = 1e-4; // values_diverge's tolerance (oracle.h): relative where bounded
   bool check_gradients = true;
   // Forward mode (Python, eager only): every float leaf made a dual tensor with leaf_tangent's
   // direction, and the root's tangent J·u checked against expected_tangent (bounds as above).

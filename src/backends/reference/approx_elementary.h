@@ -200,8 +200,17 @@ inline Approx reciprocal_forward(Approx x, const Attrs&) {
 }
 // D: -grad * (result * result): result * result overflows first (reciprocal(1e-20) with grad
 // 1e-30 gives -inf).
+// The mathematics fixes -g / x^2, not how to round it: -(g * y) * y or -g / (x * x) (oneDNN's)
+// are as correct. With exact g and y, mul's bounds are 0 (D's rounding sequence gives the same
+// bits everywhere), but another sequence need not: D's value is -g/x^2 (1 + 2 d0 + d1 + d2),
+// y = (1/x)(1 + d0), and -g / (x * x) is -g/x^2 (1 + d3 + d4), |d_i| <= u, so the two lie up to
+// 5u |z| apart; 3 kExactUlps = 6u covers it (reciprocal(x) * x's gradient at 0.75 is -2^-23 by
+// D and 0 by oneDNN: ReferenceErrorBounds.ReciprocalGradientCoversAnyRoundingOrder).
 inline Approx reciprocal_backward(Approx g, Approx, Approx y, const Attrs&) {
-  return mul(neg(g), mul(y, y));
+  Approx r = mul(neg(g), mul(y, y));
+  if (exact(g) && exact(y) && exact(r) && std::isfinite(r.v))
+    r.e = 3 * kExactUlps * (storage.u * std::fabs(r.v) + storage.underflow_step);
+  return r;
 }
 
 // square is pow(self, 2) (CompositeImplicitAutograd), whose fast path is x * x: overflows from
