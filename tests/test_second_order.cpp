@@ -227,7 +227,10 @@ TEST(RefVsLibTorchSecondOrder, LibTorchLacksDoubleBackwardExactlyWhereTheTableSa
   EXPECT_EQ(listed, unsupported);
 }
 
-void expect_every_op_agrees_to_second_order(Backend& variant, FloatDType dtype) {
+// `departing`: statements (as text) whose program this variant gets wrong by a recorded bug
+// (bugs.md): they must still diverge, so that a fix is noticed.
+void expect_every_op_agrees_to_second_order(Backend& variant, FloatDType dtype,
+                                            const std::vector<std::string_view>& departing = {}) {
   const auto ref = make_reference_backend();
   int checked = 0;
   for (const auto& [op, program] : second_order_programs()) {
@@ -238,7 +241,12 @@ void expect_every_op_agrees_to_second_order(Backend& variant, FloatDType dtype) 
     ASSERT_EQ(r.status, Status::Ok) << r.message;
     ASSERT_EQ(l.status, Status::Ok) << l.message;
     const Verdict v = compare({r, l}, with_hessian());
-    EXPECT_TRUE(v.agree()) << variant.name() << ": " << op_name(op) << "\n" << format_verdict(v);
+    const std::string text = to_text(p);
+    if (std::any_of(departing.begin(), departing.end(),
+                    [&](std::string_view d) { return text.find(d) != std::string::npos; }))
+      EXPECT_FALSE(v.agree()) << variant.name() << ": " << op_name(op) << " no longer diverges";
+    else
+      EXPECT_TRUE(v.agree()) << variant.name() << ": " << op_name(op) << "\n" << format_verdict(v);
     ++checked;
   }
   EXPECT_GE(checked, 180);
@@ -257,7 +265,9 @@ TEST(RefVsLibTorchSecondOrder, EveryOpAgreesWithEveryTensorInAnotherLayout) {
 }
 
 TEST(RefVsLibTorchSecondOrder, EveryOpAgreesThroughItsInPlaceForm) {
-  expect_every_op_agrees_to_second_order(*make_libtorch_inplace_backend(), FloatDType::F32);
+  // celu_ takes its gradient from the result (libtorch-inplace-celu-grad-from-result).
+  expect_every_op_agrees_to_second_order(*make_libtorch_inplace_backend(), FloatDType::F32,
+                                         {"celu %0, alpha=0.1"});
 }
 
 // Forward over reverse in LibTorch: where the backward functions have forward-mode formulas it
