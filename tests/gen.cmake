@@ -3,3 +3,7 @@ burnmark_test(test_gen test_gen.cpp)
 target_link_libraries(test_gen PRIVATE burnmark_gen)
 # For running the binary by hand, outside ctest (which sets BURNMARK_SOURCE_DIR).
 target_compile_definitions(test_gen PRIVATE BURNMARK_FALLBACK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# Generated programs reach every LibTorch kernel branch docs/attribute-branches.md lists for the
+# parametrised ops (operand values from the reference).
+burnmark_test(test_attribute_branches test_attribute_branches.cpp)
+target_link_libraries(test_attribute_branches PRIVATE burnmark_gen burnmark_triage burnmark_ref)

@@ -50,6 +50,10 @@ void later_vocabulary(std::vector<NamedProgram>& out) {
       if ((info.op == Op::ClampMin && std::isnan(attrs.lo)) ||
           (info.op == Op::ClampMax && std::isnan(attrs.hi)))
         continue;
+      // A softplus threshold above ln(FLT_MAX) lets LibTorch's exp overflow below the switch:
+      // softplus(0.9, beta=100, threshold=100) is inf there, a LibTorch finding of issue 29
+      // (docs/attribute-branches.md), not an agreement to test.
+      if (info.op == Op::Softplus && attrs.threshold > 88.72) continue;
       ProgramBuilder b;
       const Reg x = b.leaf({2, 3}, info.op == Op::PowTensor
                                        ? std::vector<float>{0.5f, 1.25f, 2.0f, 0.3f, 1.7f, 2.2f}

@@ -24,9 +24,11 @@ inline constexpr float kEdgeAboveOne = 1.00000012f;
 
 inline constexpr std::array<Attrs, 0> kNoParams = {};
 
-// 0, ±0.5, ±1, 2, 3 and -2 each hit a distinct LibTorch fast path; 1.5 the generic pow.
-inline constexpr std::array<double, 9> kPowExponents = {0.0, 0.5, -0.5, 1.0, -1.0,
-                                                        2.0, 3.0, -2.0, 1.5};
+// 0, ±0.5, ±1, 2, 3 and -2 each hit a distinct LibTorch fast path; the rest take the generic
+// std::pow / Sleef pow: 1.5 and -1.5 non-integral (NaN for a negative base), 4 an even and -3 an
+// odd negative integer (the sign of a negative base, -0 and -inf; docs/attribute-branches.md).
+inline constexpr std::array<double, 12> kPowExponents = {0.0, 0.5,  -0.5, 1.0, -1.0, 2.0,
+                                                         3.0, -2.0, 1.5,  4.0, -3.0, -1.5};
 inline constexpr std::array<Attrs, kPowExponents.size()> kPowParams = [] {
   std::array<Attrs, kPowExponents.size()> t{};
   for (std::size_t i = 0; i < t.size(); ++i)
@@ -66,19 +68,22 @@ inline constexpr std::array<Attrs, 5> kHardtanhParams = {{{.lo = -1.0, .hi = 1.0
                                                           {.lo = -2.0, .hi = 3.0},
                                                           {.lo = 0.0, .hi = 6.0}}};
 // threshold is where the kernel switches to the identity (x * beta > threshold); 0 puts the
-// switch at the origin, a negative beta flips the side.
-inline constexpr std::array<Attrs, 6> kSoftplusParams = {{{.beta = 1.0, .threshold = 20.0},
+// switch at the origin, a negative beta flips the side. A threshold above ln(FLT_MAX) = 88.72
+// leaves exp(x * beta) to overflow below the switch: with beta 100, grid inputs in (0.8872, 1].
+inline constexpr std::array<Attrs, 7> kSoftplusParams = {{{.beta = 1.0, .threshold = 20.0},
                                                           {.beta = 1.0, .threshold = 0.0},
                                                           {.beta = 2.0, .threshold = 20.0},
                                                           {.beta = 0.5, .threshold = 1.0},
                                                           {.beta = 10.0, .threshold = 2.0},
-                                                          {.beta = -1.0, .threshold = 20.0}}};
+                                                          {.beta = -1.0, .threshold = 20.0},
+                                                          {.beta = 100.0, .threshold = 100.0}}};
 inline constexpr std::array<Attrs, 2> kGeluParams = {{{.variant = 0}, {.variant = 1}}};
 inline constexpr std::array<Attrs, 5> kEluParams = {
     {{.alpha = 1.0}, {.alpha = 0.5}, {.alpha = 2.0}, {.alpha = 0.0}, {.alpha = -0.5}}};
-// celu divides by alpha, so no zero.
-inline constexpr std::array<Attrs, 4> kCeluParams = {
-    {{.alpha = 1.0}, {.alpha = 0.5}, {.alpha = 2.0}, {.alpha = 0.1f}}};
+// celu divides by alpha, so no zero (LibTorch raises). A negative alpha makes exp(x / alpha)
+// grow below 0: it overflows for x < 88.72 alpha.
+inline constexpr std::array<Attrs, 5> kCeluParams = {
+    {{.alpha = 1.0}, {.alpha = 0.5}, {.alpha = 2.0}, {.alpha = 0.1f}, {.alpha = -1.0}}};
 inline constexpr std::array<Attrs, 6> kLeakyParams = {{{.slope = 0.01f},
                                                        {.slope = 0.0},
                                                        {.slope = 0.2f},
@@ -88,6 +93,10 @@ inline constexpr std::array<Attrs, 6> kLeakyParams = {{{.slope = 0.01f},
 // softshrink requires lambd >= 0.
 inline constexpr std::array<Attrs, 4> kShrinkParams = {
     {{.lambd = 0.5}, {.lambd = 0.0}, {.lambd = 1.0}, {.lambd = 2.0}}};
+// hardshrink does not: a negative lambd empties the band [-lambd, lambd], so both of the vector
+// kernel's masks (x < -lambd, x > lambd) hold at once for x in (lambd, -lambd).
+inline constexpr std::array<Attrs, 5> kHardshrinkParams = {
+    {{.lambd = 0.5}, {.lambd = 0.0}, {.lambd = 1.0}, {.lambd = 2.0}, {.lambd = -0.5}}};
 inline constexpr std::array<Attrs, 5> kLogitParams = {{{.variant = 0},
                                                        {.eps = 1e-6f, .variant = 1},
                                                        {.eps = 0.1f, .variant = 1},
