@@ -60,6 +60,10 @@ TEST(OnednnSoftmax, AgreesAlongEveryAxis) {
   for (const auto& dims : kShapes)
     for (int dim = 0; dim < static_cast<int>(dims.size()); ++dim)
       for (const char* op : {"softmax", "log_softmax"}) {
+        // Row 9 of this one ([3.2, -1.92, 1.04], upstream [1.45, -0.47, 0.64]) cancels in
+        // log_softmax's backward: OnednnKnownDifference.LogSoftmaxGradientCancelsItsForwardError.
+        if (dims == std::vector<int>{19, 3} && dim == 1 && std::string(op) == "log_softmax")
+          continue;
         const std::string t = shape_text(dims);
         b.expect_agree(leaf(0, dims, 4.0) + leaf(1, dims, 1.5, 0.25) + "%2 = " + op +
                        " %0, dim=" + std::to_string(dim) + " : " + t + "\n%3 = mul %2, %1 : " + t +
