@@ -257,6 +257,7 @@ TEST_P(ReducedPrecision, LibTorchAgreesOnLongReductionsAndProducts) {
   const FloatDType d = GetParam();
   const auto ref = make_reference_backend();
   const auto lt = make_libtorch_backend(1);
+  const bool baseline = libtorch_release() == "1.13";
   for (bool positive : {true, false})
     for (const std::string& body : long_programs(d, positive)) {
       const Program p = parse(body, d);
@@ -264,8 +265,24 @@ TEST_P(ReducedPrecision, LibTorchAgreesOnLongReductionsAndProducts) {
       const Outcome r = ref->run(p, RunOptions{true});
       const Outcome l = lt->run(p, RunOptions{true});
       ASSERT_EQ(r.status, Status::Ok) << r.message;
+      // 1.13.1 has no f16 logsumexp CPU kernel (the generator leaves it out there).
+      if (baseline && l.status == Status::Error &&
+          l.message.find("not implemented for 'Half'") != std::string::npos)
+        continue;
       ASSERT_EQ(l.status, Status::Ok) << l.message;
       const Verdict v = compare({r, l}, OracleOptions{});
-      EXPECT_TRUE(v.agree()) << format_verdict(v);
+      // 1.13.1 accumulates norms in the dtype (p = 1 and 3 in bf16, every p in f16), and in f16
+      // the gradient's sum-to-shape over dims that do not coalesce too
+      // (libtorch-bf16-norm-accumulates-in-dtype; fixed in 2.15). Measured diverging in bf16; in
+      // f16 some stay within the bound.
+      const bool norm = body.find("vector_norm %2, ord=1") != std::string::npos ||
+                        body.find("vector_norm %2, ord=3") != std::string::npos ||
+                        (d == FloatDType::F16 && body.find("vector_norm") != std::string::npos);
+      const bool sum_to_shape = body.find("\"1,32,1\"") != std::string::npos ||
+                                body.find("[1,32,1]") != std::string::npos;
+      if (!baseline || !(norm || (sum_to_shape && d == FloatDType::F16)))
+        EXPECT_TRUE(v.agree()) << format_verdict(v);
+      else if (d == FloatDType::BF16)
+        EXPECT_FALSE(v.agree()) << "libtorch-bf16-norm-accumulates-in-dtype no longer diverges";
     }
 }

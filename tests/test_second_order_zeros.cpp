@@ -206,7 +206,12 @@ TEST(SecondOrderAtZeros, LibTorchsDoubleBackwardAgreesAtTheProductsZeros) {
     const Outcome l = lt->run(p, kSecondOrder);
     ASSERT_EQ(l.status, Status::Ok) << l.message;
     const Verdict v = compare({r, l}, with_hessian());
-    EXPECT_TRUE(v.agree()) << format_verdict(v);
     EXPECT_EQ(v.indeterminate, 0U) << format_verdict(v);
+    // 1.13.1's prod backward is a constant zeros_like for two or more zeros
+    // (libtorch-prod-double-backward-two-zeros; fixed in 2.15).
+    if (libtorch_release() == "1.13" && c.name == "prod with two zeros")
+      EXPECT_FALSE(v.agree()) << "libtorch-prod-double-backward-two-zeros no longer diverges";
+    else
+      EXPECT_TRUE(v.agree()) << format_verdict(v);
   }
 }
