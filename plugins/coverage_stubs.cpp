@@ -1,12 +1,13 @@
 // No-op SanitizerCoverage callbacks, compiled into every plugin, so a coverage-instrumented plugin
-// (always eigen; all of them in the fuzz presets) also loads in processes without libFuzzer (the
-// burnmark CLI, the tests). They are weak and exported: when
-// the host is a fuzz target, its libFuzzer exports the real callbacks, and the dynamic linker
-// binds the plugin's calls to those first (the executable precedes every dlopen'd object in
-// symbol lookup), so the fuzzer sees coverage of the plugin's library kernels; anywhere else these
-// run. The list is every callback -fsanitize=fuzzer-no-link emits (minus stack-depth, turned off in
-// the top-level CMakeLists.txt and for eigen because its thread-local counter would need static TLS
-// in a dlopen'd object); plugins/CMakeLists.txt's -Wl,--no-undefined keeps it complete.
+// (eigen; in the fuzz presets also any that links an instrumented BurnMark library, see
+// burnmark_fuzz_coverage) also loads in processes without libFuzzer (the burnmark CLI, the tests).
+// They are weak and exported: when the host is a fuzz target, its libFuzzer exports the real
+// callbacks, and the dynamic linker binds the plugin's calls to those first (the executable
+// precedes every dlopen'd object in symbol lookup), so the fuzzer sees coverage of the plugin's
+// library kernels; anywhere else these run. The list is every callback -fsanitize=fuzzer-no-link
+// emits (minus stack-depth, turned off in the top-level CMakeLists.txt and for eigen because its
+// thread-local counter would need static TLS in a dlopen'd object); plugins/CMakeLists.txt's
+// -Wl,--no-undefined keeps it complete.
 #include <cstdint>
 
 #define BURNMARK_COV_STUB extern "C" __attribute__((weak, visibility("default"))) void

@@ -593,3 +593,15 @@ TEST(LibTorchInplace, OpsWithAnInPlaceFormWriteIntoACloneAndTheOthersDoNot) {
   EXPECT_EQ(version_after(Op::Softplus, {&x}, {}, {2, 3}), 0u); // no in-place form
   EXPECT_EQ(x._version(), 0u);
 }
+
+// An error outcome carries LibTorch's message and no stack trace: the backend switches the trace
+// off (symbolising it was most of a fuzzing run's CPU), and nothing BurnMark reports reads it.
+TEST(LibTorchBackend, AnErrorOutcomeIsTheMessageWithoutAStackTrace) {
+  ProgramBuilder b;
+  const Reg x = b.leaf({2, 2}, {1, 2, 2, 4});
+  const Program p = b.finish(b.op(Op::Inv, {x}));
+  const Outcome o = make_libtorch_backend(1)->run(p, RunOptions{true});
+  ASSERT_EQ(o.status, Status::Error);
+  EXPECT_NE(o.message.find("singular"), std::string::npos) << o.message;
+  EXPECT_EQ(o.message.find("frame #"), std::string::npos) << o.message;
+}

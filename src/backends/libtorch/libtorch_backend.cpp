@@ -39,7 +39,9 @@ bool lacks_second_order(const Outcome& out) {
 // to one run so that grad mode in the caller's thread is left as it was.
 template <Framework F> class LibTorchBackend final : public Backend {
 public:
-  explicit LibTorchBackend(std::string name) : inner_(std::move(name)) {}
+  explicit LibTorchBackend(std::string name) : inner_(std::move(name)) {
+    skip_libtorch_error_backtraces();
+  }
   const std::string& name() const override { return inner_.name(); }
   std::string note() const override {
     const int threads = torch::get_num_threads();

@@ -85,7 +85,9 @@ void count_nodes(const torch::jit::Block& block, JitGraphCounts& counts) {
 class LibTorchJitBackend final : public Backend {
 public:
   explicit LibTorchJitBackend(bool fuse)
-      : name_(fuse ? "libtorch-nnc" : "libtorch-jit"), fuse_(fuse) {}
+      : name_(fuse ? "libtorch-nnc" : "libtorch-jit"), fuse_(fuse) {
+    skip_libtorch_error_backtraces();
+  }
   const std::string& name() const override { return name_; }
 
   Outcome run(const Program& program, const RunOptions& options) override {

@@ -4,11 +4,13 @@
 #include <ATen/Version.h>
 #include <torch/version.h>
 
+#include <c10/util/Logging.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "burnmark/backends/builtin.h"
@@ -80,6 +82,14 @@ std::string libtorch_platform() {
 std::string libtorch_nnc_platform() {
   static constexpr const char* kNames[] = {"SSE", "AVX", "AVX2", "AVX-512"};
   return fmt::format("{}, NNC for {}", libtorch_platform(), kNames[host_vector_level()]);
+}
+
+void skip_libtorch_error_backtraces() {
+  static const bool done = [] {
+    c10::SetStackTraceFetcher(std::function<std::string()>([] { return std::string(); }));
+    return true;
+  }();
+  (void)done;
 }
 
 } // namespace burnmark

@@ -16,4 +16,9 @@ std::string libtorch_platform();
 // dispatches to: "LibTorch 1.13 AVX2 on GenuineIntel, oneDNN avx512, NNC for AVX-512".
 std::string libtorch_nnc_platform();
 
+// Stops LibTorch from taking a stack trace for every c10::Error it constructs: symbolising one
+// (dladdr per frame) was 69 % of a fuzzing run's CPU, for a trace BurnMark never reports (an
+// outcome keeps the message; triage reads its first line). Process-wide; idempotent.
+void skip_libtorch_error_backtraces();
+
 } // namespace burnmark
