@@ -278,8 +278,7 @@ TEST_P(ReducedPrecision, LibTorchAgreesOnLongReductionsAndProducts) {
       const bool norm = body.find("vector_norm %2, ord=1") != std::string::npos ||
                         body.find("vector_norm %2, ord=3") != std::string::npos ||
                         (d == FloatDType::F16 && body.find("vector_norm") != std::string::npos);
-      const bool sum_to_shape = body.find("\"1,32,1\"") != std::string::npos ||
-                                body.find("[1,32,1]") != std::string::npos;
+      const bool sum_to_shape = body.find("[1,32,1]") != std::string::npos;
       if (!baseline || !(norm || (sum_to_shape && d == FloatDType::F16)))
         EXPECT_TRUE(v.agree()) << format_verdict(v);
       else if (d == FloatDType::BF16)

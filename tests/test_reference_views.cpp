@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "burnmark/backends/builtin.h"
+#include "burnmark/ir/float_dtype.h"
+#include "burnmark/ir/text.h"
 #include "libtorch_programs.h"
 
 using namespace burnmark;
@@ -174,4 +176,22 @@ TEST(ReferenceViews, BmmMultipliesEachBatchOnItsOwn) {
   // d/dx = grad @ y^T per batch, d/dy = x^T @ grad: no mixing across batches.
   EXPECT_EQ(out.grads[0].values, (std::vector<double>{3, 4, 7, 8}));
   EXPECT_EQ(out.grads[1].values, (std::vector<double>{1, 2, 5, 6}));
+}
+
+// expand's gradient is a sum over the expanded dim, accumulated in f32 and rounded once in f16
+// (PyTorch's sum_to_size), as its bound assumes. At x = -0.68603516 seven terms 2x (exact in f16)
+// add up to 14x = -9.6044922, which f16 rounds to -9.6015625; rounding every addition to f16
+// instead drifts to -9.609375 (the false alarm the f16 campaign found).
+TEST(ReferenceViews, ExpandsGradientIsOneSumRoundedOnce) {
+  const ParseResult parsed = parse_program("# burnmark program v1\ndtype f16\n"
+                                           "%0 = leaf f16[1,1] [-0.68603516]\n"
+                                           "%1 = expand %0, dim=1, size=7 : f16[1,7]\n"
+                                           "%2 = mul %1, %1 : f16[1,7]\nroot %2\n");
+  ASSERT_TRUE(parsed.ok()) << parsed.error();
+  const Program& p = parsed.program();
+  const Outcome o = make_reference_backend()->run(p, RunOptions{true});
+  ASSERT_EQ(o.status, Status::Ok) << o.message;
+  const double x = p.leaves[0].data[0];
+  EXPECT_EQ(o.grads[0].values[0], round_to(14 * x, FloatDType::F16));
+  EXPECT_EQ(o.grads[0].values[0], -9.6015625);
 }

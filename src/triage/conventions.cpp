@@ -61,7 +61,6 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
   return j;
 }
 
-
 std::vector<ConventionHit> ConventionJudge::reference_sides(const Program& program,
                                                             const RunOptions& run,
                                                             const std::vector<Outcome>& outcomes,

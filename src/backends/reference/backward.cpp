@@ -582,7 +582,6 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Triu:
   case Op::Movedim:
   case Op::Select:
-  case Op::Expand:
   case Op::Diagonal:
   case Op::Reshape:
   case Op::Permute:
@@ -590,6 +589,9 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Chunk:
   case Op::DiagEmbed:
   case Op::Narrow: return view_backward(out, a, dx, s.index);
+  // expand broadcasts a size-1 dim, so its gradient is the un-broadcasting sum every broadcast
+  // operand gets (sum_to: accumulated in f32 for bf16 and f16, rounded once), not a copy.
+  case Op::Expand: dx[0].shape = a.shape; return sum_to(out.grad, out.shape, a.shape, dx[0].buf, s);
   case Op::Gather:
   case Op::IndexSelect:
   case Op::TakeAlongDim: return take_backward(out, a, *b, dx, s.index);

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "approx_reduce.h"
 #include "burnmark/ir/shape_rules.h"
 #include "tape.h"
 
@@ -116,29 +115,10 @@ inline void view_backward(const Node& out, const Node& a, std::array<InputGrad, 
   d.resize(a.shape.numel());
   for (std::int64_t i = 0; i < d.size(); ++i)
     d.set(i, {0.0, 0.0});
-  // expand maps many result elements to one operand element: their gradients are summed
-  // (sum_to_size, a reduction: accumulated in f32 for bf16 and f16 and rounded once, as
-  // SumAccumulator bounds it; rounding every step to the dtype would be a value the bound does not
-  // cover), the others copy back exactly.
-  if (out.op != Op::Expand) {
-    for (std::size_t i = 0; i < src.size(); ++i)
-      if (src[i] >= 0) d.set(src[i], out.grad.at(static_cast<std::int64_t>(i)));
-    return;
-  }
-  std::vector<SumAccumulator> sums(static_cast<std::size_t>(d.size()));
-  std::vector<double> terms(static_cast<std::size_t>(d.size()), 0.0);
+  // Every view but expand maps each operand element to at most one result element, so its
+  // gradient copies back exactly (expand's is a sum: backward.cpp reduces it with sum_to).
   for (std::size_t i = 0; i < src.size(); ++i)
-    if (src[i] >= 0) {
-      sums[static_cast<std::size_t>(src[i])].add(out.grad.at(static_cast<std::int64_t>(i)));
-      terms[static_cast<std::size_t>(src[i])] += 1;
-    }
-  for (std::int64_t j = 0; j < d.size(); ++j) {
-    const auto k = static_cast<std::size_t>(j);
-    if (terms[k] == 1)
-      d.set(j, Approx{sums[k].sum, sums[k].err}); // one term: a copy in every library
-    else if (terms[k] > 1)
-      d.set(j, sums[k].value(terms[k]));
-  }
+    if (src[i] >= 0) d.set(src[i], out.grad.at(static_cast<std::int64_t>(i)));
 }
 
 // stack(a, b) along dim: the result viewed as [outer, 2, inner], operand j at index j of the
