@@ -285,3 +285,68 @@ TEST_P(ReducedPrecision, LibTorchAgreesOnLongReductionsAndProducts) {
         EXPECT_FALSE(v.agree()) << "libtorch-bf16-norm-accumulates-in-dtype no longer diverges";
     }
 }
+
+// ---- Means past the dtype's range, and sums the documentation says are in-place additions ----
+
+// PyTorch's CPU mean of an f16 tensor sums in f32, divides there and rounds once (ReduceOps.cpp,
+// mean_out): three 60000s sum to 180000, past f16's 65504, yet their mean is 60000. Its f32 mean
+// is the f32 sum divided: two 3e38s sum to +inf in f32, so their mean is +inf. The same mean is
+// var's backward's (x - x.mean()), so var of equal values has a zero gradient, not -inf.
+TEST(ReducedPrecisionMean, TheSumIsRoundedInTheAccumulatorNotInTheDtype) {
+  const auto lt = make_libtorch_backend(1);
+  const struct {
+    FloatDType dtype;
+    std::vector<double> x;
+    double mean;
+  } cases[] = {{FloatDType::F16, {60000, 60000, 60000}, 60000},
+               {FloatDType::F32, {3e38, 3e38}, INFINITY}};
+  for (const auto& c : cases) {
+    const std::string n = std::to_string(c.x.size());
+    const Program p = parse(
+        leaf(0, c.dtype, n, c.x) + "%1 = mean %0 : " + ty(c.dtype, "") + "\nroot %1\n", c.dtype);
+    SCOPED_TRACE(to_text(p));
+    const Outcome r = run_reference(p);
+    ASSERT_EQ(r.root.values.size(), 1u);
+    EXPECT_EQ(r.root.values[0], c.mean);
+    EXPECT_TRUE(agrees(r, lt->run(p, RunOptions{true})));
+  }
+  const Program var =
+      parse(leaf(0, FloatDType::F16, "3", {60000, 60000, 60000}) +
+                "%1 = var %0, correction=0 : " + ty(FloatDType::F16, "") + "\nroot %1\n",
+            FloatDType::F16);
+  const Outcome r = run_reference(var);
+  ASSERT_EQ(r.grads.size(), 1u);
+  for (double g : r.grads[0].values)
+    EXPECT_EQ(g, 0.0);
+  EXPECT_TRUE(agrees(r, lt->run(var, RunOptions{true})));
+}
+
+// index_select's and gather's gradients are index_add_ / scatter_add_ of the upstream gradient
+// (derivatives.yaml), documented as `self[index[i]] += src[i]`: each addition rounded to the
+// dtype. 48 copies of one element weighted by 2048 then 47 ones: added in f16 in index order the
+// ones are lost (2048 + 1 ties to 2048), exactly they make 2095. The reference's bound holds
+// both, and LibTorch (which adds in the dtype) agrees.
+TEST(ReducedPrecisionInPlaceAdd, IndexSelectAndGatherGradientsAddInTheDtype) {
+  const FloatDType d = FloatDType::F16;
+  std::vector<double> w(48, 1.0);
+  w[0] = 2048;
+  const Sums s = sums_of(w, d);
+  ASSERT_EQ(s.in_dtype, 2048);
+  ASSERT_EQ(s.exact, 2095);
+  std::string index = "%1 = leaf i64[48] [0";
+  for (int i = 1; i < 48; ++i)
+    index += ", 0";
+  index += "]\n";
+  const auto lt = make_libtorch_backend(1);
+  for (const std::string take : {"index_select %0, %1, dim=0", "gather %0, %1, dim=0"}) {
+    const Program p = parse(leaf(0, d, "1", {0.5}) + index + "%2 = " + take + " : " + ty(d, "48") +
+                                "\n" + leaf(3, d, "48", w) + "%4 = mul %2, %3 : " + ty(d, "48") +
+                                "\n%5 = sum %4 : " + ty(d, "") + "\nroot %5\n",
+                            d);
+    SCOPED_TRACE(to_text(p));
+    const Outcome r = run_reference(p);
+    EXPECT_TRUE(agrees(r, with_value(r, 0, s.in_dtype)));
+    EXPECT_TRUE(agrees(r, with_value(r, 0, round_in(s.exact, d))));
+    EXPECT_TRUE(agrees(r, lt->run(p, RunOptions{true})));
+  }
+}

@@ -180,3 +180,46 @@ TEST(RootCause, ErrorMessagesLoseTheirNumbers) {
             "got [#] but expected shape compatible with [#]");
   EXPECT_EQ(normalize_error("no numbers"), "no numbers");
 }
+
+// Planted fault E: neg(+0) = +0. No op diverges alone (the oracle compares ±0 as equal, and 1/x
+// fed the reference's -0 is right), so before zero-sign roots every graph was its own root.
+TEST(RootCause, AZeroOfTheWrongSignIsTheOpThatMadeIt) {
+  std::unique_ptr<Backend> ref = make_reference_backend();
+  PlantedBackend planted{ExtraFaults{.neg_zero_positive = true}};
+  Runner runner{{ref.get(), &planted}, OracleOptions{}};
+  const auto through = [](Op downstream) {
+    Builder b;
+    const Reg x = b.leaf({2}, {0.0f, 0.5f});
+    const Reg n = b.op(Op::Neg, {x});
+    if (downstream == Op::Div) return b.done(b.op(Op::Div, {b.leaf({2}, {1.0f, 1.0f}), n}));
+    return b.done(b.op(downstream, {n}));
+  };
+  std::set<std::string> roots;
+  for (const Program& p : {through(Op::Reciprocal), through(Op::Div),
+                           with_float_dtype(through(Op::Reciprocal), FloatDType::F16)}) {
+    SCOPED_TRACE(to_text(p));
+    const Characterization c = characterized(runner, p);
+    ASSERT_EQ(c.signature.roots.size(), 1u);
+    const RootCause& r = c.signature.roots[0];
+    EXPECT_EQ(r.kind, "forward");
+    EXPECT_EQ(r.culprit, "neg");
+    // +0 is the input the fault needs; 0.5 in its place gives no zero at all.
+    EXPECT_EQ(r.trigger, std::vector<std::string>{"0"});
+    EXPECT_TRUE(r.zero_sign);
+    EXPECT_TRUE(r.isolated);
+    EXPECT_EQ(r.dtype, "");
+    roots.insert(r.id);
+  }
+  EXPECT_EQ(roots.size(), 1u);
+}
+
+// Without the fault the same programs agree, and a zero-sign root is never made from nothing.
+TEST(RootCause, ACorrectZeroSignIsNoFinding) {
+  std::unique_ptr<Backend> ref = make_reference_backend();
+  PlantedBackend planted{ExtraFaults{}};
+  Runner runner{{ref.get(), &planted}, OracleOptions{}};
+  Builder b;
+  const Reg x = b.leaf({2}, {0.0f, 0.5f});
+  const Program p = b.done(b.op(Op::Reciprocal, {b.op(Op::Neg, {x})}));
+  EXPECT_TRUE(runner.check(p).agree());
+}

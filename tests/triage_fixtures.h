@@ -28,6 +28,9 @@ struct ExtraFaults {
   bool exp_of_huge_is_nan = false;
   // D: flip's backward returns its upstream gradient un-flipped; its forward value is right.
   bool flip_backward_unflipped = false;
+  // E: neg(+0) gives +0 instead of -0 (a zero of the wrong sign, which the oracle compares as
+  // equal: only an op downstream that tells the signs apart, 1/x, shows it).
+  bool neg_zero_positive = false;
 };
 
 // The reference with two bugs planted, both in the forward pass of one op:
@@ -44,7 +47,7 @@ class PlantedBackend final : public Backend {
 public:
   PlantedBackend() = default;
   explicit PlantedBackend(ExtraFaults faults) : faults_(faults) {}
-  explicit PlantedBackend(bool exp_of_huge_is_nan) : faults_{exp_of_huge_is_nan, false} {}
+  explicit PlantedBackend(bool exp_of_huge_is_nan) : faults_{exp_of_huge_is_nan, false, false} {}
 
   const std::string& name() const override { return name_; }
 
@@ -94,6 +97,14 @@ public:
       }
       q.stmts.push_back(s);
       map[r] = static_cast<Reg>(q.stmts.size()) - 1;
+      // -0 + +0 is +0, every other value is unchanged.
+      if (faults_.neg_zero_positive && s.kind == StmtKind::Op && s.instr.op == Op::Neg &&
+          s.shape.rank() > 0)
+        map[r] = push_op(
+            Op::Add,
+            {map[r], push_injected(s.shape, std::vector<double>(
+                                                static_cast<std::size_t>(s.shape.numel()), 0.0))},
+            s.shape);
       const std::vector<float> delta = planted_delta(p, static_cast<Reg>(r));
       if (std::all_of(delta.begin(), delta.end(), [](float d) { return d == 0.0f; })) continue;
       map[r] =

@@ -214,6 +214,73 @@ std::vector<std::string> needed_classes(Runner& runner, const Program& program,
   return needed;
 }
 
+// Whether `backend` gives, somewhere in `program`'s root values, a zero of the other sign than
+// the reference's. The oracle compares -0 and +0 as equal (IEEE 754 does), so an op that gets
+// the sign of a zero wrong shows only downstream, where 1/x, atan2 or a floor division tells the
+// signs apart.
+bool zero_sign_differs(Runner& runner, const Program& program, const std::string& backend) {
+  const std::vector<Backend*>& backends = runner.backends();
+  const auto it = std::find_if(backends.begin(), backends.end(),
+                               [&](const Backend* b) { return b->name() == backend; });
+  if (backends.empty() || it == backends.end()) return false;
+  const Outcome want = run_backend(*backends.front(), program, RunOptions{false});
+  const Outcome got = run_backend(**it, program, RunOptions{false});
+  if (want.status != Status::Ok || got.status != Status::Ok ||
+      want.root.values.size() != got.root.values.size())
+    return false;
+  for (std::size_t i = 0; i < want.root.values.size(); ++i)
+    if (want.root.values[i] == 0.0 && got.root.values[i] == 0.0 &&
+        std::signbit(want.root.values[i]) != std::signbit(got.root.values[i]))
+      return true;
+  return false;
+}
+
+// needed_classes for a zero of the wrong sign: the classes without which the isolated op's zero
+// sign agrees.
+std::vector<std::string> zero_sign_classes(Runner& runner, const Program& isolated,
+                                           const std::string& backend) {
+  std::vector<std::string> present;
+  for (const Leaf& leaf : isolated.leaves)
+    for (double v : leaf.data)
+      if (std::string c = trigger_class(v); !c.empty()) present.push_back(std::move(c));
+  std::sort(present.begin(), present.end());
+  present.erase(std::unique(present.begin(), present.end()), present.end());
+  std::vector<std::string> needed;
+  for (const std::string& c : present) {
+    Program without = isolated;
+    for (Leaf& leaf : without.leaves)
+      for (double& v : leaf.data)
+        if (trigger_class(v) == c) v = 0.5;
+    if (!zero_sign_differs(runner, without, backend)) needed.push_back(c);
+  }
+  return needed;
+}
+
+// Where no op diverges alone: the first op whose own result (operands from the reference) has a
+// zero of the wrong sign, provided the divergence goes away once that result is replaced by the
+// reference's values. Then the fault is that op's forward value, as for any culprit.
+std::optional<Isolated> zero_sign_culprit(Runner& runner, const Program& program,
+                                          const Divergence& primary) {
+  for (Reg r = 0; r < static_cast<Reg>(program.stmts.size()); ++r) {
+    if (program.stmts[static_cast<std::size_t>(r)].kind != StmtKind::Op) continue;
+    std::optional<Program> alone = isolate_op(runner, program, r);
+    if (!alone || !validate(*alone).empty() || !zero_sign_differs(runner, *alone, primary.backend))
+      continue;
+    const std::optional<std::vector<double>> right = runner.values(program, r);
+    if (!right) continue;
+    if (shows_kind(runner.check(cut_to_leaf(program, r, *right)), primary.backend, primary.kind,
+                   -1))
+      continue;
+    Isolated out;
+    out.program = std::move(*alone);
+    out.op = out.program.root;
+    out.divergence = primary;
+    out.divergence.kind = DivergenceKind::Forward;
+    return out;
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 std::string normalize_error(std::string_view message) {
@@ -296,6 +363,11 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     for (Reg r = 0; r < static_cast<Reg>(minimized.stmts.size()) && !alone; ++r)
       if (minimized.stmts[static_cast<std::size_t>(r)].kind == StmtKind::Op)
         alone = isolated_divergence(runner, minimized, r, primary->backend);
+    // Errors are not a value of the wrong sign.
+    if (!alone && !is_error_kind(primary->kind)) {
+      alone = zero_sign_culprit(runner, minimized, *primary);
+      root.zero_sign = alone.has_value();
+    }
     const Divergence& shown = alone ? alone->divergence : *primary;
     const Program& shown_by = alone ? alone->program : minimized;
     const int ignore = alone ? alone->ignore_leaf : -1;
@@ -308,25 +380,30 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
     if (is_error_kind(shown.kind))
       root.error = error_pass(runner, shown_by, primary->backend, shown.kind) + ": " +
                    normalize_error(shown.detail);
+    else if (root.zero_sign)
+      root.trigger = zero_sign_classes(runner, shown_by, primary->backend);
     else if (alone)
       root.trigger = needed_classes(runner, shown_by, primary->backend, shown.kind, ignore);
     else
       root.trigger = special_classes(minimized);
     // In f32 as well? Then the dtype is a detail of the finding, not of the fault.
     if (minimized.float_dtype != FloatDType::F32) {
-      const Verdict v32 = runner.check(with_float_dtype(shown_by, FloatDType::F32));
-      if (!shows_kind(v32, primary->backend, shown.kind, ignore))
-        root.dtype = std::string(float_dtype_name(minimized.float_dtype));
+      const Program in_f32 = with_float_dtype(shown_by, FloatDType::F32);
+      const bool in_f32_too =
+          root.zero_sign ? zero_sign_differs(runner, in_f32, primary->backend)
+                         : shows_kind(runner.check(in_f32), primary->backend, shown.kind, ignore);
+      if (!in_f32_too) root.dtype = std::string(float_dtype_name(minimized.float_dtype));
     }
     const std::string dtype_part = root.dtype.empty() ? "" : "dtype=" + root.dtype + "|";
     const std::string detail =
         is_error_kind(shown.kind) ? "error=" + root.error : "trigger=" + join(root.trigger, ",");
     // A divergence no single op shows needs its ops together: then the graph is the identity
     // (the signature's), never a guess that would join two faults of a common op.
-    root.text = alone ? fmt::format("root1|{}{}:{}|culprit={}|{}", dtype_part, root.library,
-                                    root.kind, root.culprit, detail)
-                      : fmt::format("root1|{}{}:{}|graph={}", dtype_part, root.library, root.kind,
-                                    signature_id);
+    root.text =
+        alone ? fmt::format("root1|{}{}:{}|culprit={}|{}{}", dtype_part, root.library, root.kind,
+                            root.culprit, detail, root.zero_sign ? "|zero-sign" : "")
+              : fmt::format("root1|{}{}:{}|graph={}", dtype_part, root.library, root.kind,
+                            signature_id);
     root.id = short_id(root.text);
     roots.push_back(std::move(root));
   }
@@ -342,6 +419,7 @@ std::string root_words(const RootCause& r) {
   else
     out += " trigger=" + (r.trigger.empty() ? std::string("-") : join(r.trigger, ","));
   out += " dtype=" + (r.dtype.empty() ? std::string("any") : r.dtype);
+  if (r.zero_sign) out += " (a zero of the wrong sign, shown downstream)";
   if (!r.isolated) out += " (no op diverges alone: identified by its graph)";
   return out;
 }

@@ -26,6 +26,11 @@
 //     amplified downstream within each op's bound), the root is the minimised graph itself:
 //     `root1|library:kind|graph=<signature id>`, with `isolated` false. Joining such findings by
 //     a common downstream op (reciprocal, mul) would join different faults.
+//   - zero-sign: where no op diverges alone, the culprit may be the first op whose own result
+//     holds a zero of the wrong sign (the oracle compares -0 and +0 as equal; 1/x downstream
+//     does not), provided that replacing its result by the reference's values makes the
+//     divergence go away. The root is then that op's forward fault, marked `|zero-sign`:
+//       root1|libtorch:forward|culprit=frac|trigger=-0|zero-sign
 //   - the dtype is part of the identity only when the isolated culprit does not diverge the same
 //     way in f32: a NaN-handling fault is one fault in every dtype, a bf16-only kernel is its own.
 //   - the library is backend_library() without a release: libtorch, its variants and an older
@@ -53,6 +58,7 @@ struct RootCause {
   std::string error;                // errors: the normalised message
   std::string dtype;                // "" when the fault shows in f32 too, else the dtype's name
   bool isolated = false;            // false: no op showed it alone (the graph is the identity)
+  bool zero_sign = false; // the culprit's result has a zero of the wrong sign (see zero-sign)
   std::string text;
   std::string id; // short_id(text)
 };

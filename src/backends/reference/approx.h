@@ -27,6 +27,9 @@ struct Storage {
   double acc_u = 0x1p-24;
   double underflow_step = 0x1p-150; // half the subnormal step: a rounding's cost near zero
   double overflow = 0x1.ffffffp127; // exact results at least this large round to infinity
+  // The same for the accumulator (f32's for bf16 and f16): a partial sum of a reduction
+  // overflows only past this, whatever the dtype it is rounded to at the end.
+  double acc_overflow = 0x1.ffffffp127;
   double exp_overflow_input = 88.72283905206835; // ln(largest finite): exp is inf above it
   double exp2_overflow_input = 128.0;            // log2 of the same
 };
@@ -38,6 +41,7 @@ inline Storage storage_for(FloatDType d) {
           d == FloatDType::F64 ? f.unit_roundoff() : 0x1p-24,
           f.half_subnormal_step(),
           f.overflow_threshold(),
+          d == FloatDType::F64 ? f.overflow_threshold() : 0x1.ffffffp127,
           std::log(f.max_finite),
           std::log2(f.max_finite)};
 }
@@ -153,6 +157,20 @@ inline Approx finish_transcendental(double exact_value, double e) {
 // For correctly rounded ops: with exact inputs every f32 library computes the very same value.
 inline Approx finish_exact(double exact_value, double e) {
   return finish(exact_value, e, e == 0 ? 0.0 : kExactUlps);
+}
+
+// PyTorch's mean op on the CPU (ReduceOps.cpp, mean_out): the sum of n terms rounded in the
+// accumulator (f32 for bf16 and f16, the dtype itself for f32 and f64), divided there, rounded
+// to the dtype once. `err` bounds the terms' own errors, `abs_sum` is sum|x_i|; the caller has
+// already ruled out partial sums whose overflow depends on the order. An f16 row whose sum
+// passes 65504 has a finite mean; an f32 row whose sum passes FLT_MAX has an infinite one.
+inline Approx mean_of_sum(double sum, double abs_sum, double err, double n) {
+  if (n == 1) return {sum, err}; // a copy: no addition, and x / 1 is exact
+  const double m = sum / n;
+  const double e = err + (n - 1) * storage.acc_u * abs_sum;
+  if (std::fabs(sum) - e >= storage.acc_overflow) return {std::copysign(kInf, sum), 0.0};
+  if (std::fabs(sum) + e >= storage.acc_overflow) return unknown(m);
+  return finish_exact(m, e / n + 2 * storage.acc_u * std::fabs(m));
 }
 
 inline Approx neg(Approx a) {

@@ -37,10 +37,29 @@ struct SumAccumulator {
   // The sum of the n terms so far, with `extra` more roundings in the dtype (a caller's own
   // steps on the terms or the result).
   Approx value(double n, double extra_roundings = 0) const {
-    if (indet || (abs_sum >= storage.overflow && ((pos && negative) || non_finite)))
-      return unknown(sum);
+    if (order_decides_overflow()) return unknown(sum);
     return finish_exact(sum,
                         err + ((n - 1) * storage.acc_u + extra_roundings * storage.u) * abs_sum);
+  }
+  // The sum of the n terms as n - 1 in-place additions into a tensor of the dtype, each rounded
+  // to the dtype, in some order: what index_add_ and scatter_add_ document
+  // (`self[index[i]] += src[i]`), and so the gradients of index_select, gather and
+  // take_along_dim (derivatives.yaml: index_add_ / scatter_add_ of the gradient into zeros).
+  // Not a reduction: no f32 accumulator for bf16 and f16 (docs/conventions_reductions.md).
+  Approx value_added_in_place(double n) const {
+    if (indet || (abs_sum >= storage.overflow && ((pos && negative) || non_finite)))
+      return unknown(sum);
+    return finish_exact(sum, err + (n - 1) * storage.u * abs_sum);
+  }
+  // The mean of the n terms as PyTorch's mean op computes it (mean_of_sum).
+  Approx mean(double n) const {
+    if (order_decides_overflow()) return unknown(sum / n);
+    return mean_of_sum(sum, abs_sum, err, n);
+  }
+  // Terms of both signs (or an infinite one) whose partial sums may pass the accumulator's
+  // range in one order and not in another.
+  bool order_decides_overflow() const {
+    return indet || (abs_sum >= storage.acc_overflow && ((pos && negative) || non_finite));
   }
 };
 
@@ -49,6 +68,14 @@ inline Approx sum_of(Row x, double extra_roundings = 0) {
   for (const Approx& a : x)
     acc.add(a);
   return acc.value(static_cast<double>(x.size()), extra_roundings);
+}
+
+// SumAccumulator::value_added_in_place over a row.
+inline Approx sum_added_in_place(Row x) {
+  SumAccumulator acc;
+  for (const Approx& a : x)
+    acc.add(a);
+  return acc.value_added_in_place(static_cast<double>(x.size()));
 }
 
 // ---- products ----
@@ -402,12 +429,14 @@ inline Approx std_forward(Row x, int correction) {
 }
 
 // var_backward: (2 / dof) * grad * (x - x.mean()); dof = 0 gives inf * 0 = NaN. The mean is
-// LibTorch's mean op (the f32 sum divided by n, as MeanAll), so a sum that overflows makes it
-// inf there too.
+// LibTorch's mean op (SumAccumulator::mean: accumulated in f32 for bf16 and f16, rounded once).
 inline void var_backward(Row x, Approx g, int correction, RowOut dx) {
   const double n = static_cast<double>(x.size());
   const Approx scale = mul(scalar_operand(2.0 / (n - correction)), g);
-  const Approx mean = div(sum_of(x), Approx{n, 0.0});
+  SumAccumulator terms;
+  for (const Approx& a : x)
+    terms.add(a);
+  const Approx mean = terms.mean(n);
   for (std::size_t j = 0; j < x.size(); ++j)
     dx[j] = mul(scale, sub(x[j], mean));
 }

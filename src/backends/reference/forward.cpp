@@ -20,13 +20,9 @@ template <class F> void elementwise(const Node& a, const Node& b, Node& out, F f
   map_binary(out.shape, a.shape, a.value, b.shape, b.value, out.value, f);
 }
 
-// Sum (then, for a mean, the division LibTorch applies to the rounded sum) over a walk.
+// Sum or mean over a walk (a mean as PyTorch computes it: reduce()'s `mean`).
 void reduction(const Node& a, const Walk& w, bool mean, Node& out, ReduceScratch& s) {
-  reduce(a.value, w, out.shape.numel(), out.value, s);
-  if (!mean) return;
-  const Approx n{static_cast<double>(w.numel() / out.shape.numel()), 0.0};
-  for (std::int64_t i = 0; i < out.value.size(); ++i)
-    out.value.set(i, div(out.value.at(i), n));
+  reduce(a.value, w, out.shape.numel(), out.value, s, mean);
 }
 
 // where(cond, a, b), all three broadcast to the result.

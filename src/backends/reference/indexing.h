@@ -70,7 +70,8 @@ inline void take_forward(const Node& a, const Node& index, Node& out,
 }
 
 // The gradient of a take: each input element receives the sum of the gradients of the result
-// elements that copied it (index_add / scatter_add of the gradient), in any order.
+// elements that copied it (index_add / scatter_add of the gradient), in any order, each addition
+// rounded to the dtype (SumAccumulator::value_added_in_place).
 inline void take_backward(const Node& out, const Node& a, const Node& index,
                           std::array<InputGrad, 3>& dx, std::vector<std::int64_t>& src) {
   take_map(out.op, out.attrs.dim, a.shape, index, out.shape, src);
@@ -84,7 +85,7 @@ inline void take_backward(const Node& out, const Node& a, const Node& index,
   dx[0].buf.resize(a.shape.numel());
   for (std::size_t q = 0; q < acc.size(); ++q)
     dx[0].buf.set(static_cast<std::int64_t>(q),
-                  count[q] == 0 ? Approx{0.0, 0.0} : acc[q].value(count[q]));
+                  count[q] == 0 ? Approx{0.0, 0.0} : acc[q].value_added_in_place(count[q]));
 }
 
 // scatter_add, scatter_reduce: for every element p of the index, the self element it targets
@@ -134,9 +135,11 @@ void for_each_group(const std::vector<std::pair<std::int64_t, std::int64_t>>& pa
 
 // With self included a group's float sum accumulates onto self's value, so a group of -0s sums
 // to -0 in any order, as IEEE addition gives; without self it starts from +0 as a reduction's
-// does (torch.sum of -0s is +0 too), and an exact zero from anything else is +0.
+// does (torch.sum of -0s is +0 too), and an exact zero from anything else is +0. Each addition
+// is rounded to the dtype, as scatter_add_'s `self[index[i][j]][j] += src[i][j]` says
+// (SumAccumulator::value_added_in_place).
 inline Approx group_sum(Row terms, bool with_self) {
-  const Approx s = sum_of(terms);
+  const Approx s = sum_added_in_place(terms);
   if (!with_self) return s;
   const bool all_negative_zero = std::all_of(terms.begin(), terms.end(), [](const Approx& t) {
     return t.v == 0 && std::signbit(t.v) && t.e == 0;

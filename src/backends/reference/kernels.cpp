@@ -19,7 +19,7 @@ enum ReduceFlag : unsigned char {
 // there is something to cancel against.
 bool partial_sums_may_overflow(double abs_sum, unsigned flags) {
   const bool mixed = (flags & kPositive) && (flags & kNegative);
-  return abs_sum >= storage.overflow && (mixed || (flags & kNonFinite));
+  return abs_sum >= storage.acc_overflow && (mixed || (flags & kNonFinite));
 }
 
 unsigned sign_flags(double x) {
@@ -148,7 +148,8 @@ Walk broadcast_walk(const Shape& over, const Shape& a, const Shape& b) {
   return w;
 }
 
-void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, ReduceScratch& s) {
+void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, ReduceScratch& s,
+            bool mean) {
   const auto n = static_cast<std::size_t>(dst_numel);
   s.sum.assign(n, 0.0);
   s.abs_sum.assign(n, 0.0);
@@ -172,7 +173,16 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
   dst.resize(dst_numel);
   for (std::size_t j = 0; j < n; ++j) {
     const auto jj = static_cast<std::int64_t>(j);
-    if ((s.flags[j] & kIndeterminate) || partial_sums_may_overflow(s.abs_sum[j], s.flags[j])) {
+    if (mean && terms > 0) {
+      const double n_terms = static_cast<double>(terms);
+      if ((s.flags[j] & kIndeterminate) || partial_sums_may_overflow(s.abs_sum[j], s.flags[j]))
+        dst.set(jj, unknown(s.sum[j] / n_terms));
+      else if (terms == 1)
+        dst.set(jj, {s.sum[j], s.err[j]});
+      else
+        dst.set(jj, mean_of_sum(s.sum[j], s.abs_sum[j], s.err[j], n_terms));
+    } else if ((s.flags[j] & kIndeterminate) ||
+               partial_sums_may_overflow(s.abs_sum[j], s.flags[j])) {
       dst.set(jj, unknown(s.sum[j]));
     } else if (terms == 1) {
       dst.set(jj, {s.sum[j], s.err[j]}); // a one-term sum is a copy in every library

@@ -187,8 +187,10 @@ struct ReduceScratch {
 
 // dst[j] = sum of the src elements whose walk offset `a` is j, accumulated in double and rounded
 // once, with the bound sum(E_i) + (n-1) u sum|x_i| of a float accumulation in unknown order.
-// src is walked contiguously (linear index i).
-void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, ReduceScratch& s);
+// src is walked contiguously (linear index i). With `mean`, dst[j] is that sum divided by the
+// number of terms before the one rounding (SumAccumulator::mean's rule).
+void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, ReduceScratch& s,
+            bool mean = false);
 // dst[i] = src[offset a] for each i of the walk.
 void gather(const Buf& src, const Walk& w, Buf& dst);
 // dst[offset a] = src[i] for each i of the walk (dst already sized).
