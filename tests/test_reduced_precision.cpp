@@ -292,8 +292,11 @@ TEST_P(ReducedPrecision, LibTorchAgreesOnLongReductionsAndProducts) {
 // mean_out): three 60000s sum to 180000, past f16's 65504, yet their mean is 60000. Its f32 mean
 // is the f32 sum divided: two 3e38s sum to +inf in f32, so their mean is +inf. The same mean is
 // var's backward's (x - x.mean()), so var of equal values has a zero gradient, not -inf.
+// LibTorch 1.13.1 summed an f16 mean in f16 (libtorch-f16-mean-sums-in-f16, pytorch#91597,
+// fixed since): there the f16 programs diverge.
 TEST(ReducedPrecisionMean, TheSumIsRoundedInTheAccumulatorNotInTheDtype) {
   const auto lt = make_libtorch_backend(1);
+  const bool baseline = libtorch_release() == "1.13";
   const struct {
     FloatDType dtype;
     std::vector<double> x;
@@ -308,7 +311,7 @@ TEST(ReducedPrecisionMean, TheSumIsRoundedInTheAccumulatorNotInTheDtype) {
     const Outcome r = run_reference(p);
     ASSERT_EQ(r.root.values.size(), 1u);
     EXPECT_EQ(r.root.values[0], c.mean);
-    EXPECT_TRUE(agrees(r, lt->run(p, RunOptions{true})));
+    EXPECT_EQ(agrees(r, lt->run(p, RunOptions{true})), !(baseline && c.dtype == FloatDType::F16));
   }
   const Program var =
       parse(leaf(0, FloatDType::F16, "3", {60000, 60000, 60000}) +
@@ -318,7 +321,7 @@ TEST(ReducedPrecisionMean, TheSumIsRoundedInTheAccumulatorNotInTheDtype) {
   ASSERT_EQ(r.grads.size(), 1u);
   for (double g : r.grads[0].values)
     EXPECT_EQ(g, 0.0);
-  EXPECT_TRUE(agrees(r, lt->run(var, RunOptions{true})));
+  EXPECT_EQ(agrees(r, lt->run(var, RunOptions{true})), !baseline);
 }
 
 // index_select's and gather's gradients are index_add_ / scatter_add_ of the upstream gradient

@@ -797,11 +797,17 @@ TEST(ReproText, LeafBitsAndExpectedSpecialValuesAreExact) {
   c.expected_root = {0.0, -1e-45, std::nan(""), -std::numeric_limits<double>::infinity(), 0.1};
   c.expected_grads = {{-1, -1, -1, -1, -1}};
   const std::string cpp = emit_cpp_repro(c), py = emit_python_repro(c);
-  for (const std::string& text : {cpp, py})
-    for (const char* bits : {"0x80000000", "0x00000001", "0x7fc00000", "0xff800000", "0x3dcccccd"})
-      expect_contains(text, bits);
+  for (const char* bits : {"0x80000000", "0x00000001", "0x7fc00000", "0xff800000", "0x3dcccccd"})
+    expect_contains(cpp, bits);
   expect_contains(cpp, "{0.0, -1e-45, kNaN, -kInf, 0.1}");
+  // Python: the leaf as the shortest decimals that round to exactly these floats (0.1 is 0.1f
+  // once torch.tensor rounds it to float32; 1e-45 the smallest subnormal), and only the imports
+  // the script uses.
+  expect_contains(py, "torch.tensor([-0.0, 1e-45, nan, -inf, 0.1], dtype=DTYPE)");
   expect_contains(py, "0.0, -1e-45, nan, -inf, 0.1]");
+  for (const char* unused : {"import struct", "forward_ad", "import torch.nn.functional"})
+    EXPECT_EQ(py.find(unused), std::string::npos) << unused;
+  expect_contains(py, "print(versions())");
   // The workaround include must come before any other LibTorch header.
   EXPECT_LT(cpp.find("#include <ATen/core/ivalue.h>"), cpp.find("#include <torch/"));
 }
@@ -1023,8 +1029,9 @@ TEST(ReproBuild, EmittedReproducersKeepF64OnlyLeafValuesExact) {
   for (double v : {1e-310, 5e-324, 1e300, 0.1}) {
     const std::string bits = fmt::format("0x{:016x}", std::bit_cast<std::uint64_t>(v));
     expect_contains(cpp, bits);
-    expect_contains(py, bits);
   }
+  // Python parses a decimal to the double it names: the shortest that round-trips.
+  expect_contains(py, "torch.tensor([1e-310, 5e-324, 1e+300, nan, -inf, 0.1], dtype=DTYPE)");
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
   const fs::path dir = make_temp_dir("burnmark_repro_f64");
@@ -1145,4 +1152,45 @@ TEST(ReproBuild, EmittedScriptedPythonKeepsUnusedResults) {
   EXPECT_EQ(r.status, 1) << r.output;
   expect_contains(r.output, "grad %0[0]  torch  nan  expected -1  <-- DIVERGES");
   fs::remove_all(dir);
+}
+
+// A NaN with a sign or a payload has no decimal spelling that survives the trip into a tensor:
+// that leaf, and only it, is written as bit patterns (and the script then imports struct).
+TEST(ReproText, ALeafWithoutExactDecimalsKeepsItsBitPatterns) {
+  const float negative_nan = std::bit_cast<float>(0xffc00000u);
+  ProgramBuilder b;
+  const Reg x = b.leaf({2}, {negative_nan, 1.5f});
+  const Reg y = b.leaf({2}, {0.25f, 2.0f});
+  ReproCase c;
+  c.program = b.finish(b.op(Op::Add, {x, y}));
+  c.expected_root = {std::nan(""), 3.5};
+  c.expected_grads = {{1, 1}, {1, 1}};
+  const std::string py = emit_python_repro(c);
+  expect_contains(py, "leaf([2], True, [0xffc00000, 0x3fc00000])");
+  expect_contains(py, "torch.tensor([0.25, 2.0], dtype=DTYPE)");
+  expect_contains(py, "import struct");
+  expect_contains(py, "def leaf(");
+}
+
+// bf16 and f16 leaves: torch.tensor turns each Python float into the dtype through float32, so a
+// decimal is used only when both roundings land on the value; 0.1 in bf16 is 0.10009765625.
+TEST(ReproText, ReducedPrecisionDecimalsRoundTripThroughFloat) {
+  for (FloatDType d : {FloatDType::BF16, FloatDType::F16}) {
+    ProgramBuilder b;
+    const Reg x = b.leaf({2}, {0.5f, 0.1f});
+    ReproCase c;
+    c.program = b.finish(b.op(Op::Neg, {x}));
+    c.program = with_float_dtype(c.program, d);
+    const double tenth = round_to(0.1, d);
+    c.expected_root = {-0.5, -tenth};
+    c.expected_grads = {{-1, -1}};
+    const std::string py = emit_python_repro(c);
+    SCOPED_TRACE(py);
+    const std::size_t at = py.find("torch.tensor([0.5, ");
+    ASSERT_NE(at, std::string::npos);
+    const std::string literal = py.substr(at + 19, py.find(']', at) - at - 19);
+    const double parsed = std::strtod(literal.c_str(), nullptr);
+    EXPECT_EQ(round_to(parsed, d), tenth);
+    EXPECT_EQ(round_to(static_cast<double>(static_cast<float>(parsed)), d), tenth);
+  }
 }

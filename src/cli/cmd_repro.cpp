@@ -4,6 +4,7 @@
 // (BACKENDS' first entry) on the program actually written out.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,16 @@
 namespace burnmark::cli {
 
 namespace {
+
+// A corpus/bugs program's "# finding:" header (why its expected value is right), or "".
+std::string finding_line(const std::string& path) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("# finding:")) return line.substr(10);
+    if (!line.starts_with("#")) break;
+  }
+  return "";
+}
 
 constexpr std::string_view kUsage = "--lang cpp|python [--path eager|scalar|strided|jit|nnc] "
                                     "[--out DIR] [--no-minimize] [--forward-only] "
@@ -124,6 +135,7 @@ int run_repro(std::span<const std::string_view> args) {
   std::optional<ReproCase> repro = reference_repro_case(
       *raw.front(), chosen, title, config.tolerance, run_options(config, gradients), error);
   if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
+  repro->why = finding_line(*file);
   const std::optional<ReproPath> needed = path_for(finding->verdict);
   // Say so rather than hand over, silently, a reproducer that may agree.
   if (!path && !needed)

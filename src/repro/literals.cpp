@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -19,6 +20,32 @@ std::string float_bits(float value) {
 std::string value_bits(double value, FloatDType dtype) {
   if (dtype != FloatDType::F64) return float_bits(static_cast<float>(value));
   return fmt::format("0x{:016x}", std::bit_cast<std::uint64_t>(value));
+}
+
+std::optional<std::string> exact_decimal(double value, FloatDType dtype) {
+  if (std::isnan(value)) {
+    const bool canonical =
+        dtype == FloatDType::F64
+            ? std::bit_cast<std::uint64_t>(value) == 0x7ff8000000000000ull
+            : std::bit_cast<std::uint32_t>(static_cast<float>(value)) == 0x7fc00000u;
+    return canonical ? std::optional<std::string>("nan") : std::nullopt;
+  }
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (value == 0) return std::signbit(value) ? "-0.0" : "0.0";
+  // Both ways a library may take from the double d to the dtype must land on the value.
+  const auto lands = [&](double d) {
+    if (dtype == FloatDType::F64) return d == value;
+    return round_to(d, dtype) == value &&
+           round_to(static_cast<double>(static_cast<float>(d)), dtype) == value;
+  };
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::string s = fmt::format("{:.{}g}", value, digits);
+    if (!lands(std::strtod(s.c_str(), nullptr))) continue;
+    // A Python float literal needs a '.' or an exponent to stay a float ("2" is an int).
+    if (s.find_first_of(".en") == std::string::npos) s += ".0";
+    return s;
+  }
+  return std::nullopt;
 }
 
 std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,

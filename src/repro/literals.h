@@ -2,6 +2,7 @@
 // patterns, doubles in their shortest round-tripping decimal form.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@ std::string float_bits(float value);
 // A leaf value's bit pattern in its program's dtype: an f64 program's as "0x3fe0000000000000"
 // (its values need not be floats), every other program's as float_bits.
 std::string value_bits(double value, FloatDType dtype);
+// The shortest decimal spelling of a leaf value that a library turning a Python or C++ double
+// into the program's dtype gets back exactly, whether it rounds the double straight to the dtype
+// or through float first (PyTorch's torch.tensor does the latter for bf16 and f16): "0.1",
+// "-0.0", "inf", "nan" (the default quiet NaN only). nullopt where no decimal is exact (a NaN
+// with another sign or payload): then only the bit pattern is.
+std::optional<std::string> exact_decimal(double value, FloatDType dtype);
 // Comma-separated items, a line break with `indent` every `per_line` items.
 std::string join_wrapped(const std::vector<std::string>& items, std::size_t per_line,
                          const std::string& indent);

@@ -26,6 +26,25 @@ std::string literal(double v) {
   return double_literal(v, "nan", "inf");
 }
 
+// A long text as comment lines of at most 100 columns, continuing "# ".
+std::string wrap_comment(const std::string& text) {
+  std::string out, line;
+  std::size_t column = 11; // after "# Why here: "
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (column + w.size() + 1 > 100) {
+      out += "\n# ";
+      column = 2;
+    } else if (!out.empty()) {
+      out += ' ';
+      ++column;
+    }
+    out += w;
+    column += w.size();
+  }
+  return out;
+}
+
 std::string py_bool(bool b) {
   return b ? "True" : "False";
 }
@@ -277,21 +296,24 @@ std::string_view torch_dtype_name(FloatDType d) {
   return "float32";
 }
 
-constexpr const char* kImports = R"(
-import math
-import struct
-import sys
+// Only the modules the script uses: struct for bit-pattern leaves, F for torch.nn.functional
+// calls, fwAD for forward mode.
+std::string imports(bool bits, bool functional, bool forward_ad) {
+  std::string out = "\nimport math\n";
+  if (bits) out += "import struct\n";
+  out += "import sys\n\nimport torch\n";
+  if (forward_ad) out += "import torch.autograd.forward_ad as fwAD\n";
+  if (functional) out += "import torch.nn.functional as F\n";
+  return out;
+}
 
-import torch
-import torch.autograd.forward_ad as fwAD
-import torch.nn.functional as F
-)";
-
-constexpr const char* kHelpers = R"(
+constexpr const char* kConstants = R"(
 nan = float("nan")
 inf = float("inf")
+)";
 
-
+// Only when some leaf value has no exact decimal spelling (a NaN with a payload or a sign).
+constexpr const char* kBitsHelper = R"(
 def leaf(shape, requires_grad, bits):
     """A DTYPE leaf from exact bit patterns (float64 ones in a float64 program, whose values need
     not be floats, float32 ones otherwise), so that NaN payloads, -0 and subnormals survive
@@ -300,6 +322,18 @@ def leaf(shape, requires_grad, bits):
     raw = bytearray(struct.pack("=%d%s" % (len(bits), "Q" if wide else "I"), *bits))
     t = torch.frombuffer(raw, dtype=torch.float64 if wide else torch.float32)
     return t.clone().reshape(shape).to(DTYPE).requires_grad_(requires_grad)
+
+)";
+
+constexpr const char* kHelpers = R"(
+# ---- Checking: BurnMark's comparison, so that the exit status says whether PyTorch agrees ----
+
+
+def versions():
+    """What a report needs: the PyTorch release and the CPU kernel set it dispatched to."""
+    cpu = getattr(torch.backends, "cpu", None)
+    capability = cpu.get_cpu_capability() if cpu and hasattr(cpu, "get_cpu_capability") else "?"
+    return "torch %s, CPU kernels %s" % (torch.__version__, capability)
 
 
 def diverges(got, expected, bound):
@@ -478,21 +512,21 @@ std::string emit_python_repro(const ReproCase& repro) {
                      : ",\n# and each leaf's H·v by double backward along the leaves' tangent()")
           : "";
   out +=
-      "\n# with the expected values. Exit status 0: PyTorch agrees; 1: some element diverges.\n#\n";
+      "\n# with the expected values. Exit status 0: PyTorch agrees; 1: some element diverges.\n#\n"
+      "# The expected values are BurnMark's reference: each op as IEEE 754 / C99 Annex F and its\n"
+      "# documented formula define it, evaluated in double precision and rounded to the dtype, "
+      "with\n"
+      "# a bound on that rounding (a LibTorch behaviour is followed only where PyTorch documents "
+      "it).\n";
+  if (!repro.why.empty()) out += "# Why here: " + wrap_comment(repro.why) + "\n";
+  out += "#\n";
   std::istringstream lines(to_text(p));
   for (std::string line; std::getline(lines, line);)
     out += "#   " + line + "\n";
-  // LibTorch picks its kernel set at its first dispatch, from this variable.
-  if (repro.path == ReproPath::Scalar)
-    out += "\nimport os\nos.environ[\"ATEN_CPU_CAPABILITY\"] = \"default\"  # LibTorch's scalar "
-           "kernels\n";
-  out += kImports;
-  out += "\nTOLERANCE = " + literal(repro.tolerance) + "\n";
-  out += fmt::format("DTYPE = torch.{}\n", torch_dtype_name(p.float_dtype));
-  out += kHelpers;
-  if (strided) out += kLayoutHelper;
-  if (dual || hessian) out += kTangentHelpers;
-  if (hessian) out += kHessianHelper;
+  // The imports depend on what the statements below use: assembled after them.
+  const std::string head = std::move(out);
+  out.clear();
+  bool uses_bits = false;
   // Eager: one line per statement in order. Scripted: the leaves are made fresh for every run,
   // the other statements are the scripted function's body.
   std::string leaves;
@@ -521,14 +555,24 @@ std::string emit_python_repro(const ReproCase& repro) {
                                    r));
         break;
       }
-      std::vector<std::string> bits;
-      for (double v : leaf.data)
+      // Decimal literals where every value has an exact one; bit patterns otherwise.
+      std::vector<std::string> decimals, bits;
+      for (double v : leaf.data) {
+        if (const auto d = repro_detail::exact_decimal(v, p.float_dtype)) decimals.push_back(*d);
         bits.push_back(repro_detail::value_bits(v, p.float_dtype));
+      }
+      const bool decimal = decimals.size() == leaf.data.size();
+      uses_bits = uses_bits || !decimal;
       to += fmt::format("{}# %{} = leaf {}{}\n", ind, r, float_dtype_name(p.float_dtype),
                         s.shape.to_string());
-      const std::string made = fmt::format("leaf({}, {}, [{}])", int_list(s.shape),
-                                           py_bool(repro.check_gradients && !strided),
-                                           repro_detail::join_wrapped(bits, 8, ind + "    "));
+      const std::string made =
+          decimal ? fmt::format("torch.tensor([{}], dtype=DTYPE){}.requires_grad_({})",
+                                repro_detail::join_wrapped(decimals, 8, ind + "    "),
+                                s.shape.rank() == 1 ? "" : ".reshape(" + int_list(s.shape) + ")",
+                                py_bool(repro.check_gradients && !strided))
+                  : fmt::format("leaf({}, {}, [{}])", int_list(s.shape),
+                                py_bool(repro.check_gradients && !strided),
+                                repro_detail::join_wrapped(bits, 8, ind + "    "));
       // Forward mode: the program sees the dual tensor, the gradient is read from the leaf.
       to += fmt::format("{}{} = {}\n", ind, dual ? leaf_name(r) : reg(r),
                         strided ? fmt::format("layout({}, {}).detach().requires_grad_({})", made, r,
@@ -551,7 +595,8 @@ std::string emit_python_repro(const ReproCase& repro) {
   }
   const std::string args = fmt::format("{}", fmt::join(params, ", "));
   const std::string main_header =
-      fmt::format("\ndef main():\n    torch.set_num_threads({})\n", repro.intra_op_threads);
+      fmt::format("\ndef main():\n    print(versions())\n    torch.set_num_threads({})\n",
+                  repro.intra_op_threads);
   // The float leaves (index leaves are never differentiated), each named by `name`, and the
   // double-backward call over them along their tangent() directions.
   using Namer = std::string (*)(Reg);
@@ -640,8 +685,25 @@ std::string emit_python_repro(const ReproCase& repro) {
   }
   out += "    print(\"DIVERGES: %d element(s)\" % bad if bad else \"AGREES (0 diverging "
          "elements)\")\n";
-  out += "    return 1 if bad else 0\n\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n";
-  return out;
+  out += "    return 1 if bad else 0\n\n";
+  // Reproducing first (main), then the helpers it calls, which Python finds at run time.
+  std::string script = head;
+  // LibTorch picks its kernel set at its first dispatch, from this variable.
+  if (repro.path == ReproPath::Scalar)
+    script += "\nimport os\nos.environ[\"ATEN_CPU_CAPABILITY\"] = \"default\"  # LibTorch's scalar "
+              "kernels\n";
+  script += imports(uses_bits, out.find("F.") != std::string::npos, dual || hessian);
+  script += kConstants;
+  script += "TOLERANCE = " + literal(repro.tolerance) + "\n";
+  script += fmt::format("DTYPE = torch.{}\n\n", torch_dtype_name(p.float_dtype));
+  script += out;
+  if (uses_bits) script += kBitsHelper;
+  if (strided) script += kLayoutHelper;
+  if (dual || hessian) script += kTangentHelpers;
+  if (hessian) script += kHessianHelper;
+  script += kHelpers;
+  script += "\nif __name__ == \"__main__\":\n    sys.exit(main())\n";
+  return script;
 }
 
 } // namespace burnmark

@@ -22,6 +22,9 @@ enum class ReproPath { Eager, Scalar, Strided, Jit, Nnc };
 struct ReproCase {
   Program program;
   std::string title; // first line of the reproducer, e.g. "pow(x, 0.5) gradient at -0"
+  // Why the expected values are right for this program, in words (a corpus/bugs file's
+  // "# finding:" line); printed in the reproducer's header when set.
+  std::string why;
   // Expected values, normally from the reference backend: the root, then one tensor per leaf
   // in leaf order (row-major, numel values each). expected_grads may be empty when
   // check_gradients is false.
