@@ -165,6 +165,30 @@ std::string full_report(const Harness& h, const Program& program, const Verdict&
   return out;
 }
 
+// One count per divergence kind, in the enum's order, each under its report name; then what the
+// known-bug filter spent: `filter_runs` programs it ran to analyse and minimise diverging inputs
+// (compare with `inputs`, each one run of every backend) and `filter_memo` runs its memo
+// answered instead.
+std::string summary_line(const Harness& h) {
+  std::string line =
+      fmt::format("SUMMARY target={} inputs={} findings={}", h.target, h.inputs, h.findings);
+  for (std::size_t k = 0; k < kDivergenceKinds; ++k)
+    fmt::format_to(std::back_inserter(line), " {}={}", kind_name(static_cast<DivergenceKind>(k)),
+                   h.by_kind[k]);
+  fmt::format_to(std::back_inserter(line), " suppressed={} conventions={} lost={}", h.suppressed,
+                 h.conventions, h.lost);
+  fmt::format_to(std::back_inserter(line), " filter_runs={} filter_memo={}\n",
+                 h.known ? h.known->runs() : 0, h.known ? h.known->memo_hits() : 0);
+  return line;
+}
+
+// Continuous mode ends with one more SUMMARY line, so a run's totals (the filter's cost among
+// them) are there however rarely BURNMARK_SUMMARY_EVERY printed one.
+void print_final_summary() {
+  const Harness& h = harness();
+  if (h.inputs > 0) std::fputs(summary_line(h).c_str(), stderr);
+}
+
 } // namespace
 
 namespace {
@@ -221,6 +245,8 @@ void initialize(const char* target_name, bool gradients) {
     check_findings_dir(h.config.findings_dir);
     std::atexit(exit_failing_if_findings_were_lost);
   }
+  // Registered last, so it runs first: before exit_failing_if_findings_were_lost's _Exit.
+  if (h.config.mode == HarnessMode::Continuous) std::atexit(print_final_summary);
   std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu\n", target_name,
                h.config.backends.c_str(),
                h.config.mode == HarnessMode::Panic ? "panic" : "continuous", h.known_count);
@@ -265,15 +291,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   if (h.findings <= static_cast<std::uint64_t>(h.config.full_reports)) {
     std::fputs(full_report(h, program, verdict).c_str(), stderr);
   } else if (h.findings % static_cast<std::uint64_t>(h.config.summary_every) == 0) {
-    // One count per divergence kind, in the enum's order, each under its report name.
-    std::string line =
-        fmt::format("SUMMARY target={} inputs={} findings={}", h.target, h.inputs, h.findings);
-    for (std::size_t k = 0; k < kDivergenceKinds; ++k)
-      fmt::format_to(std::back_inserter(line), " {}={}", kind_name(static_cast<DivergenceKind>(k)),
-                     h.by_kind[k]);
-    fmt::format_to(std::back_inserter(line), " suppressed={} conventions={} lost={}\n",
-                   h.suppressed, h.conventions, h.lost);
-    std::fputs(line.c_str(), stderr);
+    std::fputs(summary_line(h).c_str(), stderr);
   }
   return 0;
 }

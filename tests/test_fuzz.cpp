@@ -94,6 +94,51 @@ TEST(Fuzz, SeedCorpusRunsCleanInForwardMode) {
   EXPECT_EQ(r.err.find("DIVERGENCE"), std::string::npos) << r.err;
 }
 
+// The numbers after `key=` in the last SUMMARY line of `err`, or -1 when there is none.
+long long last_summary_count(const std::string& err, const std::string& key) {
+  const std::size_t line = err.rfind("SUMMARY target=");
+  if (line == std::string::npos) return -1;
+  const std::size_t at = err.find(" " + key + "=", line);
+  if (at == std::string::npos || at > err.find('\n', line)) return -1;
+  return std::stoll(err.substr(at + key.size() + 2));
+}
+
+TEST(Fuzz, TheFinalSummaryCountsTheKnownBugFiltersRunsAndARepeatCostsNone) {
+  // The forward-mode seeds, where one seed shows a listed LibTorch bug (see above): run once,
+  // then with every seed given twice in a row. libFuzzer given files runs each once, in order.
+  const fs::path dir = scratch("filter_cost");
+  const fs::path corpus = copy_corpus(dir);
+  std::vector<fs::path> seeds(fs::directory_iterator(corpus), fs::directory_iterator{});
+  std::sort(seeds.begin(), seeds.end());
+  std::string once, twice;
+  for (const fs::path& seed : seeds) {
+    once += " " + seed.string();
+    twice += " " + seed.string() + " " + seed.string();
+  }
+  const std::string env =
+      "BACKENDS=ref,libtorch BURNMARK_TANGENTS=1 MODE=continuous BURNMARK_SUMMARY_EVERY=1000000 "
+      "BURNMARK_KNOWN_BUGS=" +
+      (fs::path(BURNMARK_TEST_SOURCE_DIR) / "corpus" / "known_bugs.txt").string();
+  const Result r1 = run(env, BURNMARK_FUZZ_AUTOGRAD + once, dir);
+  const Result r2 = run(env, BURNMARK_FUZZ_AUTOGRAD + twice, dir);
+  ASSERT_EQ(r1.status, 0) << r1.err;
+  ASSERT_EQ(r2.status, 0) << r2.err;
+  // The final line is there although no finding reached BURNMARK_SUMMARY_EVERY.
+  const auto n = static_cast<long long>(seeds.size());
+  EXPECT_EQ(last_summary_count(r1.err, "inputs"), n) << r1.err;
+  EXPECT_EQ(last_summary_count(r2.err, "inputs"), 2 * n) << r2.err;
+  const long long suppressed = last_summary_count(r1.err, "suppressed");
+  ASSERT_GE(suppressed, 1) << r1.err;
+  EXPECT_EQ(last_summary_count(r1.err, "findings"), 0) << r1.err;
+  EXPECT_EQ(last_summary_count(r2.err, "suppressed"), 2 * suppressed) << r2.err;
+  // The filter ran programs for the known seed; its repeat is answered by the memo alone.
+  const long long runs = last_summary_count(r1.err, "filter_runs");
+  EXPECT_GT(runs, 0) << r1.err;
+  EXPECT_EQ(last_summary_count(r2.err, "filter_runs"), runs) << r2.err;
+  EXPECT_GT(last_summary_count(r2.err, "filter_memo"), last_summary_count(r1.err, "filter_memo"))
+      << r2.err;
+}
+
 TEST(Fuzz, MutatedSeedsRunToTheEndInContinuousMode) {
   // Mutations reach LibTorch's real bugs (bugs.md), so they may diverge; what must hold is that
   // the target keeps going, skips what is known, and finishes its runs.
@@ -220,7 +265,7 @@ TEST(Fuzz, AFindingThatCannotBeWrittenIsCountedAndTheExitStatusSaysSo) {
           BURNMARK_FUZZ_AUTOGRAD " -runs=50 -seed=1 " + corpus.string(), dir);
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("Done 50 runs"), std::string::npos) << "it kept fuzzing\n" << r.err;
-  EXPECT_NE(r.err.find(" lost=1\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" lost=1 "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("burnmark: fuzz_autograd: 1 findings could not be written to " +
                        findings.string()),
             std::string::npos)

@@ -3,6 +3,7 @@
 #include "burnmark/triage/runner.h"
 
 #include <algorithm>
+#include <bit>
 #include <fmt/format.h>
 
 #include "burnmark/ir/text.h"
@@ -13,13 +14,107 @@ namespace burnmark {
 Runner::Runner(std::vector<Backend*> backends, OracleOptions options, ConventionJudge* conventions)
     : backends_(std::move(backends)), options_(std::move(options)), conventions_(conventions) {}
 
+namespace {
+
+// Mixes one 64-bit word at a time (a multiply and a rotate: hashing runs before every memoised
+// check, on every leaf value, so it must cost far less than the run it saves).
+struct Hasher {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  void add(std::uint64_t v) { h = std::rotl((h ^ v) * 0xbf58476d1ce4e5b9ull, 31); }
+  void add(double v) { add(std::bit_cast<std::uint64_t>(v)); }
+  void add(const Shape& s) {
+    add(static_cast<std::uint64_t>(s.rank()));
+    for (int i = 0; i < s.rank(); ++i)
+      add(static_cast<std::uint64_t>(s[i]));
+  }
+};
+
+// The entry of `memo` for (program, reg), or nullptr.
+template <class Memo>
+const auto* find_entry(const Memo& memo, std::uint64_t hash, const Program& program, Reg reg) {
+  const auto it = memo.entries.find(hash);
+  if (it == memo.entries.end()) return static_cast<decltype(&it->second.front())>(nullptr);
+  for (const auto& e : it->second)
+    if (e.reg == reg && e.program == program) return &e;
+  return static_cast<decltype(&it->second.front())>(nullptr);
+}
+
+template <class Memo, class Answer>
+void keep_entry(Memo& memo, std::size_t capacity, std::uint64_t hash, const Program& program,
+                Reg reg, const Answer& answer) {
+  if (memo.size >= capacity) {
+    memo.entries.clear();
+    memo.size = 0;
+  }
+  memo.entries[hash].push_back({program, reg, answer});
+  ++memo.size;
+}
+
+} // namespace
+
+std::uint64_t program_hash(const Program& p) {
+  Hasher h;
+  const auto u = [](auto v) { return static_cast<std::uint64_t>(v); };
+  h.add(u(p.float_dtype) << 32 | u(static_cast<std::uint32_t>(p.root)));
+  for (const Leaf& l : p.leaves) {
+    h.add(l.shape);
+    h.add(u(l.dtype));
+    for (double v : l.data)
+      h.add(v);
+    for (std::int64_t i : l.indices)
+      h.add(u(i));
+  }
+  for (const Stmt& s : p.stmts) {
+    h.add(u(s.kind) << 56 | u(s.dtype) << 48 | u(s.instr.op) << 32 |
+          u(static_cast<std::uint32_t>(s.leaf)));
+    h.add(u(static_cast<std::uint32_t>(s.source)));
+    for (Reg o : s.instr.operands)
+      h.add(u(static_cast<std::uint32_t>(o)));
+    const Attrs& a = s.instr.attrs;
+    h.add(u(static_cast<std::uint32_t>(a.dim)) << 32 | u(static_cast<std::uint32_t>(a.dim1)));
+    h.add(u(static_cast<std::uint32_t>(a.times)) << 32 | u(static_cast<std::uint32_t>(a.variant)));
+    h.add(u(a.keepdim) << 1 | u(a.include_self));
+    for (double v : {a.exponent, a.lo, a.hi, a.alpha, a.slope, a.lambd, a.beta, a.threshold,
+                     a.weight, a.eps, a.fill})
+      h.add(v);
+    h.add(s.shape);
+  }
+  return h.h;
+}
+
+void Runner::memoise(std::size_t capacity) {
+  memo_capacity_ = capacity;
+  checks_ = {};
+  upstream_ = {};
+}
+
 Verdict Runner::check(const Program& program) {
+  if (memo_capacity_ == 0) {
+    bool keep = false;
+    return run_check(program, keep);
+  }
+  const std::uint64_t hash = program_hash(program);
+  if (const auto* e = find_entry(checks_, hash, program, -1)) {
+    ++memo_hits_;
+    return e->answer;
+  }
+  bool keep = false;
+  Verdict verdict = run_check(program, keep);
+  if (keep) keep_entry(checks_, memo_capacity_, hash, program, -1, verdict);
+  return verdict;
+}
+
+Verdict Runner::run_check(const Program& program, bool& keep) {
   ++runs_;
   std::vector<Outcome> outcomes;
   outcomes.reserve(backends_.size());
   const RunOptions run{options_.gradients, options_.tangents, options_.hessian};
   for (Backend* b : backends_)
     outcomes.push_back(run_backend(*b, program, run));
+  // A child process's death, hang or OOM may not recur: such a verdict is never remembered.
+  keep = std::none_of(outcomes.begin(), outcomes.end(), [](const Outcome& o) {
+    return o.status == Status::Crash || o.status == Status::Hang || o.status == Status::Oom;
+  });
   Verdict verdict = compare(outcomes, options_);
   // The judge's switched references are the built-in reference's: only valid against it.
   if (conventions_ == nullptr || verdict.agree() || backends_.front()->name() != "ref")
@@ -47,6 +142,19 @@ std::optional<std::vector<double>> Runner::leaf_gradient(const Program& program,
 }
 
 std::optional<std::vector<double>> Runner::upstream_gradient(const Program& program, Reg reg) {
+  if (memo_capacity_ == 0) return run_upstream_gradient(program, reg);
+  const std::uint64_t hash = program_hash(program) ^ (static_cast<std::uint64_t>(reg) << 32);
+  if (const auto* e = find_entry(upstream_, hash, program, reg)) {
+    ++memo_hits_;
+    return e->answer;
+  }
+  std::optional<std::vector<double>> g = run_upstream_gradient(program, reg);
+  // The reference alone: a gradient is kept; "cannot say" may be a child reference's crash.
+  if (g) keep_entry(upstream_, memo_capacity_, hash, program, reg, g);
+  return g;
+}
+
+std::optional<std::vector<double>> Runner::run_upstream_gradient(const Program& program, Reg reg) {
   const std::optional<std::vector<double>> vals = values(program, reg);
   if (!vals) return std::nullopt;
   // Registers keep their numbers in cut_to_leaf; the operands that fed `reg` stay as dead code.

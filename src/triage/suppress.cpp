@@ -124,7 +124,9 @@ const KnownBug* Suppressions::find_root(const std::vector<std::string>& root_ids
 
 KnownBugFilter::KnownBugFilter(Suppressions suppressions, Runner runner, MinimizeOptions options)
     : suppressions_(std::move(suppressions)), runner_(std::move(runner)),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  runner_.memoise(kMemoCapacity);
+}
 
 const KnownBug* KnownBugFilter::match(const Program& program) {
   if (suppressions_.empty()) return nullptr;

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "burnmark/driver/driver.h"
@@ -40,8 +42,20 @@ public:
   // reference cannot say. What weighted() multiplies a prefix ending at `reg` by.
   std::optional<std::vector<double>> upstream_gradient(const Program& program, Reg reg);
 
-  // Programs executed so far (each runs every backend once).
+  // Remember the answers of check() and upstream_gradient() for up to `capacity` programs each
+  // (0, the default: none), keyed on the whole program: leaf values bit for bit, attributes,
+  // shapes, dtypes (and upstream_gradient's register). A program met again (analyse() re-checks the
+  // same prefixes for every input that shares them) gets the answer its first run gave, which is
+  // what a rerun gives: the backends and the oracle are deterministic on a program. A different
+  // program, however close, never gets another's answer. Verdicts holding a crash, hang or OOM (a
+  // child process's fate, not the program's) are not kept. When full, the memo starts over.
+  void memoise(std::size_t capacity);
+
+  // Programs executed so far (each runs every backend once, or the reference alone); answers
+  // taken from the memo are not executions.
   std::size_t runs() const { return runs_; }
+  // Calls of check() and upstream_gradient() answered by the memo (0 without memoise()).
+  std::size_t memo_hits() const { return memo_hits_; }
   const OracleOptions& options() const { return options_; }
   const std::vector<Backend*>& backends() const { return backends_; }
   ConventionJudge* conventions() const { return conventions_; }
@@ -51,7 +65,28 @@ private:
   OracleOptions options_;
   ConventionJudge* conventions_;
   std::size_t runs_ = 0;
+
+  template <class Answer> struct Memo {
+    struct Entry {
+      Program program;
+      Reg reg; // upstream_gradient's register; -1 for check()
+      Answer answer;
+    };
+    // hash -> the entries with that hash (a hash never decides alone: the program is compared
+    // in full).
+    std::unordered_map<std::uint64_t, std::vector<Entry>> entries;
+    std::size_t size = 0;
+  };
+  std::size_t memo_capacity_ = 0;
+  std::size_t memo_hits_ = 0;
+  Memo<Verdict> checks_;
+  Memo<std::optional<std::vector<double>>> upstream_;
+  Verdict run_check(const Program& program, bool& keep);
+  std::optional<std::vector<double>> run_upstream_gradient(const Program& program, Reg reg);
 };
+
+// A hash of everything operator== compares in a program (leaf values bit for bit).
+std::uint64_t program_hash(const Program& program);
 
 // "backend:kind", e.g. "libtorch:gradient": the unit a signature and the minimiser reason about.
 std::string divergence_class(const Divergence& divergence);

@@ -14,6 +14,14 @@
 // is written from `burnmark triage` output and needs no second id per bug. The price: two
 // different bugs sharing a pre-signature (same primary class, culprit op, its operands and the
 // special values upstream of it) inherit the first one's answer within a process.
+//
+// analyse() itself checks every prefix of the program (one or two runs per register), and
+// libFuzzer's inputs share prefixes: most of those checks re-run a program the filter already
+// ran. So the filter's Runner memoises (Runner::memoise), keyed on the whole program, leaf
+// values included. That is exact: a repeated program gets the verdict its own run gave, and a
+// program that differs in anything (a new bug in the same shape of program included) is run.
+// A key on the program's structure alone would not be: the culprit analyse() finds depends on
+// the leaf values, so a new bug upstream of a known one would inherit the known one's answer.
 #pragma once
 
 #include <cstddef>
@@ -74,6 +82,14 @@ public:
   bool is_known(const Program& program) { return match(program) != nullptr; }
 
   std::size_t minimisations() const { return minimisations_; }
+  // What the filter costs, beside the fuzzing itself: programs it ran (each through every
+  // backend, or the reference alone), and runs its memo answered instead.
+  std::size_t runs() const { return runner_.runs(); }
+  std::size_t memo_hits() const { return runner_.memo_hits(); }
+
+  // Programs (of each kind: verdicts, upstream gradients) the memo holds before it starts over:
+  // bounded memory (about 30 MB), and most of the hits (the short prefixes many inputs share).
+  static constexpr std::size_t kMemoCapacity = 1024;
 
 private:
   Suppressions suppressions_;
