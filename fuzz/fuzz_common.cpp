@@ -30,6 +30,13 @@
 #include "burnmark/triage/conventions.h"
 #include "burnmark/triage/suppress.h"
 #include "burnmark/triage/triage.h"
+#include "semantic_features.h"
+
+// libFuzzer's extra counters (Linux): one byte per semantic feature, zeroed by libFuzzer before
+// each input and read as features after it. External and `used`, so the optimiser cannot drop
+// stores it never sees read.
+__attribute__((used, section("__libfuzzer_extra_counters")))
+std::uint8_t burnmark_semantic_counters[burnmark::fuzz::kSemanticTableSize];
 
 namespace burnmark::fuzz {
 
@@ -61,6 +68,9 @@ struct Harness {
   // Findings that could not be written (a full disk, a directory removed under the fuzzer): in
   // every SUMMARY line, and the process's exit status is 1 when there were any.
   std::uint64_t lost = 0;
+  // BURNMARK_SEMANTIC_FEATURES: the features of the current input, storage reused.
+  bool semantic = true;
+  std::vector<std::uint32_t> features;
 };
 
 Harness& harness() {
@@ -237,6 +247,7 @@ void initialize(const char* target_name, bool gradients) {
   h.backends = backends.take();
   h.oracle.baselines = version_baselines(h.backends);
   h.outcomes.resize(h.backends.size());
+  h.semantic = h.config.semantic_features != 0;
   if (h.backends.front()->name() == "ref")
     h.judge = std::make_unique<ConventionJudge>(make_convention_references(),
                                                 make_all_conventions_reference());
@@ -259,6 +270,10 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   for (std::size_t i = 0; i < h.backends.size(); ++i)
     h.outcomes[i] = run_backend(*h.backends[i], program, h.run);
   ++h.inputs;
+  if (h.semantic) {
+    semantic_features(program, h.outcomes, h.features);
+    mark_features(h.features, burnmark_semantic_counters);
+  }
   Verdict verdict = compare(h.outcomes, h.oracle);
   if (verdict.agree()) return 0;
   if (h.judge) {

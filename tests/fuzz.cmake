@@ -25,3 +25,8 @@ add_test(NAME FuzzText.ParserGeneratorAndEncoderUnderSanitizers
          COMMAND sh -c "rm -rf fuzz_text_corpus && mkdir fuzz_text_corpus && \"$0\" -runs=5000 -seed=1 -max_len=4096 fuzz_text_corpus \"$1\" \"$2\""
                  $<TARGET_FILE:fuzz_text> ${PROJECT_SOURCE_DIR}/corpus/programs ${PROJECT_SOURCE_DIR}/corpus/bugs
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+
+# The semantic features the fuzz targets hand libFuzzer (fuzz/semantic_features.h), as a pure
+# function of a program and the real reference's outcome on it.
+burnmark_test(test_semantic_features test_semantic_features.cpp)
+target_link_libraries(test_semantic_features PRIVATE burnmark_fuzz_semantic burnmark_ref burnmark_ir)
