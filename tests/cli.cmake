@@ -3,7 +3,8 @@ burnmark_test(test_cli test_cli.cpp)
 target_link_libraries(test_cli PRIVATE burnmark_cli_common burnmark_registry burnmark_gen burnmark_ir fmt::fmt)
 add_dependencies(test_cli burnmark)
 target_compile_definitions(test_cli PRIVATE BURNMARK_CLI_PATH="$<TARGET_FILE:burnmark>"
-                                            BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+                                            BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                            BURNMARK_TEST_PROJECT_VERSION="${PROJECT_VERSION}")
 # A plugin that returns malformed results gives `run` a real divergence to report. The fixture
 # is declared by plugin.cmake, which is included after this file: look for it once the whole
 # directory has been read.

@@ -18,7 +18,9 @@
 #include <unistd.h>
 #include <vector>
 
+#include "burnmark/backends/builtin.h"
 #include "burnmark/backends/registry.h"
+#include "burnmark/config/config.h"
 #include "burnmark/gen/generator.h"
 #include "burnmark/ir/text.h"
 #include "cli_common.h"
@@ -310,15 +312,122 @@ TEST(Cli, ADirectoryAFifoOrADeviceIsRefusedWithOneLineAndNeverBlocks) {
   fs::remove_all(dir);
 }
 
-TEST(Cli, EveryVerbAnswersHelpWithItsUsage) {
-  for (const char* verb :
-       {"show", "run", "encode", "minimize", "triage", "sweep", "repro", "campaign"})
+std::size_t widest_line(const std::string& s) {
+  std::size_t widest = 0, start = 0;
+  while (start < s.size()) {
+    const std::size_t end = std::min(s.find('\n', start), s.size());
+    widest = std::max(widest, end - start);
+    start = end + 1;
+  }
+  return widest;
+}
+
+constexpr const char* kVerbs[] = {"show",  "run",   "encode", "minimize", "triage",
+                                  "sweep", "repro", "bench",  "campaign"};
+
+TEST(Cli, EveryVerbAnswersHelpWithItsUsageAnExampleWithin100Columns) {
+  for (const char* verb : kVerbs)
     for (const char* flag : {"--help", "-h"}) {
       const Result r = invoke(std::string(verb) + " " + flag);
       EXPECT_EQ(r.status, 0) << verb << " " << flag << ": " << r.err;
       EXPECT_EQ(r.out.rfind(std::string("usage: burnmark ") + verb + " ", 0), 0u) << r.out;
+      EXPECT_NE(r.out.find("Example"), std::string::npos) << r.out;
+      // An example is a command line of this verb.
+      EXPECT_NE(r.out.find(std::string("  burnmark ") + verb + " "), std::string::npos) << r.out;
+      EXPECT_LE(widest_line(r.out), 100u) << verb << "\n" << r.out;
       EXPECT_EQ(r.err, "");
     }
+}
+
+TEST(Cli, TopLevelHelpListsEveryVerbWithin100ColumnsAndTheKnobsHaveTheirOwnHelp) {
+  const Result r = invoke("--help");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_LE(widest_line(r.out), 100u) << r.out;
+  for (const char* verb : kVerbs)
+    EXPECT_NE(r.out.find(std::string("\n  ") + verb + " "), std::string::npos) << verb;
+  EXPECT_NE(r.out.find("--help-env"), std::string::npos) << r.out;
+  // The knobs' help is made from the knob table: every knob, each line within 100 columns.
+  const Result env = invoke("--help-env");
+  EXPECT_EQ(env.status, 0) << env.err;
+  EXPECT_LE(widest_line(env.out), 100u) << env.out;
+  for (const KnobInfo& k : knob_table())
+    EXPECT_NE(env.out.find("\n  " + std::string(k.env) + "  default "), std::string::npos) << k.env;
+}
+
+TEST(Cli, VersionNamesBurnMarkAndTheLibTorchItWasBuiltAgainst) {
+  const Result r = invoke("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, fmt::format("burnmark {} (built against LibTorch {})\n",
+                               BURNMARK_TEST_PROJECT_VERSION, libtorch_release()));
+}
+
+TEST(Cli, AnOptionTakesItsValueAfterEqualsOrAsTheNextArgument) {
+  const fs::path f = corpus_programs().front();
+  const std::string bf16 =
+      to_text(with_float_dtype(parse_program(slurp(f)).program(), FloatDType::BF16));
+  for (const std::string& form : {"--dtype=bf16 ", "--dtype bf16 "}) {
+    const Result r = invoke("show " + form + f.string());
+    EXPECT_EQ(r.status, 0) << form << r.err;
+    EXPECT_EQ(r.out, bf16) << form;
+  }
+  // sign(NaN) is 0 in LibTorch, NaN by C99 (both LibTorch releases): a divergence to reproduce.
+  const fs::path sign = scratch_dir() / "sign_nan.txt";
+  std::ofstream(sign) << "%0 = leaf f32[2] [nan, 1]\n%1 = sign %0 : f32[2]\nroot %1\n";
+  std::string first;
+  for (const std::string& form : {"--lang=python", "--lang python"}) {
+    const Result r =
+        invoke("repro " + form + " --no-minimize " + sign.string(), "BACKENDS=ref,libtorch");
+    EXPECT_EQ(r.status, 0) << form << r.err;
+    EXPECT_NE(r.out.find("import torch"), std::string::npos) << form << r.out;
+    if (first.empty()) first = r.out;
+    EXPECT_EQ(r.out, first) << form;
+  }
+  const Result cpp =
+      invoke("repro --lang=cpp --no-minimize " + sign.string(), "BACKENDS=ref,libtorch");
+  EXPECT_EQ(cpp.status, 0) << cpp.err;
+  EXPECT_NE(cpp.out.find("#include <torch/"), std::string::npos) << cpp.out;
+}
+
+// Each bad command line is one "burnmark: ..." line naming the argument, exit 2, nothing run.
+TEST(Cli, ABadCommandLineIsOneLineNamingTheArgumentAndExitTwo) {
+  const std::string file = corpus_programs().front().string();
+  for (const auto& [args, named] : std::vector<std::pair<std::string, std::string>>{
+           {"show --dtype", "--dtype"},
+           {"show --dtype " + file, "--dtype"}, // the value forgotten: FILE is not read as one
+           {"show --dtype=f8 " + file, "unknown dtype 'f8'"},
+           {"show", "FILE"},
+           {"show --frobnicate " + file, "--frobnicate"},
+           {"show " + file + " extra", "extra"},
+           {"run --forward-only", "FILE"},
+           {"encode " + file, "OUT"},
+           {"repro " + file, "--lang"},
+           {"repro --lang=rust " + file, "unknown language 'rust'"},
+           {"repro --path=gpu --lang cpp " + file, "unknown path 'gpu'"},
+           {"triage --known", "--known"},
+           {"bench --seconds", "--seconds"},
+           {"campaign --time abc", "--time"},
+           {"campaign --workers=0", "--workers"},
+           {"campaign --min-free x", "--min-free"},
+           {"campaign --target fuzz_nothing", "unknown target 'fuzz_nothing'"},
+           {"campaign --time", "--time"},
+           {"--frobnicate", "--frobnicate"},
+           {"frobnicate", "frobnicate"}}) {
+    const Result r = invoke(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << args << ": " << r.err;
+    EXPECT_TRUE(r.err.starts_with("burnmark: ")) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(named), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.err.find("cannot read"), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
+TEST(Cli, CampaignHelpListsEveryOptionTheCampaignReads) {
+  const Result r = invoke("campaign --help");
+  EXPECT_EQ(r.status, 0) << r.err;
+  for (const char* option : {"--target", "--time", "--workers", "--out", "--fuzzer", "--seeds",
+                             "--known", "--min-free", "[-- LIBFUZZER_ARGS...]"})
+    EXPECT_NE(r.out.find(option), std::string::npos) << option << " missing in\n" << r.out;
 }
 
 TEST(Cli, BenchRunsEveryBackendAloneThenTogether) {

@@ -9,6 +9,7 @@ packages=(
   clang libclang-rt-14-dev cmake ninja-build   # compiler, libFuzzer runtime, build
   libtorch-dev                                  # the library under test (LibTorch 1.13.1)
   libfmt-dev libgtest-dev                       # formatting, tests
+  libcli11-dev                                  # the `burnmark` command line
   nlohmann-json3-dev                            # the campaign ledger's JSON
   libdnnl-dev libeigen3-dev                     # the oneDNN and Eigen plugins
   python3-torch                                 # runs the emitted Python repros

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "app.h"
 #include "burnmark/oracle/oracle.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -17,8 +18,6 @@
 namespace burnmark::cli {
 
 namespace {
-
-constexpr std::string_view kUsage = "[--forward-only] [--seconds S] DIR";
 
 using Clock = std::chrono::steady_clock;
 
@@ -37,38 +36,27 @@ template <class F> double rate(const std::vector<Program>& programs, double seco
   return static_cast<double>(done) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-} // namespace
-
-int run_bench(std::span<const std::string_view> args) {
+struct BenchArgs {
   bool gradients = true;
-  double seconds = 10;
-  std::optional<std::string_view> dir;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view a = args[i];
-    if (a == "--forward-only") {
-      gradients = false;
-    } else if (a == "--seconds" && i + 1 < args.size()) {
-      const std::string value(args[++i]);
-      char* end = nullptr;
-      seconds = std::strtod(value.c_str(), &end);
-      if (end == value.c_str() || *end != '\0' || !(seconds > 0) || seconds > 86400)
-        return usage_error(fmt::format(
-            "bench: --seconds needs a number of seconds in (0, 86400], not '{}'", value));
-    } else if (a.starts_with("-") || dir) {
-      return usage_error(
-          fmt::format("bench: unexpected argument '{}' (usage: burnmark bench {})", a, kUsage));
-    } else {
-      dir = a;
-    }
-  }
-  if (!dir)
-    return usage_error(fmt::format("bench: expected DIR (usage: burnmark bench {})", kUsage));
+  std::string seconds_text = "10";
+  std::string dir;
+};
+
+int bench(const BenchArgs& a) {
+  const bool gradients = a.gradients;
+  const std::string& value = a.seconds_text;
+  char* end = nullptr;
+  const double seconds = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || !(seconds > 0) || seconds > 86400)
+    return usage_error(
+        fmt::format("bench: --seconds needs a number of seconds in (0, 86400], not '{}'", value));
+  const std::string& dir = a.dir;
   std::error_code ec;
-  if (!std::filesystem::is_directory(std::string(*dir), ec))
-    return usage_error(fmt::format("bench: {}: not a directory", *dir));
+  if (!std::filesystem::is_directory(dir, ec))
+    return usage_error(fmt::format("bench: {}: not a directory", dir));
   const Config config = config_or_exit();
   std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(*dir), ec))
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.is_regular_file() && !e.path().filename().string().starts_with("."))
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
@@ -78,13 +66,13 @@ int run_bench(std::span<const std::string_view> args) {
     if (!p) return kExitUsage;
     programs.push_back(std::move(*p));
   }
-  if (programs.empty()) return usage_error(fmt::format("bench: {} holds no inputs", *dir));
+  if (programs.empty()) return usage_error(fmt::format("bench: {} holds no inputs", dir));
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
 
   const RunOptions run = run_options(config, gradients);
   fmt::print("# programs/s over {} inputs of {}, about {} s each, no libFuzzer\n", programs.size(),
-             *dir, seconds);
+             dir, seconds);
   for (const auto& b : *backends) {
     // One warm-up round: first calls load kernels and, for child backends, start the child.
     for (const Program& p : programs)
@@ -97,6 +85,20 @@ int run_bench(std::span<const std::string_view> args) {
   });
   fmt::print("{:<40} {:>10.0f}\n", fmt::format("{} with the oracle", config.backends), all);
   return kExitAgree;
+}
+
+} // namespace
+
+Action define_bench(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  app.add_flag_callback(
+      "--forward-only", [a] { a->gradients = false; },
+      "values only, no gradients (as fuzz_tensor_ops)");
+  app.add_option("--seconds", a->seconds_text, "about how long each measurement runs (default 10)")
+      ->type_name("S");
+  app.add_option("DIR", a->dir, "a folder of inputs (text programs or raw fuzzer inputs)")
+      ->required();
+  return [a](std::span<const std::string>) { return bench(*a); };
 }
 
 } // namespace burnmark::cli

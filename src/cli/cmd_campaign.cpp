@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "app.h"
 #include "burnmark/campaign/campaign.h"
 #include "burnmark/gen/generator.h"
 #include "cli_common.h"
@@ -22,10 +24,6 @@ namespace burnmark::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr std::string_view kUsage =
-    "[--target fuzz_autograd|fuzz_tensor_ops] [--time SECONDS] [--workers N] [--out DIR] "
-    "[--fuzzer PATH] [--seeds DIR] [--known FILE] [--min-free MB] [-- LIBFUZZER_ARGS...]";
 
 // The target as the build tree lays it out: <build>/fuzz/<target>, with this binary at
 // <build>/src/cli/burnmark (or anywhere else below <build>).
@@ -57,56 +55,39 @@ std::optional<int> positive(std::string_view text) {
   return v;
 }
 
-} // namespace
-
-int run_campaign(std::span<const std::string_view> args) {
+// The options as given; each is checked (and its one-line error given) before the campaign
+// starts, in the order the hand-written parser checked them.
+struct CampaignArgs {
   std::string target = "fuzz_autograd";
+  std::optional<std::string> time, workers, min_free, out, fuzzer, seeds, known_path;
+};
+
+int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
+  const std::string& target = a.target;
   CampaignOptions options;
-  options.out = "findings";
-  std::optional<std::string> fuzzer, seeds, known_path;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view a = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (a == "--") {
-      for (++i; i < args.size(); ++i)
-        options.extra_fuzzer_args.emplace_back(args[i]);
-    } else if (a == "--target" && has_value) {
-      target = std::string(args[++i]);
-      if (target != "fuzz_autograd" && target != "fuzz_tensor_ops")
-        return usage_error(fmt::format("campaign: unknown target '{}' (fuzz_autograd or "
-                                       "fuzz_tensor_ops)",
-                                       target));
-    } else if (a == "--min-free" && has_value) {
-      const std::optional<int> v = positive(args[++i]);
-      if (!v)
-        return usage_error(
-            fmt::format("campaign: --min-free needs a positive number of MB, not '{}'", args[i]));
-      options.min_free_mb = static_cast<std::uint64_t>(*v);
-    } else if ((a == "--time" || a == "--workers") && has_value) {
-      const std::optional<int> v = positive(args[++i]);
-      if (!v)
-        return usage_error(
-            fmt::format("campaign: {} needs a positive integer, not '{}'", a, args[i]));
-      // More workers than a few per core only thrash (each loads LibTorch and its backends).
-      const int max_workers =
-          4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      if (a == "--workers" && *v > max_workers)
-        return usage_error(fmt::format("campaign: --workers {} is more than {} (4 per core here)",
-                                       *v, max_workers));
-      (a == "--time" ? options.seconds : options.workers) = *v;
-    } else if (a == "--out" && has_value) {
-      options.out = std::string(args[++i]);
-    } else if (a == "--fuzzer" && has_value) {
-      fuzzer = std::string(args[++i]);
-    } else if (a == "--seeds" && has_value) {
-      seeds = std::string(args[++i]);
-    } else if (a == "--known" && has_value) {
-      known_path = std::string(args[++i]);
-    } else {
-      return usage_error(fmt::format("campaign: unexpected argument '{}' (usage: burnmark "
-                                     "campaign {})",
-                                     a, kUsage));
-    }
+  options.out = a.out.value_or("findings");
+  options.extra_fuzzer_args.assign(after_dashes.begin(), after_dashes.end());
+  const std::optional<std::string>&fuzzer = a.fuzzer, &seeds = a.seeds, &known_path = a.known_path;
+  if (a.min_free) {
+    const std::optional<int> v = positive(*a.min_free);
+    if (!v)
+      return usage_error(
+          fmt::format("campaign: --min-free needs a positive number of MB, not '{}'", *a.min_free));
+    options.min_free_mb = static_cast<std::uint64_t>(*v);
+  }
+  for (const auto& [flag, text, field] : {std::tuple{"--time", &a.time, &options.seconds},
+                                          std::tuple{"--workers", &a.workers, &options.workers}}) {
+    if (!*text) continue;
+    const std::optional<int> v = positive(**text);
+    if (!v)
+      return usage_error(
+          fmt::format("campaign: {} needs a positive integer, not '{}'", flag, **text));
+    // More workers than a few per core only thrash (each loads LibTorch and its backends).
+    const int max_workers = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (field == &options.workers && *v > max_workers)
+      return usage_error(
+          fmt::format("campaign: --workers {} is more than {} (4 per core here)", *v, max_workers));
+    *field = *v;
   }
   const Config config = config_or_exit();
   const bool gradients = target == "fuzz_autograd";
@@ -190,6 +171,38 @@ int run_campaign(std::span<const std::string_view> args) {
   if (!s.stopped_early.empty()) return usage_error("campaign: stopped early: " + s.stopped_early);
   // Like `run`: 1 when there is something to look at (a new bug), 0 when every bug is known.
   return fresh > 0 ? kExitDivergence : kExitAgree;
+}
+
+} // namespace
+
+Action define_campaign(CLI::App& app) {
+  auto a = std::make_shared<CampaignArgs>();
+  const auto text = [&app](const char* name, std::optional<std::string>& field, const char* type,
+                           const char* help) {
+    app.add_option_function<std::string>(
+           name, [&field](const std::string& v) { field = v; }, help)
+        ->type_name(type);
+  };
+  app.add_option("--target", a->target, "the fuzz target (default fuzz_autograd)")
+      ->type_name("fuzz_autograd|fuzz_tensor_ops")
+      ->check(check_with([](const std::string& t) {
+        return t == "fuzz_autograd" || t == "fuzz_tensor_ops"
+                   ? std::string()
+                   : fmt::format("unknown target '{}' (fuzz_autograd or fuzz_tensor_ops)", t);
+      }));
+  text("--time", a->time, "S", "seconds to fuzz (default 60)");
+  text("--workers", a->workers, "N", "libFuzzer workers, -fork=N (default 1; at most 4 per core)");
+  text("--out", a->out, "DIR", "the findings folder and its ledger (default findings)");
+  text("--fuzzer", a->fuzzer, "PATH",
+       "the fuzz target's binary (default: the one of this build, <build>/fuzz/TARGET)");
+  text("--seeds", a->seeds, "DIR",
+       "the seed corpus (default corpus/TARGET, else the source tree's of this build)");
+  text("--known", a->known_path, "FILE",
+       "the known-bug list (default corpus/known_bugs.txt when it exists)");
+  text("--min-free", a->min_free, "MB",
+       "free space the findings folder must keep; below it the campaign does not start, or stops "
+       "(default 64)");
+  return [a](std::span<const std::string> after_dashes) { return campaign(*a, after_dashes); };
 }
 
 } // namespace burnmark::cli

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "app.h"
 #include "burnmark/backends/builtin.h"
 #include "burnmark/campaign/repro_files.h"
 #include "burnmark/triage/signature.h"
@@ -29,9 +30,20 @@ std::string finding_line(const std::string& path) {
   return "";
 }
 
-constexpr std::string_view kUsage = "--lang cpp|python [--path eager|scalar|strided|jit|nnc] "
-                                    "[--out DIR] [--no-minimize] [--forward-only] "
-                                    "FILE";
+std::optional<ReproLang> lang_from_name(std::string_view l) {
+  if (l == "cpp" || l == "c++") return ReproLang::Cpp;
+  if (l == "python" || l == "py") return ReproLang::Python;
+  return std::nullopt;
+}
+
+std::optional<ReproPath> path_from_name(std::string_view p) {
+  if (p == "eager") return ReproPath::Eager;
+  if (p == "scalar") return ReproPath::Scalar;
+  if (p == "strided") return ReproPath::Strided;
+  if (p == "jit") return ReproPath::Jit;
+  if (p == "nnc") return ReproPath::Nnc;
+  return std::nullopt;
+}
 
 // The path of LibTorch the finding needs: eager when eager LibTorch diverges (the simplest
 // reproducer), else the variant that does; nullopt when no diverging backend has a path of its
@@ -53,59 +65,20 @@ std::optional<ReproPath> path_for(const Verdict& verdict) {
   return std::nullopt;
 }
 
-} // namespace
-
-int run_repro(std::span<const std::string_view> args) {
-  std::optional<ReproLang> lang;
+struct ReproArgs {
+  std::string lang, path, file;
   std::optional<std::string> out;
-  std::optional<std::string> file;
   bool minimize_first = true;
   bool gradients = true;
-  std::optional<ReproPath> path;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view a = args[i];
-    if (a == "--lang" && i + 1 < args.size()) {
-      const std::string_view l = args[++i];
-      if (l == "cpp" || l == "c++")
-        lang = ReproLang::Cpp;
-      else if (l == "python" || l == "py")
-        lang = ReproLang::Python;
-      else
-        return usage_error(fmt::format("repro: unknown language '{}' (cpp or python)", l));
-    } else if (a == "--path" && i + 1 < args.size()) {
-      const std::string_view p = args[++i];
-      if (p == "eager")
-        path = ReproPath::Eager;
-      else if (p == "scalar")
-        path = ReproPath::Scalar;
-      else if (p == "strided")
-        path = ReproPath::Strided;
-      else if (p == "jit")
-        path = ReproPath::Jit;
-      else if (p == "nnc")
-        path = ReproPath::Nnc;
-      else
-        return usage_error(
-            fmt::format("repro: unknown path '{}' (eager, scalar, strided, jit or nnc)", p));
-    } else if (a == "--out" && i + 1 < args.size()) {
-      out = std::string(args[++i]);
-    } else if (a == "--no-minimize") {
-      minimize_first = false;
-    } else if (a == "--forward-only") {
-      gradients = false;
-    } else if (a.starts_with("-") || file) {
-      return usage_error(
-          fmt::format("repro: unexpected argument '{}' (usage: burnmark repro {})", a, kUsage));
-    } else {
-      file = std::string(a);
-    }
-  }
-  if (!lang || !file)
-    return usage_error(fmt::format("repro: missing {} (usage: burnmark repro {})",
-                                   lang ? "FILE" : "--lang", kUsage));
+};
 
+int write_reproducer(const ReproArgs& a) {
+  const std::optional<ReproLang> lang = lang_from_name(a.lang); // checked while parsing
+  const std::optional<ReproPath> path = a.path.empty() ? std::nullopt : path_from_name(a.path);
+  const std::optional<std::string>& out = a.out;
+  const bool minimize_first = a.minimize_first, gradients = a.gradients;
   const Config config = config_or_exit();
-  const std::optional<Program> program = load_program(*file, config);
+  const std::optional<Program> program = load_program(a.file, config);
   if (!program) return kExitUsage;
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
@@ -117,7 +90,7 @@ int run_repro(std::span<const std::string_view> args) {
 
   const std::optional<Finding> finding = analyse(runner, *program);
   if (!finding) {
-    fmt::print(stderr, "burnmark: repro: {}: the backends agree, nothing to reproduce\n", *file);
+    fmt::print(stderr, "burnmark: repro: {}: the backends agree, nothing to reproduce\n", a.file);
     return kExitDivergence;
   }
   Program chosen = *program;
@@ -134,8 +107,8 @@ int run_repro(std::span<const std::string_view> args) {
   std::string error;
   std::optional<ReproCase> repro = reference_repro_case(
       *raw.front(), chosen, title, config.tolerance, run_options(config, gradients), error);
-  if (!repro) return usage_error(fmt::format("repro: {}: {}", *file, error));
-  repro->why = finding_line(*file);
+  if (!repro) return usage_error(fmt::format("repro: {}: {}", a.file, error));
+  repro->why = finding_line(a.file);
   const std::optional<ReproPath> needed = path_for(finding->verdict);
   // Say so rather than hand over, silently, a reproducer that may agree.
   if (!path && !needed)
@@ -172,6 +145,39 @@ int run_repro(std::span<const std::string_view> args) {
   fmt::print(stderr, "burnmark: repro: signature {} ({} statements) written to {}\n", signature.id,
              chosen.stmts.size(), *out);
   return kExitAgree;
+}
+
+} // namespace
+
+Action define_repro(CLI::App& app) {
+  auto a = std::make_shared<ReproArgs>();
+  app.add_option("--lang", a->lang, "a LibTorch C++ program (+ CMakeLists.txt) or a PyTorch script")
+      ->type_name("cpp|python")
+      ->required()
+      ->check(check_with([](const std::string& l) {
+        return lang_from_name(l) ? std::string()
+                                 : fmt::format("unknown language '{}' (cpp or python)", l);
+      }));
+  app.add_option("--path", a->path,
+                 "the path of LibTorch the reproducer takes (default: the one that diverges)")
+      ->type_name("eager|scalar|strided|jit|nnc")
+      ->check(check_with([](const std::string& p) {
+        return path_from_name(p)
+                   ? std::string()
+                   : fmt::format("unknown path '{}' (eager, scalar, strided, jit or nnc)", p);
+      }));
+  app.add_option_function<std::string>(
+         "--out", [a](const std::string& dir) { a->out = dir; },
+         "write the reproducer's files into DIR (default: print it on stdout)")
+      ->type_name("DIR");
+  app.add_flag_callback(
+      "--no-minimize", [a] { a->minimize_first = false; }, "keep the program as it is");
+  app.add_flag_callback(
+      "--forward-only", [a] { a->gradients = false; },
+      "values only, no gradients (as fuzz_tensor_ops)");
+  app.add_option("FILE", a->file, "a diverging program: text or a raw fuzzer input (crash-*)")
+      ->required();
+  return [a](std::span<const std::string>) { return write_reproducer(*a); };
 }
 
 } // namespace burnmark::cli

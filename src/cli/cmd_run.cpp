@@ -2,6 +2,7 @@
 // or not. The exit status is the verdict, so scripts can bisect and minimise with it.
 #include <fmt/format.h>
 
+#include "app.h"
 #include "burnmark/backends/builtin.h"
 #include "burnmark/oracle/summary.h"
 #include "burnmark/triage/conventions.h"
@@ -14,51 +15,49 @@ namespace {
 constexpr std::size_t kShownValues = 24; // per tensor; long ones keep their first and last values
 }
 
-int run_run(std::span<const std::string_view> args) {
-  bool gradients = true;
-  std::optional<std::string_view> file;
-  for (std::string_view a : args) {
-    if (a == "--forward-only") {
-      gradients = false;
-    } else if (a.starts_with("-") || file) {
-      return usage_error(fmt::format(
-          "run: unexpected argument '{}' (usage: burnmark run [--forward-only] FILE)", a));
-    } else {
-      file = a;
-    }
-  }
-  if (!file) return usage_error("run: expected FILE (usage: burnmark run [--forward-only] FILE)");
-  const Config config = config_or_exit();
-  const std::optional<Program> program = load_program(*file, config);
-  if (!program) return kExitUsage;
-  auto backends = make_backends_or_report(config);
-  if (!backends) return kExitUsage;
+Action define_run(CLI::App& app) {
+  struct Args {
+    bool gradients = true;
+    std::string file;
+  };
+  auto a = std::make_shared<Args>();
+  app.add_flag_callback(
+      "--forward-only", [a] { a->gradients = false; },
+      "compare values only, no gradients (as fuzz_tensor_ops)");
+  app.add_option("FILE", a->file, "a text program or a raw fuzzer input (crash-*)")->required();
+  return [a](std::span<const std::string>) {
+    const Config config = config_or_exit();
+    const std::optional<Program> program = load_program(a->file, config);
+    if (!program) return kExitUsage;
+    auto backends = make_backends_or_report(config);
+    if (!backends) return kExitUsage;
 
-  const Judgement j = run_and_compare(*program, *backends, config, gradients);
-  for (const Outcome& o : j.outcomes)
-    fmt::print("{}", format_outcome(o, kShownValues));
-  for (const auto& b : *backends) {
-    if (const std::string platform = b->platform(); !platform.empty())
-      fmt::print("platform {}: {}\n", b->name(), platform);
-    if (const std::string note = b->note(); !note.empty() && note != b->platform())
-      fmt::print("note {}: {}\n", b->name(), note);
-  }
-  // Divergences a registered convention explains stay divergences; the CONVENTION lines say
-  // which side of which convention each such backend took, and which backends took the
-  // reference's own side of a convention the program reaches (nothing diverges there, but a
-  // choice was made and is shown).
-  if (!j.outcomes.empty() && j.outcomes.front().backend == "ref") {
-    ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
-    const RunOptions run = run_options(config, gradients);
-    const OracleOptions oracle = oracle_options_for(config, gradients, *backends);
-    if (!j.verdict.agree())
-      fmt::print(
-          "{}", format_conventions(judge.judge(*program, run, j.outcomes, j.verdict, oracle).hits));
-    fmt::print("{}", format_conventions(
-                         judge.reference_sides(*program, run, j.outcomes, j.verdict, oracle)));
-  }
-  fmt::print("{}", format_verdict(j.verdict));
-  return j.verdict.agree() ? kExitAgree : kExitDivergence;
+    const Judgement j = run_and_compare(*program, *backends, config, a->gradients);
+    for (const Outcome& o : j.outcomes)
+      fmt::print("{}", format_outcome(o, kShownValues));
+    for (const auto& b : *backends) {
+      if (const std::string platform = b->platform(); !platform.empty())
+        fmt::print("platform {}: {}\n", b->name(), platform);
+      if (const std::string note = b->note(); !note.empty() && note != b->platform())
+        fmt::print("note {}: {}\n", b->name(), note);
+    }
+    // Divergences a registered convention explains stay divergences; the CONVENTION lines say
+    // which side of which convention each such backend took, and which backends took the
+    // reference's own side of a convention the program reaches (nothing diverges there, but a
+    // choice was made and is shown).
+    if (!j.outcomes.empty() && j.outcomes.front().backend == "ref") {
+      ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+      const RunOptions run = run_options(config, a->gradients);
+      const OracleOptions oracle = oracle_options_for(config, a->gradients, *backends);
+      if (!j.verdict.agree())
+        fmt::print("{}", format_conventions(
+                             judge.judge(*program, run, j.outcomes, j.verdict, oracle).hits));
+      fmt::print("{}", format_conventions(
+                           judge.reference_sides(*program, run, j.outcomes, j.verdict, oracle)));
+    }
+    fmt::print("{}", format_verdict(j.verdict));
+    return j.verdict.agree() ? kExitAgree : kExitDivergence;
+  };
 }
 
 } // namespace burnmark::cli

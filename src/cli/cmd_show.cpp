@@ -3,29 +3,35 @@
 // so an f32 finding can be tried in bf16 and the other way round.
 #include <fmt/format.h>
 
+#include "app.h"
 #include "burnmark/ir/text.h"
 #include "cli_common.h"
 #include "commands.h"
 
 namespace burnmark::cli {
 
-int run_show(std::span<const std::string_view> args) {
-  std::optional<FloatDType> dtype;
-  if (args.size() == 3 && args[0] == "--dtype") {
-    dtype = float_dtype_from_name(args[1]);
-    if (!dtype)
-      return usage_error(
-          fmt::format("show: unknown dtype '{}' (valid: f32, bf16, f16, f64)", args[1]));
-    args = args.subspan(2);
-  }
-  if (args.size() != 1)
-    return usage_error(
-        "show: expected one FILE (usage: burnmark show [--dtype f32|bf16|f16|f64] FILE)");
-  const Config config = config_or_exit();
-  const std::optional<Program> program = load_program(args[0], config);
-  if (!program) return kExitUsage;
-  fmt::print("{}", to_text(dtype ? with_float_dtype(*program, *dtype) : *program));
-  return kExitAgree;
+Action define_show(CLI::App& app) {
+  struct Args {
+    std::string dtype, file;
+  };
+  auto a = std::make_shared<Args>();
+  app.add_option("--dtype", a->dtype, "print the program in this float dtype (values rounded)")
+      ->type_name("f32|bf16|f16|f64")
+      ->check(check_with([](const std::string& d) {
+        return float_dtype_from_name(d)
+                   ? std::string()
+                   : fmt::format("unknown dtype '{}' (valid: f32, bf16, f16, f64)", d);
+      }));
+  app.add_option("FILE", a->file, "a text program or a raw fuzzer input (crash-*)")->required();
+  return [a](std::span<const std::string>) {
+    const Config config = config_or_exit();
+    const std::optional<Program> program = load_program(a->file, config);
+    if (!program) return kExitUsage;
+    const std::optional<FloatDType> dtype =
+        a->dtype.empty() ? std::nullopt : float_dtype_from_name(a->dtype);
+    fmt::print("{}", to_text(dtype ? with_float_dtype(*program, *dtype) : *program));
+    return kExitAgree;
+  };
 }
 
 } // namespace burnmark::cli

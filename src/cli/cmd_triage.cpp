@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app.h"
 #include "burnmark/ir/text.h"
 #include "burnmark/triage/suppress.h"
 #include "burnmark/triage/sweep.h"
@@ -26,37 +27,17 @@ struct Args {
   bool minimize_first = false;      // sweep --minimize
   bool as_is = false;               // minimize --as-is: characterise without minimising
   std::optional<std::string> known; // --known FILE
-  std::optional<std::string_view> target;
+  std::string target;               // FILE or DIR
 };
 
-// Shared flags; nullopt after printing a usage error.
-std::optional<Args> parse_args(std::string_view command, std::string_view usage,
-                               std::span<const std::string_view> args) {
-  Args out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view a = args[i];
-    if (a == "--forward-only") {
-      out.gradients = false;
-    } else if (a == "--as-is" && command == "minimize") {
-      out.as_is = true;
-    } else if (a == "--minimize" && command == "sweep") {
-      out.minimize_first = true;
-    } else if (a == "--known" && command == "triage" && i + 1 < args.size()) {
-      out.known = std::string(args[++i]);
-    } else if (a.starts_with("-") || out.target) {
-      usage_error(fmt::format("{}: unexpected argument '{}' (usage: burnmark {} {})", command, a,
-                              command, usage));
-      return std::nullopt;
-    } else {
-      out.target = a;
-    }
-  }
-  if (!out.target) {
-    usage_error(
-        fmt::format("{}: missing argument (usage: burnmark {} {})", command, command, usage));
-    return std::nullopt;
-  }
-  return out;
+// The flag every one of these commands takes, and its FILE or DIR.
+std::shared_ptr<Args> add_common(CLI::App& app, const char* target, const char* what) {
+  auto a = std::make_shared<Args>();
+  app.add_flag_callback(
+      "--forward-only", [a] { a->gradients = false; },
+      "values only, no gradients (as fuzz_tensor_ops)");
+  app.add_option(target, a->target, what)->required();
+  return a;
 }
 
 std::vector<Backend*> raw(const std::vector<std::unique_ptr<Backend>>& backends) {
@@ -91,13 +72,9 @@ std::vector<std::string> root_ids(const std::vector<RootCause>& roots) {
   return ids;
 }
 
-} // namespace
-
-int run_minimize(std::span<const std::string_view> args) {
-  const auto a = parse_args("minimize", "[--forward-only] [--as-is] FILE", args);
-  if (!a) return kExitUsage;
+int minimize(const Args* a) {
   const Config config = config_or_exit();
-  const std::optional<Program> program = load_program(*a->target, config);
+  const std::optional<Program> program = load_program(a->target, config);
   if (!program) return kExitUsage;
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
@@ -111,7 +88,7 @@ int run_minimize(std::span<const std::string_view> args) {
   const std::optional<Characterization> c = characterize(runner, *program, minimize_options);
   if (!c) {
     fmt::print(stderr, "burnmark: minimize: {}: the backends agree, nothing to minimise\n",
-               *a->target);
+               a->target);
     return kExitAgree;
   }
   // Stdout is the minimal program itself, so `burnmark minimize F > min.txt` gives a file that
@@ -125,11 +102,9 @@ int run_minimize(std::span<const std::string_view> args) {
   return kExitDivergence;
 }
 
-int run_triage(std::span<const std::string_view> args) {
-  const auto a = parse_args("triage", "[--forward-only] [--known FILE] DIR", args);
-  if (!a) return kExitUsage;
+int triage_dir(const Args* a) {
   namespace fs = std::filesystem;
-  const fs::path dir{std::string(*a->target)};
+  const fs::path dir{a->target};
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     return usage_error(fmt::format("triage: {}: not a directory", dir.string()));
@@ -241,11 +216,9 @@ int run_triage(std::span<const std::string_view> args) {
   return report.groups.empty() ? kExitAgree : kExitDivergence;
 }
 
-int run_sweep(std::span<const std::string_view> args) {
-  const auto a = parse_args("sweep", "[--forward-only] [--minimize] FILE", args);
-  if (!a) return kExitUsage;
+int sweep_file(const Args* a) {
   const Config config = config_or_exit();
-  std::optional<Program> program = load_program(*a->target, config);
+  std::optional<Program> program = load_program(a->target, config);
   if (!program) return kExitUsage;
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
@@ -258,11 +231,34 @@ int run_sweep(std::span<const std::string_view> args) {
   }
   const SweepResult r = sweep(runner, *program);
   if (r.rows.empty()) {
-    fmt::print(stderr, "burnmark: sweep: {}: the backends agree, nothing to sweep\n", *a->target);
+    fmt::print(stderr, "burnmark: sweep: {}: the backends agree, nothing to sweep\n", a->target);
     return kExitAgree;
   }
   fmt::print("{}", format_sweep(r));
   return kExitDivergence;
+}
+
+} // namespace
+
+Action define_minimize(CLI::App& app) {
+  auto a = add_common(app, "FILE", "a diverging program: text or a raw fuzzer input (crash-*)");
+  app.add_flag("--as-is", a->as_is, "characterise the program without minimising it");
+  return [a](std::span<const std::string>) { return minimize(a.get()); };
+}
+
+Action define_triage(CLI::App& app) {
+  auto a = add_common(app, "DIR", "a folder of findings, or a campaign's --out folder");
+  app.add_option_function<std::string>(
+         "--known", [a](const std::string& file) { a->known = file; },
+         "the known-bug list (default corpus/known_bugs.txt when it exists)")
+      ->type_name("FILE");
+  return [a](std::span<const std::string>) { return triage_dir(a.get()); };
+}
+
+Action define_sweep(CLI::App& app) {
+  auto a = add_common(app, "FILE", "a diverging program, minimal best (see minimize)");
+  app.add_flag("--minimize", a->minimize_first, "minimise the program first");
+  return [a](std::span<const std::string>) { return sweep_file(a.get()); };
 }
 
 } // namespace burnmark::cli
