@@ -353,3 +353,23 @@ TEST(ReducedPrecisionInPlaceAdd, IndexSelectAndGatherGradientsAddInTheDtype) {
     EXPECT_TRUE(agrees(r, lt->run(p, RunOptions{true})));
   }
 }
+
+// outer is `self.reshape({-1, 1}) * vec2` (native_functions.yaml: CompositeImplicitAutograd), so
+// its gradient rounds each product grad[j] * other[j] to the dtype before the sum. Here
+// -1.0078125 * -0.9921875 = 0.99993896484375 (exact in f32) rounds to 1 in f16, and the gradient
+// 0.99993896484375 - 1 = -2^-14 becomes 0: both are right, a value ten f16 ulps of the terms away
+// is not. (A product that overflows the dtype is another matter: libtorch-outer-grad-f16-product-
+// overflow.)
+TEST(ReducedPrecisionInPlaceAdd, OuterGradientRoundsEachProductInTheDtype) {
+  const FloatDType d = FloatDType::F16;
+  const Program p =
+      parse(leaf(0, d, "1", {1.0}) + leaf(1, d, "2", {-0.9921875, 1.0}) + "%2 = outer %0, %1 : " +
+                ty(d, "1,2") + "\n" + leaf(3, d, "1,2", {-1.0078125, -1.0}) +
+                "%4 = mul %2, %3 : " + ty(d, "1,2") + "\nroot %4\n",
+            d);
+  const Outcome r = run_reference(p);
+  EXPECT_TRUE(agrees(r, with_value(r, 0, 0.0)));
+  EXPECT_TRUE(agrees(r, with_value(r, 0, -0x1p-14)));
+  EXPECT_FALSE(agrees(r, with_value(r, 0, 10 * 0x1p-11)));
+  EXPECT_TRUE(agrees(r, make_libtorch_backend(1)->run(p, RunOptions{true})));
+}

@@ -117,6 +117,27 @@ inline void maybe_multiply(Buf& t, double scale) {
 
 // Gradients of the matrix operands of mm, mv, dot, outer and addmm, at the operands' shapes;
 // `first` and `second` are the matrix operands, `k0`, `k1` the slots of dx they fill.
+// outer's gradient is its broadcast mul's (native_functions.yaml: outer is
+// CompositeImplicitAutograd, `self.reshape({-1, 1}) * vec2`): each product grad[i][j] * other[j]
+// is a tensor of the dtype, rounded there before the sum over j adds them in f32. In f32 and f64
+// the dot product's bound already counts a rounding per term; in bf16 and f16 the dtype's rounding
+// of each product is added here: 0.99994 = 1.0078125 * 0.9921875 rounds to 1 in f16, so two
+// products that cancel exactly in f32 leave 0, not 2^-14.
+inline void add_product_roundings(const Buf& grad, const Buf& other, std::int64_t rows,
+                                  std::int64_t cols, bool along_rows, Buf& d) {
+  if (storage.u == storage.acc_u) return;
+  for (std::int64_t i = 0; i < d.size(); ++i) {
+    double abs_sum = 0;
+    const std::int64_t terms = along_rows ? cols : rows;
+    for (std::int64_t t = 0; t < terms; ++t) {
+      const std::int64_t g = along_rows ? i * cols + t : t * cols + i;
+      abs_sum += std::fabs(grad.at(g).v * other.at(t).v);
+    }
+    const Approx x = d.at(i);
+    if (std::isfinite(abs_sum)) d.set(i, {x.v, x.e + storage.u * abs_sum});
+  }
+}
+
 inline void linalg_product_backward(const Node& out, const Node& first, const Node& second,
                                     std::array<InputGrad, 3>& dx, std::size_t k0, std::size_t k1) {
   const MatmulView v = matmul_view(out.op, first.shape, second.shape);
@@ -124,6 +145,10 @@ inline void linalg_product_backward(const Node& out, const Node& first, const No
   dx[k1].shape = second.shape;
   if (dx[k0].wanted) matmul_grad_a(v.b, second.value, v.out, out.grad, dx[k0].buf);
   if (dx[k1].wanted) matmul_grad_b(v.a, first.value, v.out, out.grad, dx[k1].buf);
+  if (out.op != Op::Outer) return;
+  const std::int64_t m = first.shape[0], n = second.shape[0];
+  if (dx[k0].wanted) add_product_roundings(out.grad, second.value, m, n, true, dx[k0].buf);
+  if (dx[k1].wanted) add_product_roundings(out.grad, first.value, m, n, false, dx[k1].buf);
 }
 
 inline void addmm_backward(const Node& out, const Node& m1, const Node& m2,
