@@ -25,7 +25,18 @@ bool is_path(std::string_view s) {
          (s.size() >= 3 && s.substr(s.size() - 3) == ".so");
 }
 
-// Directories searched for a plugin given by name, in order.
+// The plugin directory of the installation this program runs from (the executable's folder,
+// then the relative path from bin/ to the plugins), or "" when that is not known.
+std::string installed_plugin_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return {};
+  return (exe.parent_path() / BURNMARK_PLUGIN_INSTALL_RELDIR).lexically_normal().string();
+}
+
+// Directories searched for a plugin given by name, in order: BURNMARK_PLUGIN_PATH, the
+// installation the program runs from (so `cmake --install --prefix P` works wherever P is), the
+// build tree, the configured install prefix.
 std::vector<std::string> search_dirs() {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("BURNMARK_PLUGIN_PATH")) {
@@ -38,6 +49,8 @@ std::vector<std::string> search_dirs() {
       rest.remove_prefix(colon + 1);
     }
   }
+  if (std::string installed = installed_plugin_dir(); !installed.empty())
+    dirs.push_back(std::move(installed));
   dirs.emplace_back(BURNMARK_PLUGIN_BUILD_DIR);
   dirs.emplace_back(BURNMARK_PLUGIN_INSTALL_DIR);
   return dirs;
