@@ -44,6 +44,12 @@ namespace {
 
 constexpr std::size_t kReportValues = 16; // values per tensor in a report
 
+constexpr const char* kPanicMarker =
+    "==burnmark== END OF FINDING: MODE=panic stops here by abort() (expected, not a BurnMark "
+    "crash).\n"
+    "==burnmark== libFuzzer's \"deadly signal\" trace follows; `burnmark run` replays its "
+    "crash-* file.\n";
+
 struct Harness {
   const char* target = "";
   Config config;
@@ -130,10 +136,15 @@ void exit_failing_if_findings_were_lost() {
 }
 
 // Before any fuzzing: a findings directory that cannot take a file would lose every finding
-// one "cannot write" line at a time. A missing one is created (it is where findings go).
+// one "cannot write" line at a time. A missing one is created (it is where findings go), but
+// only inside a directory that exists: a typo must not build a deep tree of its own.
 void check_findings_dir(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path parent = std::filesystem::absolute(dir, ec).parent_path();
+  if (!std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(parent, ec))
+    die(fmt::format("BURNMARK_FINDINGS_DIR: {}: its parent {} is not a directory (create it first)",
+                    dir, parent.string()));
+  std::filesystem::create_directory(dir, ec);
   if (!std::filesystem::is_directory(dir))
     die(fmt::format("BURNMARK_FINDINGS_DIR: {} is not a directory{}", dir,
                     ec ? " (" + ec.message() + ")" : ""));
@@ -146,14 +157,13 @@ void check_findings_dir(const std::string& dir) {
     die(fmt::format("BURNMARK_FINDINGS_DIR: cannot write into {}: {}", dir, std::strerror(errno)));
 }
 
+// The list exists (load_config refuses a missing one); a list that does not parse stops the run,
+// since running without it would stop again on every bug it holds.
 void load_known_bugs(Harness& h) {
   if (h.config.known_bugs.empty()) return;
   std::string error;
   Suppressions list = Suppressions::load(h.config.known_bugs, error);
-  if (!error.empty()) {
-    if (std::filesystem::exists(h.config.known_bugs)) die(error);
-    return; // no list here (e.g. run outside the repo): nothing is known
-  }
+  if (!error.empty()) die("BURNMARK_KNOWN_BUGS: " + error);
   if (list.empty()) return;
   h.known_count = list.size();
   std::vector<Backend*> raw;
@@ -258,9 +268,17 @@ void initialize(const char* target_name, bool gradients) {
   }
   // Registered last, so it runs first: before exit_failing_if_findings_were_lost's _Exit.
   if (h.config.mode == HarnessMode::Continuous) std::atexit(print_final_summary);
-  std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu\n", target_name,
+  // Which list, so a run that skips nothing says why.
+  const std::string known =
+      h.config.known_bugs.empty()
+          ? std::string(std::getenv("BURNMARK_KNOWN_BUGS") != nullptr
+                            ? " (off: BURNMARK_KNOWN_BUGS is empty)"
+                            : " (off: no list next to the binary; set BURNMARK_KNOWN_BUGS)")
+          : " from " + h.config.known_bugs;
+  std::fprintf(stderr, "burnmark: %s: BACKENDS=%s MODE=%s known-bugs=%zu%s\n", target_name,
                h.config.backends.c_str(),
-               h.config.mode == HarnessMode::Panic ? "panic" : "continuous", h.known_count);
+               h.config.mode == HarnessMode::Panic ? "panic" : "continuous", h.known_count,
+               known.c_str());
 }
 
 int test_one_input(const std::uint8_t* data, std::size_t size) {
@@ -295,8 +313,11 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   if (h.config.mode == HarnessMode::Panic) {
     const std::string report = full_report(h, program, verdict);
     std::fputs(report.c_str(), stderr);
+    // libFuzzer's SIGABRT handler writes the input as crash-<sha1> and prints its "deadly
+    // signal" trace, which reads as a crash of BurnMark: say first that it is the expected stop.
+    std::fputs(kPanicMarker, stderr);
     std::fflush(stderr);
-    std::abort(); // libFuzzer's SIGABRT handler writes the input as crash-<sha1>
+    std::abort();
   }
 
   ++h.findings;

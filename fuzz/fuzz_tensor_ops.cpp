@@ -1,8 +1,10 @@
 // libFuzzer target: forward values only (no backward pass), compared across BACKENDS.
+#include "burnmark/backends/builtin.h"
 #include "burnmark/backends/process.h"
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  burnmark::quiet_libtorch_logs();
   burnmark::serve_backend_if_requested(); // a child backend (libtorch-scalar, child:...) never
                                           // returns
   burnmark::fuzz::initialize("fuzz_tensor_ops", /*gradients=*/false);

@@ -312,6 +312,33 @@ TEST(Cli, ADirectoryAFifoOrADeviceIsRefusedWithOneLineAndNeverBlocks) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, AFifoOrADeviceAsAPluginPathIsRefusedWithoutOpeningIt) {
+  // dlopen opens its file for reading: a FIFO in BACKENDS hung `burnmark run` (issue 31).
+  const fs::path dir =
+      fs::temp_directory_path() / ("burnmark_cli_fifo_plugin_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path fifo = dir / "plugin.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero"), dir.string()}) {
+    const Result r = invoke("run " + corpus_programs().front().string(), "BACKENDS=ref," + path);
+    EXPECT_EQ(r.status, 2) << path;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_TRUE(r.err.starts_with("burnmark: BACKENDS: ")) << r.err;
+    EXPECT_NE(r.err.find("plugin '" + path + "': is a "), std::string::npos) << r.err;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Cli, AnEmptyKnobIsAnErrorNotTheDefault) {
+  for (const std::string knob : {"MODE", "BACKENDS", "MAX_LEAVES"}) {
+    const Result r = invoke("show " + corpus_programs().front().string(), knob + "=");
+    EXPECT_EQ(r.status, 2) << knob;
+    EXPECT_TRUE(r.err.starts_with("burnmark: " + knob + ": set but empty (unset it for the "))
+        << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+}
+
 std::size_t widest_line(const std::string& s) {
   std::size_t widest = 0, start = 0;
   while (start < s.size()) {

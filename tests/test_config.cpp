@@ -83,14 +83,38 @@ TEST(Config, EveryKnobIsReadAndMapped) {
   EXPECT_FALSE(o.gradients);
 }
 
-TEST(Config, EmptyValueMeansUnsetExceptWhereEmptyMeansOff) {
-  const ConfigResult r = load({{"MODE", ""}, {"MAX_LEAVES", "  "}, {"BURNMARK_KNOWN_BUGS", ""}});
+TEST(Config, SetButEmptyIsAnErrorExceptWhereEmptyMeansOff) {
+  // Issue 31: `MODE= cmd` used to mean the default silently; a typo must not look like a choice.
+  EXPECT_EQ(error_of({{"MODE", ""}}), "MODE: set but empty (unset it for the default 'panic')");
+  EXPECT_EQ(error_of({{"BACKENDS", " "}}),
+            "BACKENDS: set but empty (unset it for the default 'ref,libtorch')");
+  EXPECT_EQ(error_of({{"MAX_LEAVES", "  "}}),
+            "MAX_LEAVES: set but empty (unset it for the default '4')");
+  EXPECT_EQ(error_of({{"BURNMARK_TOLERANCE", ""}}),
+            "BURNMARK_TOLERANCE: set but empty (unset it for the default '1e-4')");
+  // The help promises "empty = off" for these two: set to "", there is none.
+  const ConfigResult r = load({{"BURNMARK_KNOWN_BUGS", ""}, {"BURNMARK_FINDINGS_DIR", ""}});
   ASSERT_TRUE(r.ok()) << r.error();
-  EXPECT_EQ(r.config().mode, HarnessMode::Panic);
-  EXPECT_EQ(r.config().max_leaves, 4);
-  // The README promises "empty = off" for the known-bug list: set to "", there is none.
   EXPECT_EQ(r.config().known_bugs, "");
-  EXPECT_EQ(load({}).config().known_bugs, "corpus/known_bugs.txt");
+  EXPECT_EQ(r.config().findings_dir, "");
+}
+
+TEST(Config, TheKnownBugListIsFoundFromTheBinaryNotTheWorkingDirectory) {
+  // This test runs from a build tree (no ../share/burnmark beside it): the checkout's list.
+  const std::string list = std::string(BURNMARK_TEST_SOURCE_DIR) + "/corpus/known_bugs.txt";
+  EXPECT_EQ(load({}).config().known_bugs, list);
+  EXPECT_EQ(load({{"BURNMARK_KNOWN_BUGS", "auto"}}).config().known_bugs, list);
+  // A list named but missing is an error naming the knob and the path.
+  EXPECT_EQ(error_of({{"BURNMARK_KNOWN_BUGS", "/nonexistent/known.txt"}}),
+            "BURNMARK_KNOWN_BUGS: no such file: /nonexistent/known.txt (unset it for the default "
+            "list, or set it empty for none)");
+}
+
+TEST(Config, BinaryBytesInAValueAreEscapedInItsError) {
+  EXPECT_EQ(error_of({{"MAX_LEAVES", "\x01\xff"}}),
+            "MAX_LEAVES: '\\x01\\xff' is not an integer (valid: 1..8)");
+  EXPECT_EQ(error_of({{"MODE", "p\x1b[2J"}}),
+            "MODE: unknown mode 'p\\x1b[2J' (valid: panic, continuous)");
 }
 
 TEST(Config, BadValuesGiveOneLineNamingTheValidChoices) {

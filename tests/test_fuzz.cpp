@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -180,11 +181,102 @@ TEST(Fuzz, AFindingsDirectoryThatCannotTakeFilesStopsAtStart) {
                           BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
   EXPECT_EQ(file.status, 2);
   EXPECT_NE(file.err.find("is not a directory"), std::string::npos) << file.err;
-  // A missing one is created.
-  const Result missing = run("MODE=continuous BURNMARK_FINDINGS_DIR=" + (dir / "new/sub").string(),
+  // A missing one is created inside a directory that exists ...
+  const Result missing = run("MODE=continuous BURNMARK_FINDINGS_DIR=" + (dir / "new").string(),
                              BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
   EXPECT_EQ(missing.status, 0) << missing.err;
-  EXPECT_TRUE(fs::is_directory(dir / "new/sub"));
+  EXPECT_TRUE(fs::is_directory(dir / "new"));
+  // ... but a path whose parent is missing (a typo) is refused, not built (issue 31).
+  const Result deep = run("MODE=continuous BURNMARK_FINDINGS_DIR=" + (dir / "nope/sub").string(),
+                          BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(deep.status, 2);
+  EXPECT_EQ(deep.err, "burnmark: BURNMARK_FINDINGS_DIR: " + (dir / "nope/sub").string() +
+                          ": its parent " + (dir / "nope").string() +
+                          " is not a directory (create it first)\n");
+  EXPECT_FALSE(fs::exists(dir / "nope"));
+}
+
+TEST(Fuzz, EveryBadKnobValueStopsAtStartWithOneLineNamingIt) {
+  // Issue 31: an empty value once meant the default silently.
+  const fs::path dir = scratch("badvalues");
+  const std::pair<std::string, std::string> cases[] = {
+      {"MODE=", "burnmark: MODE: set but empty (unset it for the default 'panic')\n"},
+      {"BACKENDS=",
+       "burnmark: BACKENDS: set but empty (unset it for the default 'ref,libtorch')\n"},
+      {"MAX_LEAVES=", "burnmark: MAX_LEAVES: set but empty (unset it for the default '4')\n"},
+      {"BURNMARK_EDGE_RATE=", "burnmark: BURNMARK_EDGE_RATE: set but empty (unset it for the "
+                              "default '0.15')\n"},
+      {"BURNMARK_TOLERANCE=lots",
+       "burnmark: BURNMARK_TOLERANCE: 'lots' is not a number (valid: 0..1)\n"},
+      {"BURNMARK_THREADS=-1", "burnmark: BURNMARK_THREADS: '-1' out of range (valid: 0..1024)\n"},
+  };
+  for (const auto& [env, line] : cases) {
+    const Result r = run(env, BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+    EXPECT_EQ(r.status, 2) << env;
+    EXPECT_EQ(r.err, line) << env;
+  }
+  // An unknown backend names the knob and the entry.
+  const Result unknown = run("BACKENDS=ref,nosuch", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_TRUE(unknown.err.starts_with("burnmark: BACKENDS: unknown backend 'nosuch' ("))
+      << unknown.err;
+  EXPECT_EQ(unknown.err.find('\n'), unknown.err.size() - 1) << unknown.err;
+}
+
+TEST(Fuzz, AFifoOrADeviceAsAPluginPathIsRefusedWithoutOpeningIt) {
+  // dlopen opens its file for reading: a FIFO blocked the target until a writer came.
+  const fs::path dir = scratch("fifoplugin");
+  const fs::path fifo = dir / "plugin.so";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero")}) {
+    const Result r =
+        run("BACKENDS=ref," + path, "timeout 60 " BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+    EXPECT_EQ(r.status, 2) << path << "\n" << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find("plugin '" + path + "': is a "), std::string::npos) << r.err;
+  }
+}
+
+TEST(Fuzz, TheStartLineNamesTheKnownBugListFoundFromTheBinary) {
+  // Run from a directory with no corpus/: the list is found from the binary (a build tree: the
+  // checkout's), and the start line says which and how many.
+  const fs::path dir = scratch("knownfound");
+  const std::string list =
+      (fs::path(BURNMARK_TEST_SOURCE_DIR) / "corpus" / "known_bugs.txt").string();
+  std::ifstream in(list);
+  std::size_t entries = 0;
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") != std::string::npos) ++entries;
+  }
+  ASSERT_GT(entries, 0u);
+  const Result r = run("", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("MODE=panic known-bugs=" + std::to_string(entries) + " from " + list + "\n"),
+            std::string::npos)
+      << r.err;
+  // Set empty: off, and the line says so.
+  const Result off = run("BURNMARK_KNOWN_BUGS=", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_NE(off.err.find("known-bugs=0 (off: BURNMARK_KNOWN_BUGS is empty)\n"), std::string::npos)
+      << off.err;
+  // Named but missing: an error, not an empty list.
+  const Result missing = run("BURNMARK_KNOWN_BUGS=" + (dir / "none.txt").string(),
+                             BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.err,
+            "burnmark: BURNMARK_KNOWN_BUGS: no such file: " + (dir / "none.txt").string() +
+                " (unset it for the default list, or set it empty for none)\n");
+}
+
+TEST(Fuzz, AKnownBugListThatDoesNotParseNamesTheKnobAndLineWithoutRawBytes) {
+  const fs::path dir = scratch("knownbinary");
+  const fs::path list = dir / "list.txt";
+  std::ofstream(list, std::ios::binary) << "# ok\n\x01\xfe\x1b[2J zz\n";
+  const Result r =
+      run("BURNMARK_KNOWN_BUGS=" + list.string(), BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "burnmark: BURNMARK_KNOWN_BUGS: " + list.string() +
+                       ":2: '\\x01\\xfe\\x1b[2J' is not a 12-digit lowercase hex signature id\n");
 }
 
 #ifdef BURNMARK_TEST_BAD_PLUGIN
@@ -217,6 +309,10 @@ TEST(Fuzz, PanicModeWritesAReplayableCrashArtifact) {
   // report shows whichever program it was, and the artifact must replay to the same verdict.
   EXPECT_NE(r.err.find("# burnmark program v1\n%0 = leaf"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("DIVERGENCE backend=bad_result kind="), std::string::npos) << r.err;
+  // The end is marked as the expected stop before libFuzzer's trace (issue 31), which follows.
+  const std::size_t marker = r.err.find("==burnmark== END OF FINDING: MODE=panic stops here");
+  EXPECT_NE(marker, std::string::npos) << r.err;
+  EXPECT_GT(r.err.find("deadly signal", marker), marker) << r.err;
   std::vector<fs::path> crashes;
   for (const auto& e : fs::directory_iterator(artifacts))
     if (e.path().filename().string().starts_with("crash-")) crashes.push_back(e.path());
@@ -260,8 +356,10 @@ TEST(Fuzz, AFindingThatCannotBeWrittenIsCountedAndTheExitStatusSaysSo) {
     hash = (hash ^ static_cast<std::uint8_t>(c)) * 0x100000001b3ull;
   fs::create_directories(findings / fmt::format("finding-{:016x}", hash));
   const Result r =
-      run("MODE=continuous BURNMARK_SUMMARY_EVERY=1 BURNMARK_FINDINGS_DIR=" + findings.string() +
-              " BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN,
+      // No known-bug list (found from the binary by default): its filter's coverage lets
+      // libFuzzer run the seed's bytes again, a second lost write of the same file.
+      run("BURNMARK_KNOWN_BUGS= MODE=continuous BURNMARK_SUMMARY_EVERY=1 BURNMARK_FINDINGS_DIR=" +
+              findings.string() + " BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN,
           BURNMARK_FUZZ_AUTOGRAD " -runs=50 -seed=1 " + corpus.string(), dir);
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("Done 50 runs"), std::string::npos) << "it kept fuzzing\n" << r.err;

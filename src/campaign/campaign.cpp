@@ -105,7 +105,8 @@ std::vector<std::string> child_environment(const Layout& l, const fs::path& know
   };
   // Known bugs are skipped in the workers: cheaper there than re-checked here, and a bug that
   // saturates the fuzzer would otherwise bury the new ones in the findings directory.
-  if (!known_bugs.empty()) overrides.emplace_back("BURNMARK_KNOWN_BUGS", known_bugs.string());
+  // Always set: empty (no list) must not let a worker fall back to a list of its own.
+  overrides.emplace_back("BURNMARK_KNOWN_BUGS", known_bugs.string());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view kv(*e);

@@ -110,12 +110,16 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   if (!seeds && !fs::is_directory(options.seeds, ec))
     options.seeds = source_seeds(options.fuzzer, target).value_or(options.seeds);
 
+  // --known, else BURNMARK_KNOWN_BUGS (by default the list installed with, or beside, this
+  // binary; load_config refused a missing one); empty: nothing is known.
   Suppressions known;
-  const std::string known_file = known_path.value_or("corpus/known_bugs.txt");
-  if (known_path || fs::exists(known_file, ec)) {
+  const std::string known_file = known_path.value_or(config.known_bugs);
+  if (!known_file.empty()) {
     std::string error;
     known = Suppressions::load(known_file, error);
-    if (!error.empty()) return usage_error(error);
+    if (!error.empty())
+      return usage_error(
+          fmt::format("campaign: {}: {}", known_path ? "--known" : "BURNMARK_KNOWN_BUGS", error));
     options.known_bugs = fs::absolute(known_file, ec);
   }
 
@@ -198,7 +202,7 @@ Action define_campaign(CLI::App& app) {
   text("--seeds", a->seeds, "DIR",
        "the seed corpus (default corpus/TARGET, else the source tree's of this build)");
   text("--known", a->known_path, "FILE",
-       "the known-bug list (default corpus/known_bugs.txt when it exists)");
+       "the known-bug list (default: BURNMARK_KNOWN_BUGS, see --help-env)");
   text("--min-free", a->min_free, "MB",
        "free space the findings folder must keep; below it the campaign does not start, or stops "
        "(default 64)");

@@ -20,8 +20,6 @@
 namespace burnmark::cli {
 namespace {
 
-constexpr std::string_view kDefaultKnownBugs = "corpus/known_bugs.txt";
-
 struct Args {
   bool gradients = true;
   bool minimize_first = false;      // sweep --minimize
@@ -110,12 +108,16 @@ int triage_dir(const Args* a) {
     return usage_error(fmt::format("triage: {}: not a directory", dir.string()));
   const Config config = config_or_exit();
 
+  // --known, else BURNMARK_KNOWN_BUGS (by default the list installed with, or beside, this
+  // binary; load_config refused a missing one); empty: nothing is known.
   Suppressions known;
-  const std::string known_path = a->known.value_or(std::string(kDefaultKnownBugs));
-  if (a->known || fs::exists(known_path)) {
+  const std::string known_path = a->known.value_or(config.known_bugs);
+  if (!known_path.empty()) {
     std::string error;
     known = Suppressions::load(known_path, error);
-    if (!error.empty()) return usage_error(error);
+    if (!error.empty())
+      return usage_error(
+          fmt::format("triage: {}: {}", a->known ? "--known" : "BURNMARK_KNOWN_BUGS", error));
   }
 
   // A campaign directory (it has a ledger) keeps its inputs one folder per signature; any other
@@ -250,7 +252,7 @@ Action define_triage(CLI::App& app) {
   auto a = add_common(app, "DIR", "a folder of findings, or a campaign's --out folder");
   app.add_option_function<std::string>(
          "--known", [a](const std::string& file) { a->known = file; },
-         "the known-bug list (default corpus/known_bugs.txt when it exists)")
+         "the known-bug list (default: BURNMARK_KNOWN_BUGS, see --help-env)")
       ->type_name("FILE");
   return [a](std::span<const std::string>) { return triage_dir(a.get()); };
 }

@@ -42,6 +42,7 @@ std::string version_line() {
 } // namespace
 
 int main(int argc, char** argv) {
+  burnmark::quiet_libtorch_logs();
   burnmark::serve_backend_if_requested();
   // After serving: a child backend's death is its parent's outcome, not a line of its own.
   burnmark::install_last_words();

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -26,14 +28,31 @@ std::string_view trim(std::string_view s) {
 
 using Error = std::optional<std::string>;
 
+// A value as it may be echoed in a one-line error: control and non-ASCII bytes as \xNN, and
+// cut short, so a knob holding binary junk cannot garble the terminal or the line.
+std::string printable(std::string_view text) {
+  constexpr std::size_t kMax = 80;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (text.size() > kMax) out += "...";
+  return out;
+}
+
 Error parse(std::string_view env, std::string_view text, int& out, double lo, double hi) {
   const auto range = fmt::format("valid: {}..{}", lo, hi);
   long long v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size())
-    return fmt::format("{}: '{}' is not an integer ({})", env, text, range);
+    return fmt::format("{}: '{}' is not an integer ({})", env, printable(text), range);
   if (static_cast<double>(v) < lo || static_cast<double>(v) > hi)
-    return fmt::format("{}: '{}' out of range ({})", env, text, range);
+    return fmt::format("{}: '{}' out of range ({})", env, printable(text), range);
   out = static_cast<int>(v);
   return std::nullopt;
 }
@@ -45,8 +64,9 @@ Error parse(std::string_view env, std::string_view text, double& out, double lo,
   errno = 0;
   const double v = std::strtod(copy.c_str(), &end);
   if (copy.empty() || end != copy.c_str() + copy.size() || errno == ERANGE || std::isnan(v))
-    return fmt::format("{}: '{}' is not a number ({})", env, text, range);
-  if (v < lo || v > hi) return fmt::format("{}: '{}' out of range ({})", env, text, range);
+    return fmt::format("{}: '{}' is not a number ({})", env, printable(text), range);
+  if (v < lo || v > hi)
+    return fmt::format("{}: '{}' out of range ({})", env, printable(text), range);
   out = v;
   return std::nullopt;
 }
@@ -65,7 +85,7 @@ Error parse(std::string_view env, std::string_view text, std::vector<FloatDType>
     const auto dtype = float_dtype_from_name(name);
     if (!dtype)
       return fmt::format("{}: unknown dtype '{}' (valid: comma list of f32, bf16, f16, f64)", env,
-                         name);
+                         printable(name));
     out.push_back(*dtype);
     if (comma == std::string_view::npos) return std::nullopt;
     text.remove_prefix(comma + 1);
@@ -78,7 +98,7 @@ Error parse(std::string_view env, std::string_view text, HarnessMode& out, doubl
   } else if (text == "continuous") {
     out = HarnessMode::Continuous;
   } else {
-    return fmt::format("{}: unknown mode '{}' (valid: {})", env, text, kModeChoices);
+    return fmt::format("{}: unknown mode '{}' (valid: {})", env, printable(text), kModeChoices);
   }
   return std::nullopt;
 }
@@ -89,7 +109,22 @@ Error cross_check(const Config& c) {
     return fmt::format(
         "FUZZ_MIN_DIM: {} exceeds FUZZ_MAX_DIM {} (valid: FUZZ_MIN_DIM <= FUZZ_MAX_DIM)", c.min_dim,
         c.max_dim);
+  // A list named but absent would silently skip nothing: every known bug would stop a run again.
+  if (!c.known_bugs.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::exists(c.known_bugs, ec))
+      return fmt::format("BURNMARK_KNOWN_BUGS: no such file: {} (unset it for the default list, "
+                         "or set it empty for none)",
+                         printable(c.known_bugs));
+  }
   return std::nullopt;
+}
+
+// The directory of the running binary, from /proc/self/exe; empty when it cannot be read.
+std::filesystem::path binary_dir() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : exe.parent_path();
 }
 
 // Numeric knobs show their range; a Mode shows its choices; Text has none.
@@ -118,17 +153,38 @@ ConfigResult load_config(const EnvLookup& lookup) {
   {                                                                                                \
     std::optional<std::string> value = lookup(env);                                                \
     std::string_view text = value ? trim(*value) : std::string_view();                             \
-    /* Set but empty is "off" for a knob whose help promises it (BURNMARK_KNOWN_BUGS=); any  */    \
-    /* other empty or unset knob takes its default. */                                             \
-    if (text.empty() &&                                                                            \
-        !(value && std::string_view(help).find("empty = off") != std::string_view::npos))          \
-      text = def;                                                                                  \
+    /* Unset takes the default. Set but empty is "off" for a knob whose help promises it  */       \
+    /* (BURNMARK_KNOWN_BUGS=); for any other it is an error, not a silent default. */              \
+    const bool empty_is_off =                                                                      \
+        std::string_view(help).find("empty = off") != std::string_view::npos;                      \
+    if (value && text.empty() && !empty_is_off)                                                    \
+      return ConfigResult{                                                                         \
+          fmt::format("{}: set but empty (unset it for the default '{}')", env, def)};             \
+    if (!value) text = def;                                                                        \
     if (Error e = parse(env, text, c.field, lo, hi)) return ConfigResult{std::move(*e)};           \
   }
 #include "burnmark/config/knobs.def"
 #undef BURNMARK_KNOB
+  if (c.known_bugs == "auto") c.known_bugs = default_known_bugs_path();
   if (Error e = cross_check(c)) return ConfigResult{std::move(*e)};
   return ConfigResult{std::move(c)};
+}
+
+std::string default_known_bugs_path() {
+  std::error_code ec;
+  const std::filesystem::path dir = binary_dir();
+  if (!dir.empty()) {
+    const std::filesystem::path installed = dir / ".." / "share" / "burnmark" / "known_bugs.txt";
+    if (std::filesystem::is_regular_file(installed, ec))
+      return std::filesystem::weakly_canonical(installed, ec).string();
+  }
+#ifdef BURNMARK_SOURCE_DIR
+  // A build tree: its binaries are not installed, the list is the checkout's.
+  const std::filesystem::path source =
+      std::filesystem::path(BURNMARK_SOURCE_DIR) / "corpus" / "known_bugs.txt";
+  if (std::filesystem::is_regular_file(source, ec)) return source.string();
+#endif
+  return {};
 }
 
 ConfigResult load_config_from_environment() {

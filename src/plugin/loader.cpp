@@ -67,8 +67,15 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
   if (is_path(name_or_path)) {
     path = std::string(name_or_path);
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-      return fail(fmt::format("plugin '{}': no such file", path));
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(st)) return fail(fmt::format("plugin '{}': no such file", path));
+    // Checked before dlopen, which opens a FIFO for reading and blocks until a writer comes, and
+    // reads a device such as /dev/zero without end.
+    if (!std::filesystem::is_regular_file(st))
+      return fail(fmt::format("plugin '{}': is {}, not a shared object file", path,
+                              std::filesystem::is_directory(st) ? "a directory"
+                              : std::filesystem::is_fifo(st)    ? "a FIFO"
+                                                                : "a device or special file"));
   } else {
     std::vector<std::string> tried;
     for (const std::string& dir : search_dirs()) {

@@ -22,6 +22,23 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// A word from the file as it may be echoed in a one-line error: the list may be any file, even
+// a binary one given by mistake, so control and non-ASCII bytes become \xNN, cut short.
+std::string printable(std::string_view text) {
+  constexpr std::size_t kMax = 40;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMax; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (text.size() > kMax) out += "...";
+  return out;
+}
+
 std::string_view next_word(std::string_view& s) {
   s = trim(s);
   std::size_t n = 0;
@@ -61,7 +78,7 @@ Suppressions Suppressions::parse(std::string_view text, std::string& error) {
     bug.description = trim(line);
     if (!is_signature_id(bug.id)) {
       error = fmt::format("line {}: '{}' is not a 12-digit lowercase hex signature id", line_no,
-                          bug.id);
+                          printable(bug.id));
       return {};
     }
     if (bug.anchor.empty()) {

@@ -26,6 +26,11 @@ std::unique_ptr<Backend> make_all_conventions_reference();
 // behaviour one release has say for which.
 std::string libtorch_release();
 
+// Silences LibTorch's start-up and API log noise on this process's stderr: c10 and glog below
+// ERROR (unless TORCH_CPP_LOG_LEVEL is set) and TORCH_WARN dropped on the calling thread. Called
+// first by every entry point (the fuzz targets, `burnmark`); idempotent.
+void quiet_libtorch_logs();
+
 // LibTorch eager on CPU, float32, autograd. intra_op_threads <= 0 keeps LibTorch's default.
 std::unique_ptr<Backend> make_libtorch_backend(int intra_op_threads);
 // The intra-op threads of "libtorch-threads" (libtorch in a child process), and of its

@@ -50,13 +50,18 @@ struct ConfigResult {
   const std::string& error() const { return std::get<std::string>(value); }
 };
 
-// Looks a variable up; nullopt when unset. An empty value counts as unset, so `MODE= cmd`
-// behaves like not setting it.
+// Looks a variable up; nullopt when unset. Set but empty is an error (`MODE= cmd` is a typo, not
+// the default), except for the knobs whose help says "empty = off".
 using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
 ConfigResult load_config(const EnvLookup& lookup);
 ConfigResult load_config_from_environment();
 Config default_config();
+
+// BURNMARK_KNOWN_BUGS=auto (its default): <binary's dir>/../share/burnmark/known_bugs.txt when
+// installed, else the source tree's corpus/known_bugs.txt (a build tree); empty when neither
+// exists. Never relative to the working directory.
+std::string default_known_bugs_path();
 
 // Loads from the environment or prints "burnmark: <message>" on stderr and exits with status 2.
 Config config_or_exit();

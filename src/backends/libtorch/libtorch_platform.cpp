@@ -4,11 +4,15 @@
 #include <ATen/Version.h>
 #include <torch/version.h>
 
+#include <c10/util/Exception.h>
 #include <c10/util/Logging.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -87,6 +91,39 @@ std::string libtorch_nnc_platform() {
 void skip_libtorch_error_backtraces() {
   static const bool done = [] {
     c10::SetStackTraceFetcher(std::function<std::string()>([] { return std::string(); }));
+    return true;
+  }();
+  (void)done;
+}
+
+namespace {
+
+// TORCH_WARN(_ONCE) lands here instead of on stderr ("scatter_reduce() is in beta ..."): such
+// warnings are about the API, not about the values BurnMark compares.
+class DroppedWarnings final : public c10::WarningHandler {
+public:
+  void process(const c10::Warning&) override { count_.fetch_add(1, std::memory_order_relaxed); }
+
+private:
+  std::atomic<std::uint64_t> count_{0};
+};
+
+} // namespace
+
+void quiet_libtorch_logs() {
+  static const bool done = [] {
+    // A user who set the level gets it (overwrite = 0); children inherit ours.
+    setenv("TORCH_CPP_LOG_LEVEL", "ERROR", 0);
+    c10::initLogging(); // reads the variable again: LibTorch read it before main()
+    // A glog build (Debian's LibTorch 1.13): its first warning came with "Logging before
+    // InitGoogleLogging() is written to STDERR". glog's own level, found only when glog is
+    // loaded; InitGoogleLogging itself would install glog's crash handlers over ours.
+    const std::string level = std::getenv("TORCH_CPP_LOG_LEVEL");
+    if (level == "ERROR" || level == "2")
+      if (void* flag = dlsym(RTLD_DEFAULT, "_ZN3fLI17FLAGS_minloglevelE"))
+        *static_cast<std::int32_t*>(flag) = 2; // glog's ERROR
+    static DroppedWarnings dropped;
+    c10::WarningUtils::set_warning_handler(&dropped);
     return true;
   }();
   (void)done;
