@@ -5,6 +5,14 @@
 # one intra-op thread) and compares the root and every leaf's gradient (backward seeded with ones)
 # with the expected values. Exit status 0: PyTorch agrees; 1: some element diverges.
 #
+# The expected values are BurnMark's reference: each op as IEEE 754 / C99 Annex F and its
+# documented formula define it, evaluated in double precision and rounded to the dtype, with
+# a bound on that rounding (a LibTorch behaviour is followed only where PyTorch documents it).
+# Why here: bf16 erf loses all relative accuracy near 0 in 2.15: erf(1e-30) = 0, erf(1e-6) = 1.19e-6
+# (the reference 1.125e-6, 6 % off, 9 bf16 ulps), erf(1e-5) 2 % off; erf(x) ~ 2x/sqrt(pi) there,
+# which bf16 holds to 3 digits. 1.13.1 and f32 are right; the old absolute floor of the oracle
+# (1e-4) hid it
+#
 #   # burnmark program v1
 #   dtype bf16
 #   %0 = leaf bf16[4] [9.984021e-31, 9.983778e-07, 1.001358e-05, 0.30078125]
@@ -12,28 +20,40 @@
 #   root %1
 
 import math
-import struct
 import sys
 
 import torch
-import torch.autograd.forward_ad as fwAD
-import torch.nn.functional as F
-
-TOLERANCE = 0.0001
-DTYPE = torch.bfloat16
 
 nan = float("nan")
 inf = float("inf")
+TOLERANCE = 0.0001
+DTYPE = torch.bfloat16
 
 
-def leaf(shape, requires_grad, bits):
-    """A DTYPE leaf from exact bit patterns (float64 ones in a float64 program, whose values need
-    not be floats, float32 ones otherwise), so that NaN payloads, -0 and subnormals survive
-    (every value is exact in DTYPE)."""
-    wide = DTYPE == torch.float64
-    raw = bytearray(struct.pack("=%d%s" % (len(bits), "Q" if wide else "I"), *bits))
-    t = torch.frombuffer(raw, dtype=torch.float64 if wide else torch.float32)
-    return t.clone().reshape(shape).to(DTYPE).requires_grad_(requires_grad)
+def main():
+    print(versions())
+    torch.set_num_threads(1)
+    # %0 = leaf bf16[4]
+    r0 = torch.tensor([1e-30, 1e-06, 1e-05, 0.3], dtype=DTYPE).requires_grad_(True)
+    r1 = torch.erf(r0)  # %1 = erf %0 : bf16[4]
+    root = r1
+    root.backward(torch.ones_like(root))
+
+    bad = 0
+    bad += check("root %1", root, [1.1278245754331653e-30, 1.125037670135498e-06, 1.1324882507324219e-05, 0.330078125], [1.7602751918579998e-32, 1.760232359994534e-08, 1.7654867848913185e-07, 0.005147378798139051])
+    bad += check("grad %0", grad_of(r0), [1.125, 1.125, 1.125, 1.03125], [0.03866747673600912, 0.03866747673599153, 0.03866747673423996, 0.035359691202447495])
+    print("DIVERGES: %d element(s)" % bad if bad else "AGREES (0 diverging elements)")
+    return 1 if bad else 0
+
+
+# ---- Checking: BurnMark's comparison, so that the exit status says whether PyTorch agrees ----
+
+
+def versions():
+    """What a report needs: the PyTorch release and the CPU kernel set it dispatched to."""
+    cpu = getattr(torch.backends, "cpu", None)
+    capability = cpu.get_cpu_capability() if cpu and hasattr(cpu, "get_cpu_capability") else "?"
+    return "torch %s, CPU kernels %s" % (torch.__version__, capability)
 
 
 def diverges(got, expected, bound):
@@ -78,21 +98,6 @@ def check(name, got, expected, bounds=None):
 def grad_of(t):
     """A leaf the root does not depend on has no gradient; it is zero."""
     return t.grad if t.grad is not None else torch.zeros_like(t)
-
-
-def main():
-    torch.set_num_threads(1)
-    # %0 = leaf bf16[4]
-    r0 = leaf([4], True, [0x0da20000, 0x35860000, 0x37280000, 0x3e9a0000])
-    r1 = torch.erf(r0)  # %1 = erf %0 : bf16[4]
-    root = r1
-    root.backward(torch.ones_like(root))
-
-    bad = 0
-    bad += check("root %1", root, [1.1278245754331653e-30, 1.125037670135498e-06, 1.1324882507324219e-05, 0.330078125], [1.7602751918579998e-32, 1.760232359994534e-08, 1.7654867848913185e-07, 0.005147378798139051])
-    bad += check("grad %0", grad_of(r0), [1.125, 1.125, 1.125, 1.03125], [0.03866747673600912, 0.03866747673599153, 0.03866747673423996, 0.035359691202447495])
-    print("DIVERGES: %d element(s)" % bad if bad else "AGREES (0 diverging elements)")
-    return 1 if bad else 0
 
 
 if __name__ == "__main__":
