@@ -100,9 +100,16 @@ namespace {
 
 // TORCH_WARN(_ONCE) lands here instead of on stderr ("scatter_reduce() is in beta ..."): such
 // warnings are about the API, not about the values BurnMark compares.
+// The handler's interface changed after 1.13 (a c10::Warning object instead of its parts).
 class DroppedWarnings final : public c10::WarningHandler {
 public:
+#if TORCH_VERSION_MAJOR >= 2
   void process(const c10::Warning&) override { count_.fetch_add(1, std::memory_order_relaxed); }
+#else
+  void process(const c10::SourceLocation&, const std::string&, bool) override {
+    count_.fetch_add(1, std::memory_order_relaxed);
+  }
+#endif
 
 private:
   std::atomic<std::uint64_t> count_{0};
@@ -123,7 +130,11 @@ void quiet_libtorch_logs() {
       if (void* flag = dlsym(RTLD_DEFAULT, "_ZN3fLI17FLAGS_minloglevelE"))
         *static_cast<std::int32_t*>(flag) = 2; // glog's ERROR
     static DroppedWarnings dropped;
+#if TORCH_VERSION_MAJOR >= 2
     c10::WarningUtils::set_warning_handler(&dropped);
+#else
+    c10::Warning::set_warning_handler(&dropped);
+#endif
     return true;
   }();
   (void)done;
