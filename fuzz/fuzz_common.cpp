@@ -58,6 +58,10 @@ struct Harness {
   RunOptions run;
   std::vector<std::unique_ptr<Backend>> backends;
   std::vector<Outcome> outcomes;
+  // Per backend, the inputs it reported Unsupported (an op outside a plugin's list, a dtype or
+  // a derivative it does not compute): in every SUMMARY line, since a skipped program tests
+  // nothing of that backend.
+  std::vector<std::uint64_t> skipped;
   // Continuous mode only: running totals, never the findings themselves.
   std::uint64_t inputs = 0;
   std::uint64_t findings = 0;
@@ -197,8 +201,13 @@ std::string summary_line(const Harness& h) {
                    h.by_kind[k]);
   fmt::format_to(std::back_inserter(line), " suppressed={} conventions={} lost={}", h.suppressed,
                  h.conventions, h.lost);
-  fmt::format_to(std::back_inserter(line), " filter_runs={} filter_memo={}\n",
+  fmt::format_to(std::back_inserter(line), " filter_runs={} filter_memo={}",
                  h.known ? h.known->runs() : 0, h.known ? h.known->memo_hits() : 0);
+  // skipped=ref:0,example:12: per backend, in BACKENDS order, the inputs it did not run.
+  for (std::size_t i = 0; i < h.backends.size(); ++i)
+    fmt::format_to(std::back_inserter(line), "{}{}:{}", i == 0 ? " skipped=" : ",",
+                   h.backends[i]->name(), h.skipped[i]);
+  line += '\n';
   return line;
 }
 
@@ -246,7 +255,6 @@ void initialize(const char* target_name, bool gradients) {
   ConfigResult config = load_config_from_environment();
   if (!config.ok()) die(config.error());
   h.config = config.config();
-  h.generator = generator_options(h.config);
   h.oracle = oracle_options(h.config, gradients);
   h.run = run_options(h.config, gradients);
   BackendsResult backends =
@@ -255,6 +263,14 @@ void initialize(const char* target_name, bool gradients) {
                                     static_cast<std::size_t>(h.config.child_memory)});
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
+  // BURNMARK_OPS=auto: only the ops every plugin under test lists, so its inputs are not
+  // spent on programs it skips.
+  h.generator = generator_options(h.config, h.backends);
+  if (const std::string ops = op_set_text(h.config, h.backends); !ops.empty()) {
+    if (h.generator.ops.empty()) die("BURNMARK_OPS: no op is left to generate: " + ops);
+    std::fprintf(stderr, "burnmark: %s: ops=%s\n", target_name, ops.c_str());
+  }
+  h.skipped.assign(h.backends.size(), 0);
   h.oracle.baselines = version_baselines(h.backends);
   h.outcomes.resize(h.backends.size());
   h.semantic = h.config.semantic_features != 0;
@@ -285,8 +301,10 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   Harness& h = harness();
   const std::span<const std::uint8_t> bytes(data, size);
   const Program program = generate(bytes, h.generator);
-  for (std::size_t i = 0; i < h.backends.size(); ++i)
+  for (std::size_t i = 0; i < h.backends.size(); ++i) {
     h.outcomes[i] = run_backend(*h.backends[i], program, h.run);
+    h.skipped[i] += h.outcomes[i].status == Status::Unsupported;
+  }
   ++h.inputs;
   if (h.semantic) {
     semantic_features(program, h.outcomes, h.features);

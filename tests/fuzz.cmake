@@ -17,6 +17,14 @@ function(burnmark_fuzz_use_bad_plugin)
   endif()
 endfunction()
 cmake_language(DEFER CALL burnmark_fuzz_use_bad_plugin)
+function(burnmark_fuzz_use_example_plugin)
+  if(TARGET burnmark_plugin_example)
+    add_dependencies(test_fuzz burnmark_plugin_example)
+    target_compile_definitions(test_fuzz PRIVATE
+      BURNMARK_TEST_EXAMPLE_PLUGIN="$<TARGET_FILE:burnmark_plugin_example>")
+  endif()
+endfunction()
+cmake_language(DEFER CALL burnmark_fuzz_use_example_plugin)
 
 # The input-handling target under AddressSanitizer and UBSan (fuzz/CMakeLists.txt): a fixed
 # number of inputs from a fixed seed, starting from every text program in the repository; new

@@ -7,3 +7,6 @@ target_compile_definitions(test_gen PRIVATE BURNMARK_FALLBACK_SOURCE_DIR="${PROJ
 # parametrised ops (operand values from the reference).
 burnmark_test(test_attribute_branches test_attribute_branches.cpp)
 target_link_libraries(test_attribute_branches PRIVATE burnmark_gen burnmark_triage burnmark_ref)
+# The generator restricted to an op set (BURNMARK_OPS, a plugin's op list).
+burnmark_test(test_gen_ops test_gen_ops.cpp)
+target_link_libraries(test_gen_ops PRIVATE burnmark_gen)

@@ -39,3 +39,10 @@ if(TARGET burnmark_gen)
   target_link_libraries(test_plugin PRIVATE burnmark_gen)
   target_compile_definitions(test_plugin PRIVATE BURNMARK_TEST_HAVE_GEN=1)
 endif()
+# A plugin's op list driving the generator, and the example plugin at IEEE special values.
+if(TARGET burnmark_plugin_example AND TARGET burnmark_plugin_ref)
+  burnmark_test(test_plugin_ops test_plugin_ops.cpp)
+  target_link_libraries(test_plugin_ops PRIVATE burnmark_plugin_loader burnmark_config burnmark_ref
+                                                burnmark_gen burnmark_ir fmt::fmt)
+  add_dependencies(test_plugin_ops burnmark_plugin_example burnmark_plugin_ref)
+endif()

@@ -56,7 +56,7 @@ Result invoke(const std::string& args, const std::string& env = "") {
   const fs::path out = dir / "stdout", err = dir / "stderr";
   const std::string cmd =
       "env -u BACKENDS -u MODE -u MAX_LEAVES -u MIN_OPS -u FUZZ_MIN_DIM -u FUZZ_MAX_DIM "
-      "-u BURNMARK_TOLERANCE -u BURNMARK_SPECIAL_RATE -u BURNMARK_THREADS " +
+      "-u BURNMARK_TOLERANCE -u BURNMARK_SPECIAL_RATE -u BURNMARK_THREADS -u BURNMARK_OPS " +
       env + " " BURNMARK_CLI_PATH " " + args + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(cmd.c_str());
   Result r;
@@ -468,6 +468,60 @@ TEST(Cli, BenchRunsEveryBackendAloneThenTogether) {
   EXPECT_EQ(invoke("bench /nonexistent").status, 2);
   EXPECT_EQ(invoke("bench").status, 2);
 }
+
+#ifdef BURNMARK_TEST_EXAMPLE_PLUGIN
+TEST(Cli, BenchRatesABackendOnlyOverTheProgramsItRunsAndSaysHowManyItSkipped) {
+  const fs::path dir = scratch_dir() / "bench_skips";
+  fs::create_directories(dir);
+  std::ofstream(dir / "a_add.txt")
+      << "%0 = leaf f32[2] [1, 2]\n%1 = add %0, %0 : f32[2]\nroot %1\n";
+  std::ofstream(dir / "b_sin.txt") << "%0 = leaf f32[2] [1, 2]\n%1 = sin %0 : f32[2]\nroot %1\n";
+  const Result r =
+      invoke("bench --seconds 0.1 " + dir.string(), "BACKENDS=ref," BURNMARK_TEST_EXAMPLE_PLUGIN);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto line = [&](const std::string& start) {
+    const std::size_t at = r.out.find("\n" + start);
+    return at == std::string::npos ? std::string()
+                                   : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_EQ(line("ref ").find("skipped"), std::string::npos) << r.out;
+  EXPECT_NE(line("example ").find("skipped 1 of 2"), std::string::npos) << r.out;
+  EXPECT_NE(line("ref," BURNMARK_TEST_EXAMPLE_PLUGIN " with the oracle").find("skipped 1 of 2"),
+            std::string::npos)
+      << r.out;
+  // Nothing it runs: no rate at all rather than a rate of skips.
+  fs::remove(dir / "a_add.txt");
+  const Result none =
+      invoke("bench --seconds 0.1 " + dir.string(), "BACKENDS=ref," BURNMARK_TEST_EXAMPLE_PLUGIN);
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_NE(none.out.find(" - skipped 1 of 1"), std::string::npos) << none.out;
+}
+
+TEST(Cli, RunDecodesARawInputAsAFuzzTargetWithTheSameBackendsDoes) {
+  // Bytes whose program, decoded with every op, uses an op the example plugin lacks.
+  std::mt19937 rng(3);
+  std::vector<std::uint8_t> bytes;
+  for (int tries = 0; tries < 1000; ++tries) {
+    bytes.assign(120, 0);
+    for (auto& b : bytes)
+      b = static_cast<std::uint8_t>(rng());
+    bool foreign = false;
+    for (const Stmt& s : generate(bytes, GeneratorOptions{}).stmts)
+      foreign |= s.kind == StmtKind::Op && s.instr.op != Op::Add && s.instr.op != Op::Sub &&
+                 s.instr.op != Op::Mul && s.instr.op != Op::Neg && s.instr.op != Op::Relu &&
+                 s.instr.op != Op::Exp;
+    if (foreign) break;
+  }
+  const fs::path file = scratch_dir() / "raw_for_example";
+  ASSERT_TRUE(cli::write_file(file.string(), bytes));
+  const std::string env = "BACKENDS=ref," BURNMARK_TEST_EXAMPLE_PLUGIN;
+  const Result all = invoke("run " + file.string(), env + " BURNMARK_OPS=all");
+  EXPECT_NE(all.out.find("SKIPPED backend=example"), std::string::npos) << all.out;
+  const Result autos = invoke("run " + file.string(), env);
+  EXPECT_EQ(autos.status, 0) << autos.out << autos.err;
+  EXPECT_EQ(autos.out.find("SKIPPED"), std::string::npos) << autos.out;
+}
+#endif
 
 TEST(Cli, CampaignRefusesMissingSeedsTooManyWorkersAndAFuzzerThatRunsNothing) {
   const fs::path out =

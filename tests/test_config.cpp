@@ -138,6 +138,23 @@ TEST(Config, BadValuesGiveOneLineNamingTheValidChoices) {
             "FUZZ_MIN_DIM: 20 exceeds FUZZ_MAX_DIM 16 (valid: FUZZ_MIN_DIM <= FUZZ_MAX_DIM)");
 }
 
+TEST(Config, OpsKnobIsAutoAllOrAListOfOpNames) {
+  // Unset: auto, which leaves the set to the backends; the config alone restricts nothing.
+  EXPECT_EQ(load({}).config().ops.kind, OpSelection::Kind::Auto);
+  EXPECT_TRUE(generator_options(load({}).config()).ops.empty());
+  EXPECT_EQ(load({{"BURNMARK_OPS", "all"}}).config().ops.kind, OpSelection::Kind::All);
+  const ConfigResult r = load({{"BURNMARK_OPS", " add, mul ,exp,add"}});
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r.config().ops.kind, OpSelection::Kind::List);
+  const std::vector<Op> listed = {Op::Add, Op::Mul, Op::Exp}; // the duplicate once
+  EXPECT_EQ(r.config().ops.ops, listed);
+  EXPECT_EQ(generator_options(r.config()).ops, listed);
+  EXPECT_EQ(error_of({{"BURNMARK_OPS", "add,addd"}}),
+            "BURNMARK_OPS: unknown op 'addd' (valid: auto, all, or a comma list of the op names "
+            "of programs, e.g. add,mul,exp)");
+  EXPECT_EQ(error_of({{"BURNMARK_OPS", "add,"}}).rfind("BURNMARK_OPS: unknown op ''", 0), 0u);
+}
+
 TEST(Config, HelpListsEveryKnobOnItsOwnLine) {
   const std::string help = knobs_help();
   std::size_t lines = 0;

@@ -47,7 +47,7 @@ Result run(const std::string& env, const std::string& cmd, const fs::path& dir) 
       "-u BURNMARK_TOLERANCE -u BURNMARK_SPECIAL_RATE -u BURNMARK_FINDINGS_DIR -u "
       "BURNMARK_EDGE_RATE "
       "-u BURNMARK_CONVENTION_FINDINGS -u BURNMARK_KNOWN_BUGS -u BURNMARK_TANGENTS "
-      "-u BURNMARK_DTYPES " +
+      "-u BURNMARK_DTYPES -u BURNMARK_OPS " +
       env + " " + cmd + " >stdout 2>stderr";
   const int raw = std::system(full.c_str());
   return Result{WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw), slurp(dir / "stderr")};
@@ -394,3 +394,45 @@ TEST(Fuzz, ContinuousModeCountsChildCrashesAndGoesOn) {
   EXPECT_NE(line.find(" crash="), std::string::npos) << line;
 }
 #endif
+
+#ifdef BURNMARK_TEST_EXAMPLE_PLUGIN
+TEST(Fuzz, APluginUnderTestGetsOnlyItsOpsAndEverySummaryCountsWhatEachBackendSkipped) {
+  // 3000 libFuzzer inputs (fixed seed, from the seed corpus) with the example plugin: under
+  // BURNMARK_OPS=auto every program is one it runs; with all ops, most use an op it lacks
+  // (matmul, sin, ...) and are skipped, and the final SUMMARY says how many.
+  const std::string env =
+      "BACKENDS=ref," BURNMARK_TEST_EXAMPLE_PLUGIN " MODE=continuous BURNMARK_KNOWN_BUGS= ";
+  const std::string cmd = BURNMARK_FUZZ_AUTOGRAD " -runs=3000 -seed=31 corpus";
+  const fs::path dir = scratch("plugin_ops");
+  copy_corpus(dir);
+  const Result autos = run(env, cmd, dir);
+  ASSERT_EQ(autos.status, 0) << autos.err;
+  EXPECT_NE(autos.err.find("ops=add,sub,mul,neg,exp,relu (the ops of example)"), std::string::npos)
+      << autos.err;
+  const std::size_t at = autos.err.rfind("SUMMARY target=fuzz_autograd");
+  ASSERT_NE(at, std::string::npos) << autos.err;
+  const std::string summary = autos.err.substr(at, autos.err.find('\n', at) - at);
+  EXPECT_NE(summary.find(" skipped=ref:0,example:0"), std::string::npos) << summary;
+  EXPECT_EQ(last_summary_count(autos.err, "findings"), 0) << autos.err;
+
+  fs::remove_all(dir / "corpus");
+  copy_corpus(dir);
+  const Result all = run(env + "BURNMARK_OPS=all", cmd, dir);
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(all.err.find("ops="), std::string::npos) << all.err;
+  const long long inputs = last_summary_count(all.err, "inputs");
+  const std::size_t s = all.err.rfind(",example:");
+  ASSERT_NE(s, std::string::npos) << all.err;
+  const long long skipped = std::stoll(all.err.substr(s + 9));
+  EXPECT_GT(inputs, 0);
+  EXPECT_GT(skipped, inputs / 2) << all.err;
+  EXPECT_LT(skipped, inputs) << all.err;
+}
+#endif
+
+TEST(Fuzz, AnUnknownOpIsOneLineAndExitTwo) {
+  const fs::path dir = scratch("bad_ops");
+  const Result r = run("BURNMARK_OPS=add,sinn", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("burnmark: BURNMARK_OPS: unknown op 'sinn'"), std::string::npos) << r.err;
+}

@@ -25,7 +25,9 @@ struct ExampleKernels {
     case OpId::Sub: binary(in, out, [](float a, float b) { return a - b; }); return;
     case OpId::Mul: binary(in, out, [](float a, float b) { return a * b; }); return;
     case OpId::Neg: unary(in, out, [](float a) { return -a; }); return;
-    case OpId::Relu: unary(in, out, [](float a) { return a > 0.0f ? a : 0.0f; }); return;
+    // max(a, 0) with NaN propagating (IEEE 754 maximum, PyTorch's relu): a NaN is not < 0,
+    // so it passes, and so does -0.
+    case OpId::Relu: unary(in, out, [](float a) { return a < 0.0f ? 0.0f : a; }); return;
     case OpId::Exp: unary(in, out, [](float a) { return std::exp(a); }); return;
     // Not implemented here: the op list below keeps the host from ever sending these, so a
     // plugin needs no case for ops it does not list (and keeps compiling as ops are added).
@@ -62,9 +64,11 @@ struct ExampleKernels {
       for (std::size_t i = 0; i < g.data.size(); ++i)
         grad_in[0]->data[i] = -g.data[i];
       return;
-    case OpId::Relu: // PyTorch's convention: the gradient at exactly 0 is 0.
+    // PyTorch's threshold_backward(grad, result, 0): result <= 0 ? 0 : grad. The gradient at
+    // exactly 0 is 0, and a NaN result (not <= 0) passes the gradient, as in the reference.
+    case OpId::Relu:
       for (std::size_t i = 0; i < g.data.size(); ++i)
-        grad_in[0]->data[i] = out.data[i] > 0.0f ? g.data[i] : 0.0f;
+        grad_in[0]->data[i] = out.data[i] <= 0.0f ? 0.0f : g.data[i];
       return;
     case OpId::Exp:
       for (std::size_t i = 0; i < g.data.size(); ++i)

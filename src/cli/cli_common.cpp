@@ -34,6 +34,10 @@ bool looks_like_text(std::span<const std::uint8_t> bytes) {
 }
 
 std::optional<Program> load_program(std::string_view path, const Config& config) {
+  return load_program(path, generator_options(config));
+}
+
+std::optional<Program> load_program(std::string_view path, const GeneratorOptions& decode) {
   std::string error;
   const std::optional<std::string> text = read_input_file(std::string(path), error);
   if (!text) {
@@ -41,7 +45,7 @@ std::optional<Program> load_program(std::string_view path, const Config& config)
     return std::nullopt;
   }
   const std::vector<std::uint8_t> bytes(text->begin(), text->end());
-  if (!looks_like_text(bytes)) return generate(bytes, generator_options(config));
+  if (!looks_like_text(bytes)) return generate(bytes, decode);
   ParseResult parsed = parse_program(*text);
   if (!parsed.ok()) {
     usage_error(fmt::format("{}: {}", path, parsed.error()));

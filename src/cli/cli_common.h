@@ -34,6 +34,9 @@ bool looks_like_text(std::span<const std::uint8_t> bytes);
 // A text program is parsed; raw bytes are decoded by generate() with the env's generator
 // options, exactly as the fuzz targets do. nullopt after printing the reason.
 std::optional<Program> load_program(std::string_view path, const Config& config);
+// The same with the generator options given: generator_options(config, backends) decodes raw
+// bytes exactly as a fuzz target running those backends does (BURNMARK_OPS=auto).
+std::optional<Program> load_program(std::string_view path, const GeneratorOptions& decode);
 
 // BACKENDS built per the config; nullopt after printing the registry's one-line error.
 std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(const Config& config);

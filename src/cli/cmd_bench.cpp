@@ -3,7 +3,10 @@
 // seconds: through each backend of BACKENDS alone, then through all of them with the oracle. The
 // first figures are the bare cost of a backend on these programs (for `libtorch`, LibTorch's own
 // calls and BurnMark's tensor set-up, nothing else); comparing them with the fuzz target's exec/s
-// on the same inputs (tools/bench.sh) shows what libFuzzer and the harness cost.
+// on the same inputs (tools/bench.sh) shows what libFuzzer and the harness cost. A backend's
+// rate counts only the programs it runs: those it reports Unsupported (a plugin's missing ops)
+// are left out of its loop and shown as "skipped N of M", as are, on the oracle's line, the
+// programs some backend skips. Raw inputs decode as under a fuzz target (BURNMARK_OPS=auto).
 #include <chrono>
 #include <filesystem>
 #include <vector>
@@ -60,30 +63,51 @@ int bench(const BenchArgs& a) {
     if (e.is_regular_file() && !e.path().filename().string().starts_with("."))
       files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  if (files.empty()) return usage_error(fmt::format("bench: {} holds no inputs", dir));
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+  const GeneratorOptions decode = generator_options(config, *backends);
   std::vector<Program> programs;
   for (const auto& f : files) {
-    std::optional<Program> p = load_program(f.string(), config);
+    std::optional<Program> p = load_program(f.string(), decode);
     if (!p) return kExitUsage;
     programs.push_back(std::move(*p));
   }
-  if (programs.empty()) return usage_error(fmt::format("bench: {} holds no inputs", dir));
-  auto backends = make_backends_or_report(config);
-  if (!backends) return kExitUsage;
 
   const RunOptions run = run_options(config, gradients);
   fmt::print("# programs/s over {} inputs of {}, about {} s each, no libFuzzer\n", programs.size(),
              dir, seconds);
+  const auto line = [&](const std::string& name, const std::vector<Program>& ran, double r) {
+    const std::size_t skipped = programs.size() - ran.size();
+    if (ran.empty())
+      fmt::print("{:<40} {:>10} skipped {} of {}\n", name, "-", skipped, programs.size());
+    else if (skipped > 0)
+      fmt::print("{:<40} {:>10.0f} skipped {} of {}\n", name, r, skipped, programs.size());
+    else
+      fmt::print("{:<40} {:>10.0f}\n", name, r);
+  };
+  std::vector<bool> run_by_every(programs.size(), true);
   for (const auto& b : *backends) {
     // One warm-up round: first calls load kernels and, for child backends, start the child.
-    for (const Program& p : programs)
-      run_backend(*b, p, run);
-    const double r = rate(programs, seconds, [&](const Program& p) { run_backend(*b, p, run); });
-    fmt::print("{:<40} {:>10.0f}\n", b->name(), r);
+    // It also finds the programs this backend skips, which its rate leaves out.
+    std::vector<Program> runs;
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+      if (run_backend(*b, programs[i], run).status == Status::Unsupported)
+        run_by_every[i] = false;
+      else
+        runs.push_back(programs[i]);
+    }
+    const double r =
+        runs.empty() ? 0 : rate(runs, seconds, [&](const Program& p) { run_backend(*b, p, run); });
+    line(b->name(), runs, r);
   }
-  const double all = rate(programs, seconds, [&](const Program& p) {
+  std::vector<Program> run_by_all;
+  for (std::size_t i = 0; i < programs.size(); ++i)
+    if (run_by_every[i]) run_by_all.push_back(programs[i]);
+  const double all = run_by_all.empty() ? 0 : rate(run_by_all, seconds, [&](const Program& p) {
     (void)run_and_compare(p, *backends, config, gradients);
   });
-  fmt::print("{:<40} {:>10.0f}\n", fmt::format("{} with the oracle", config.backends), all);
+  line(fmt::format("{} with the oracle", config.backends), run_by_all, all);
   return kExitAgree;
 }
 

@@ -27,10 +27,12 @@ Action define_run(CLI::App& app) {
   app.add_option("FILE", a->file, "a text program or a raw fuzzer input (crash-*)")->required();
   return [a](std::span<const std::string>) {
     const Config config = config_or_exit();
-    const std::optional<Program> program = load_program(a->file, config);
-    if (!program) return kExitUsage;
     auto backends = make_backends_or_report(config);
     if (!backends) return kExitUsage;
+    // A raw input decodes as under a fuzz target with these backends (BURNMARK_OPS=auto).
+    const std::optional<Program> program =
+        load_program(a->file, generator_options(config, *backends));
+    if (!program) return kExitUsage;
 
     const Judgement j = run_and_compare(*program, *backends, config, a->gradients);
     for (const Outcome& o : j.outcomes)

@@ -2,6 +2,7 @@
 // the environment, so a typo in the table fails the tests rather than shipping a bad default.
 #include "burnmark/config/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -11,6 +12,9 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "burnmark/driver/driver.h"
 
 namespace burnmark {
 
@@ -92,6 +96,29 @@ Error parse(std::string_view env, std::string_view text, std::vector<FloatDType>
   }
 }
 
+// auto, all, or a comma list of ops.def names (duplicates ignored).
+Error parse(std::string_view env, std::string_view text, OpSelection& out, double, double) {
+  out = OpSelection{};
+  if (text == "auto") return std::nullopt;
+  if (text == "all") {
+    out.kind = OpSelection::Kind::All;
+    return std::nullopt;
+  }
+  out.kind = OpSelection::Kind::List;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string_view name = trim(text.substr(0, comma));
+    const std::optional<Op> op = op_from_name(name);
+    if (!op)
+      return fmt::format("{}: unknown op '{}' (valid: auto, all, or a comma list of the op names "
+                         "of programs, e.g. add,mul,exp)",
+                         env, name);
+    if (std::find(out.ops.begin(), out.ops.end(), *op) == out.ops.end()) out.ops.push_back(*op);
+    if (comma == std::string_view::npos) return std::nullopt;
+    text.remove_prefix(comma + 1);
+  }
+}
+
 Error parse(std::string_view env, std::string_view text, HarnessMode& out, double, double) {
   if (text == "panic") {
     out = HarnessMode::Panic;
@@ -132,6 +159,7 @@ constexpr std::string_view range_for(std::string_view type, std::string_view num
   if (type == "Mode") return "panic|continuous";
   if (type == "Text") return {};
   if (type == "DTypes") return "f32,bf16,f16,f64";
+  if (type == "Ops") return "auto|all|op,op,...";
   return numeric_range;
 }
 
@@ -221,7 +249,60 @@ GeneratorOptions generator_options(const Config& c) {
   g.dtypes = c.dtypes;
   g.forward_mode = c.tangents != 0;
   g.second_order = c.hvp != 0;
+  if (c.ops.kind == OpSelection::Kind::List) g.ops = c.ops.ops;
   return g;
+}
+
+namespace {
+
+// BURNMARK_OPS=auto: the intersection of the op lists of the backends that have one, in ops.def
+// order, and those backends' names; nullopt when no backend has a list.
+std::optional<std::vector<Op>> common_ops(std::span<const std::unique_ptr<Backend>> backends,
+                                          std::vector<std::string>* names = nullptr) {
+  std::optional<std::vector<bool>> common;
+  for (const auto& b : backends) {
+    const std::optional<std::vector<Op>> ops = b->supported_ops();
+    if (!ops) continue;
+    std::vector<bool> listed(kOpCount, false);
+    for (Op op : *ops)
+      listed[static_cast<std::size_t>(op)] = true;
+    if (common)
+      for (std::size_t i = 0; i < kOpCount; ++i)
+        (*common)[i] = (*common)[i] && listed[i];
+    else
+      common = std::move(listed);
+    if (names != nullptr) names->push_back(b->name());
+  }
+  if (!common) return std::nullopt;
+  std::vector<Op> out;
+  for (const OpInfo& info : kOpTable)
+    if ((*common)[static_cast<std::size_t>(info.op)]) out.push_back(info.op);
+  return out;
+}
+
+} // namespace
+
+GeneratorOptions generator_options(const Config& c,
+                                   std::span<const std::unique_ptr<Backend>> backends) {
+  GeneratorOptions g = generator_options(c);
+  if (c.ops.kind != OpSelection::Kind::Auto) return g;
+  if (std::optional<std::vector<Op>> ops = common_ops(backends)) g.ops = std::move(*ops);
+  return g;
+}
+
+std::string op_set_text(const Config& c, std::span<const std::unique_ptr<Backend>> backends) {
+  std::vector<std::string> names;
+  std::optional<std::vector<Op>> ops;
+  if (c.ops.kind == OpSelection::Kind::List) ops = c.ops.ops;
+  if (c.ops.kind == OpSelection::Kind::Auto) ops = common_ops(backends, &names);
+  if (!ops) return {};
+  std::string out;
+  for (Op op : *ops)
+    fmt::format_to(std::back_inserter(out), "{}{}", out.empty() ? "" : ",", op_name(op));
+  if (out.empty()) out = "(none)";
+  if (!names.empty())
+    fmt::format_to(std::back_inserter(out), " (the ops of {})", fmt::join(names, ", "));
+  return out;
 }
 
 OracleOptions oracle_options(const Config& c, bool gradients) {

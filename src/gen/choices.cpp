@@ -36,7 +36,28 @@ Knobs normalize(const GeneratorOptions& o) {
   if (k.dtype_count == 0) k.dtypes[k.dtype_count++] = FloatDType::F32;
   k.forward_mode = o.forward_mode;
   k.second_order = o.second_order;
+  k.restricted = !o.ops.empty();
+  if (!k.restricted) k.permitted.set();
+  for (Op op : o.ops)
+    k.permitted.set(static_cast<std::size_t>(op));
   return k;
+}
+
+bool family_drawable(const Knobs& k, OpFamily family, FloatDType dtype) {
+  const auto any = [&](OpFamily f) {
+    return std::any_of(kOpTable.begin(), kOpTable.end(), [&](const OpInfo& info) {
+      return info.family == f && drawn(k, info.op, dtype);
+    });
+  };
+  if (family == OpFamily::Select || family == OpFamily::Masked)
+    if (!any(OpFamily::Compare)) return false;
+  return any(family);
+}
+
+void op_wheel(const Knobs& k, FloatDType dtype, std::vector<OpFamily>& out) {
+  out.clear();
+  for (OpFamily f : kCategoryWheel)
+    if (!k.restricted || family_drawable(k, f, dtype)) out.push_back(f);
 }
 
 namespace {

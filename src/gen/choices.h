@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -34,12 +35,15 @@ struct Knobs {
   std::uint32_t dtype_count;                              // at least 1
   bool forward_mode;
   bool second_order;
+  bool restricted;                 // GeneratorOptions::ops was not empty
+  std::bitset<kOpCount> permitted; // by Op; every op when not restricted
 };
 Knobs normalize(const GeneratorOptions& options);
 
 // Whether programs of `dtype` drawn under these knobs may contain `op`.
 inline bool drawn(const Knobs& k, Op op, FloatDType dtype) {
-  return op_generated_at(op, dtype) && (!k.forward_mode || op_generated_in_forward_mode(op)) &&
+  return k.permitted[static_cast<std::size_t>(op)] && op_generated_at(op, dtype) &&
+         (!k.forward_mode || op_generated_in_forward_mode(op)) &&
          (!k.second_order || op_generated_in_second_order(op));
 }
 
@@ -76,6 +80,14 @@ inline constexpr std::array<OpFamily, 26> kCategoryWheel = {
     OpFamily::Similarity, OpFamily::Concat,    OpFamily::Repeat,    OpFamily::Linalg,
     OpFamily::Linalg,     OpFamily::View,      OpFamily::View,      OpFamily::Index,
     OpFamily::Index,      OpFamily::Masked};
+
+// The op step's wheel for programs of `dtype`: kCategoryWheel itself without an op restriction
+// (so unrestricted decoding never changes), else its entries whose family can draw an op
+// (family_drawable), in order. May be empty: the op step then adds nothing.
+void op_wheel(const Knobs& k, FloatDType dtype, std::vector<OpFamily>& out);
+// Whether a step of `family` can draw some op in `dtype` (Select and Masked: their op and a
+// comparison).
+bool family_drawable(const Knobs& k, OpFamily family, FloatDType dtype);
 
 constexpr std::size_t family_size(OpFamily f) {
   std::size_t n = 0;

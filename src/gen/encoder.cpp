@@ -45,11 +45,6 @@ bool same_bits(std::int64_t a, std::int64_t b) {
   return a == b;
 }
 
-std::uint32_t wheel_index(OpFamily c) {
-  return static_cast<std::uint32_t>(std::find(kCategoryWheel.begin(), kCategoryWheel.end(), c) -
-                                    kCategoryWheel.begin());
-}
-
 class Encoder {
 public:
   Encoder(const Program& program, const GeneratorOptions& options)
@@ -59,6 +54,7 @@ public:
   std::string why_not_drawn(std::size_t i, Op op) const {
     const std::string where = fmt::format("%{}: {} is not generated in {} programs", i, op_name(op),
                                           float_dtype_name(dtype_));
+    if (!k_.permitted[static_cast<std::size_t>(op)]) return where + " (not in the op set)";
     if (!op_generated_at(op, dtype_)) return where + " (LibTorch has no kernel for it there)";
     if (k_.forward_mode && !op_generated_in_forward_mode(op))
       return where + " in forward mode (LibTorch has no forward-mode derivative for it)";
@@ -84,6 +80,7 @@ public:
                       float_dtype_name(dtype_))};
     if (k_.dtype_count > 1)
       out_.choice(static_cast<std::uint32_t>(dtype_at - k_.dtypes.begin()), k_.dtype_count);
+    op_wheel(k_, dtype_, wheel_);
     for (std::size_t i = 0; i < p_.stmts.size(); ++i)
       if (p_.stmts[i].kind == StmtKind::Op && !drawn(k_, p_.stmts[i].instr.op, dtype_))
         throw Unencodable{why_not_drawn(i, p_.stmts[i].instr.op)};
@@ -437,7 +434,10 @@ private:
 
   // The op step's family and first operand (an index among the f32 registers).
   void head(OpFamily family, Reg a) {
-    out_.choice(wheel_index(family), kCategoryWheel.size());
+    // Every op passed drawn(), so its family is on the wheel (the first of its entries).
+    const auto at = std::find(wheel_.begin(), wheel_.end(), family);
+    out_.choice(static_cast<std::uint32_t>(at - wheel_.begin()),
+                static_cast<std::uint32_t>(wheel_.size()));
     float_registers(prefix(), candidates_);
     partner(candidates_, a);
   }
@@ -742,6 +742,7 @@ private:
   int edge_leaf_ = -1; // the register of the edge leaf the current op step carries, if any
   ByteWriter out_;
   std::vector<Reg> candidates_;
+  std::vector<OpFamily> wheel_; // op_wheel for the program's dtype
   std::vector<Attrs> attr_choices_;
   std::vector<int> ints_;
 };

@@ -31,6 +31,7 @@ public:
   Program run() {
     dtype_ = k_.dtypes[k_.dtype_count > 1 ? in_.choice(k_.dtype_count) : 0];
     program_.float_dtype = dtype_;
+    op_wheel(k_, dtype_, wheel_);
     push_leaf(fresh_shape(false));
     int ops = 0;
     for (int step = 0; step < k_.max_steps; ++step) {
@@ -261,7 +262,7 @@ private:
       return;
     }
     square_registers(regs(), scratch_);
-    if (scratch_.empty()) return unary(a);
+    if (scratch_.empty()) return fallback(a);
     push_op(op, {pick(scratch_)}, {});
   }
 
@@ -340,17 +341,36 @@ private:
 
   template <std::size_t N> void elementwise(const std::array<Op, N>& ops, Reg a) {
     const std::optional<Op> op = draw_op(ops);
-    if (!op) return unary(a);
+    if (!op) return fallback(a);
     push_op(*op, {a}, params(*op));
   }
-  void unary(Reg a) { elementwise(kUnaryOps, a); }
+
+  // What a step does when its family cannot apply to `a`. Without an op restriction, a unary op
+  // (every dtype has some). With one, the first of unary, activation, binary and reduce-all
+  // ops that has a permitted op (each applies to any register), else nothing: the step adds no
+  // statement, so no op set can make decoding loop or fail.
+  void fallback(Reg a) {
+    if (!k_.restricted) return elementwise(kUnaryOps, a);
+    if (const std::optional<Op> op = draw_op(kUnaryOps))
+      return (void)push_op(*op, {a}, params(*op));
+    if (const std::optional<Op> op = draw_op(kActivationOps))
+      return (void)push_op(*op, {a}, params(*op));
+    if (const std::optional<Op> op = draw_op(kBinaryOps)) {
+      binary_partners(k_, regs(), a, scratch_);
+      const Reg b = pick(scratch_);
+      return (void)push_op(*op, {a, b}, params(*op));
+    }
+    if (const std::optional<Op> op = draw_op(kAllReduceOps))
+      return (void)push_op(*op, {a}, params(*op));
+  }
 
   Reg pick(const std::vector<Reg>& candidates) {
     return candidates[in_.choice(static_cast<std::uint32_t>(candidates.size()))];
   }
 
   void op_step() {
-    const OpFamily family = kCategoryWheel[in_.choice(kCategoryWheel.size())];
+    if (wheel_.empty()) return; // an op set with nothing this dtype can draw
+    const OpFamily family = wheel_[in_.choice(static_cast<std::uint32_t>(wheel_.size()))];
     float_registers(regs(), scratch_);
     const Reg a = pick(scratch_);
     const Shape sa = shape_of(a);
@@ -359,11 +379,11 @@ private:
     };
     Attrs attrs;
     switch (family) {
-    case OpFamily::Unary: return unary(a);
+    case OpFamily::Unary: return elementwise(kUnaryOps, a);
     case OpFamily::Activation: return elementwise(kActivationOps, a);
     case OpFamily::Binary: {
       const std::optional<Op> drawn = draw_op(kBinaryOps);
-      if (!drawn) return unary(a);
+      if (!drawn) return fallback(a);
       const Op op = *drawn;
       binary_partners(k_, regs(), a, scratch_);
       const Reg b = pick(scratch_);
@@ -391,11 +411,11 @@ private:
     case OpFamily::Index: return index_step(a);
     case OpFamily::Matmul:
       matmul_partners(k_, regs(), a, scratch_);
-      if (scratch_.empty() || !drawn(k_, Op::Matmul, dtype_)) return unary(a);
+      if (scratch_.empty() || !drawn(k_, Op::Matmul, dtype_)) return fallback(a);
       push_op(Op::Matmul, {a, pick(scratch_)}, attrs);
       return;
     case OpFamily::Transpose: {
-      if (sa.rank() < 2) return unary(a);
+      if (sa.rank() < 2) return fallback(a);
       attrs.dim = choose_dim();
       const int other = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank() - 1)));
       attrs.dim1 = other < attrs.dim ? other : other + 1;
@@ -403,9 +423,9 @@ private:
       return;
     }
     case OpFamily::ReduceDim: {
-      if (sa.rank() < 1) return unary(a);
+      if (sa.rank() < 1) return fallback(a);
       const std::optional<Op> drawn = draw_op(kDimReduceOps);
-      if (!drawn) return unary(a);
+      if (!drawn) return fallback(a);
       const Op op = *drawn;
       const int dim = choose_dim();
       const bool keepdim = in_.choice(2) == 1;
@@ -417,15 +437,15 @@ private:
     }
     case OpFamily::ReduceAll: {
       const std::optional<Op> drawn = draw_op(kAllReduceOps);
-      if (!drawn) return unary(a);
+      if (!drawn) return fallback(a);
       const Op op = *drawn;
       push_op(op, {a}, params(op));
       return;
     }
     case OpFamily::AlongDim: {
-      if (sa.rank() < 1) return unary(a);
+      if (sa.rank() < 1) return fallback(a);
       const std::optional<Op> drawn = draw_op(kAlongDimOps);
-      if (!drawn) return unary(a);
+      if (!drawn) return fallback(a);
       const Op op = *drawn;
       const int dim = choose_dim();
       attrs = params(op);
@@ -435,7 +455,7 @@ private:
     }
     case OpFamily::View: {
       const std::optional<Op> drawn = draw_op(kViewOps);
-      if (!drawn) return unary(a);
+      if (!drawn) return fallback(a);
       const Op op = *drawn;
       const int rank = sa.rank();
       const auto pick_int = [&](int n) {
@@ -445,7 +465,7 @@ private:
       case Op::Flip:
       case Op::Roll:
       case Op::Narrow:
-        if (rank < 1) return unary(a);
+        if (rank < 1) return fallback(a);
         attrs.dim = choose_dim();
         if (op == Op::Roll) {
           const int n = static_cast<int>(sa[attrs.dim]);
@@ -458,29 +478,29 @@ private:
         }
         break;
       case Op::Unsqueeze:
-        if (rank >= kMaxRank) return unary(a);
+        if (rank >= kMaxRank) return fallback(a);
         attrs.dim = pick_int(rank + 1);
         break;
       case Op::Squeeze: {
         std::vector<int> ones;
         for (int d = 0; d < rank; ++d)
           if (sa[d] == 1) ones.push_back(d);
-        if (ones.empty()) return unary(a);
+        if (ones.empty()) return fallback(a);
         attrs.dim = ones[static_cast<std::size_t>(pick_int(static_cast<int>(ones.size())))];
         break;
       }
       case Op::Tril:
       case Op::Triu:
-        if (rank < 2) return unary(a);
+        if (rank < 2) return fallback(a);
         attrs.times = pick_int(2 * kMaxDiagonalOffset + 1) - kMaxDiagonalOffset;
         break;
       case Op::Movedim:
-        if (rank < 2) return unary(a);
+        if (rank < 2) return fallback(a);
         attrs.dim = choose_dim();
         attrs.dim1 = choose_dim();
         break;
       case Op::Select:
-        if (rank < 1) return unary(a);
+        if (rank < 1) return fallback(a);
         attrs.dim = choose_dim();
         attrs.dim1 = pick_int(static_cast<int>(sa[attrs.dim]));
         break;
@@ -488,13 +508,13 @@ private:
         std::vector<int> ones;
         for (int d = 0; d < rank; ++d)
           if (sa[d] == 1) ones.push_back(d);
-        if (ones.empty()) return unary(a);
+        if (ones.empty()) return fallback(a);
         attrs.dim = ones[static_cast<std::size_t>(pick_int(static_cast<int>(ones.size())))];
         attrs.times = 1 + pick_int(max_expand(k_, sa));
         break;
       }
       case Op::Diagonal: {
-        if (rank < 2) return unary(a);
+        if (rank < 2) return fallback(a);
         attrs.dim = choose_dim();
         const int other = pick_int(rank - 1);
         attrs.dim1 = other < attrs.dim ? other : other + 1;
@@ -505,15 +525,15 @@ private:
       }
       case Op::Reshape:
         reshape_choices(sa, attr_choices_);
-        if (attr_choices_.empty()) return unary(a);
+        if (attr_choices_.empty()) return fallback(a);
         attrs = attr_choices_[in_.choice(static_cast<std::uint32_t>(attr_choices_.size()))];
         break;
       case Op::Permute:
-        if (rank < 2) return unary(a);
+        if (rank < 2) return fallback(a);
         attrs.times = nth_permutation_code(rank, pick_int(permutation_count(rank)));
         break;
       case Op::Slice: {
-        if (rank < 1) return unary(a);
+        if (rank < 1) return fallback(a);
         attrs.dim = choose_dim();
         const int n = static_cast<int>(sa[attrs.dim]);
         attrs.dim1 = pick_int(n);
@@ -523,14 +543,14 @@ private:
       }
       case Op::Stack: {
         stack_partners(k_, regs(), a, scratch_);
-        if (scratch_.empty()) return unary(a);
+        if (scratch_.empty()) return fallback(a);
         const Reg b = pick(scratch_);
         attrs.dim = pick_int(rank + 1);
         push_op(op, {a, b}, attrs);
         return;
       }
       case Op::Chunk: {
-        if (rank < 1) return unary(a);
+        if (rank < 1) return fallback(a);
         attrs.dim = choose_dim();
         attrs.times = kMinChunks + pick_int(kMaxChunks - kMinChunks + 1);
         // Only the chunks LibTorch makes: fewer than asked when the dim is short.
@@ -539,27 +559,27 @@ private:
       }
       case Op::DiagEmbed:
         diag_embed_offsets(k_, sa, ints_);
-        if (ints_.empty()) return unary(a);
+        if (ints_.empty()) return fallback(a);
         attrs.times = ints_[in_.choice(static_cast<std::uint32_t>(ints_.size()))];
         break;
-      default: return unary(a); // not a view op: kViewOps holds only the cases above
+      default: return fallback(a); // not a view op: kViewOps holds only the cases above
       }
       push_op(op, {a}, attrs);
       return;
     }
     case OpFamily::Linalg: {
       const std::optional<Op> drawn = draw_op(kLinalgOps);
-      if (!drawn) return unary(a);
+      if (!drawn) return fallback(a);
       const Op op = *drawn;
       if (square_op(op)) return square_step(op, a);
       if (op == Op::Trace) {
-        if (sa.rank() != 2) return unary(a);
+        if (sa.rank() != 2) return fallback(a);
         push_op(op, {a}, attrs);
         return;
       }
       if (op == Op::Addmm) {
         addmm_first(k_, regs(), a, scratch_);
-        if (scratch_.empty()) return unary(a);
+        if (scratch_.empty()) return fallback(a);
         const Reg m1 = pick(scratch_);
         const std::array<Reg, 2> fixed = {a, m1};
         shape_partners(k_, regs(), op, fixed, scratch_);
@@ -569,32 +589,32 @@ private:
       }
       const std::array<Reg, 1> fixed = {a};
       shape_partners(k_, regs(), op, fixed, scratch_);
-      if (scratch_.empty()) return unary(a);
+      if (scratch_.empty()) return fallback(a);
       push_op(op, {a, pick(scratch_)}, attrs);
       return;
     }
     case OpFamily::Similarity: {
       const std::optional<Op> drawn = draw_op(kSimilarityOps);
-      if (!drawn) return unary(a);
+      if (!drawn) return fallback(a);
       const Op op = *drawn;
       binary_partners(k_, regs(), a, scratch_);
       const Reg b = pick(scratch_);
       const auto both = broadcast(sa, shape_of(b));
-      if (!both || both->rank() < 1) return unary(a);
+      if (!both || both->rank() < 1) return fallback(a);
       attrs.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(both->rank())));
       push_op(op, {a, b}, attrs);
       return;
     }
     case OpFamily::Concat: {
-      if (sa.rank() < 1) return unary(a);
+      if (sa.rank() < 1) return fallback(a);
       attrs.dim = choose_dim();
       concat_partners(k_, regs(), a, attrs.dim, scratch_);
-      if (scratch_.empty()) return unary(a);
+      if (scratch_.empty()) return fallback(a);
       push_op(Op::Concat, {a, pick(scratch_)}, attrs);
       return;
     }
     case OpFamily::Repeat: {
-      if (sa.rank() < 1) return unary(a);
+      if (sa.rank() < 1) return fallback(a);
       attrs.dim = choose_dim();
       attrs.times = 1 + static_cast<int>(in_.choice(
                             static_cast<std::uint32_t>(max_repeat_times(k_, sa, attrs.dim))));
@@ -606,7 +626,9 @@ private:
 
   // The comparison of a and a broadcast partner that opens a Select or Masked step: its mask.
   Reg comparison(Reg a) {
-    const Op cmp = kCompareOps[in_.choice(kCompareOps.size())];
+    // Restricted, the wheel offers Select and Masked only when some comparison is permitted.
+    const Op cmp =
+        k_.restricted ? *draw_op(kCompareOps) : kCompareOps[in_.choice(kCompareOps.size())];
     binary_partners(k_, regs(), a, scratch_);
     return push_op(cmp, {a, pick(scratch_)}, {});
   }
@@ -615,9 +637,9 @@ private:
   // and values, then the op.
   void index_step(Reg a) {
     const Shape sa = shape_of(a);
-    if (sa.rank() < 1) return unary(a);
+    if (sa.rank() < 1) return fallback(a);
     const std::optional<Op> drawn = draw_op(kIndexOps);
-    if (!drawn) return unary(a);
+    if (!drawn) return fallback(a);
     const Op op = *drawn;
     Attrs attrs = params(op);
     attrs.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank())));
@@ -652,7 +674,7 @@ private:
       }
       break;
     }
-    default: return unary(a); // not an indexing op: kIndexOps holds only the cases above
+    default: return fallback(a); // not an indexing op: kIndexOps holds only the cases above
     }
     const Reg idx = push_index_leaf(index, sa[attrs.dim]);
     push_op(op, {a, idx, src}, attrs);
@@ -665,6 +687,7 @@ private:
   FloatDType dtype_ = FloatDType::F32; // the program's, drawn first
   std::vector<Reg> scratch_;           // candidate registers, reused across steps
   std::vector<Op> drawable_;           // draw_op's alternatives, reused across steps
+  std::vector<OpFamily> wheel_;        // op_wheel for the program's dtype
   std::vector<Attrs> attr_choices_;    // reshape's alternatives, reused across steps
   std::vector<int> ints_;              // diag_embed's offsets, reused across steps
   std::vector<Shape> lanes_;           // lane_shapes of the knobs

@@ -75,6 +75,15 @@ PluginBackend::PluginBackend(std::shared_ptr<void> library, const BurnmarkPlugin
   }
 }
 
+// The listed ids this build knows, in ops.def order (an id from a newer ops.def is never in a
+// program this build makes).
+std::optional<std::vector<Op>> PluginBackend::supported_ops() const {
+  std::vector<Op> ops;
+  for (const OpInfo& info : kOpTable)
+    if (info.stable_id < supported_.size() && supported_[info.stable_id]) ops.push_back(info.op);
+  return ops;
+}
+
 PluginBackend::~PluginBackend() {
   if (table_->destroy != nullptr) table_->destroy(context_);
 }

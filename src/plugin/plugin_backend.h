@@ -30,6 +30,7 @@ public:
     return table_->description != nullptr ? table_->description : "";
   }
   std::string platform() const override { return platform_; }
+  std::optional<std::vector<Op>> supported_ops() const override;
 
 private:
   std::shared_ptr<void> library_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,9 +17,22 @@
 
 namespace burnmark {
 
+class Backend;
+
 enum class HarnessMode {
   Panic,      // report, then abort() so libFuzzer writes the input as a crash artifact
   Continuous, // report (then summarise) and keep fuzzing
+};
+
+// BURNMARK_OPS: which ops the generator draws.
+struct OpSelection {
+  enum class Kind {
+    Auto, // the ops every backend that lists its ops (a plugin) supports; all when none does
+    All,  // every op, whatever the backends
+    List, // exactly `ops`
+  };
+  Kind kind = Kind::Auto;
+  std::vector<Op> ops; // Kind::List only, in the knob's order, without duplicates
 };
 
 namespace knob_types {
@@ -27,6 +41,7 @@ using Real = double;
 using Text = std::string;
 using Mode = HarnessMode;
 using DTypes = std::vector<FloatDType>;
+using Ops = OpSelection;
 } // namespace knob_types
 
 struct Config {
@@ -66,7 +81,15 @@ std::string default_known_bugs_path();
 // Loads from the environment or prints "burnmark: <message>" on stderr and exits with status 2.
 Config config_or_exit();
 
+// BURNMARK_OPS=auto leaves the op set to the overload below, which knows the backends.
 GeneratorOptions generator_options(const Config& config);
+// With BURNMARK_OPS=auto, the ops every backend that lists its ops supports (the intersection
+// of the plugins' lists; no restriction when no backend lists any). Otherwise as above.
+GeneratorOptions generator_options(const Config& config,
+                                   std::span<const std::unique_ptr<Backend>> backends);
+// What generator_options(config, backends) restricts the ops to, for start lines: empty when
+// it does not restrict them, else "add,sub,..." and, under auto, " (the ops of NAME, ...)".
+std::string op_set_text(const Config& config, std::span<const std::unique_ptr<Backend>> backends);
 OracleOptions oracle_options(const Config& config, bool gradients);
 // What each backend is asked for: second order only with gradients.
 RunOptions run_options(const Config& config, bool gradients);

@@ -186,6 +186,9 @@ public:
   // was measured on. Empty for a backend whose results do not depend on the processor (the
   // reference). A child's is known once it has started (after its first run).
   virtual std::string platform() const { return {}; }
+  // The ops this backend runs, when it runs only some (a plugin's op list: programs with any
+  // other op are Unsupported); nullopt when it runs every op. BURNMARK_OPS=auto draws from these.
+  virtual std::optional<std::vector<Op>> supported_ops() const { return std::nullopt; }
 };
 
 // Every caller runs a backend through this, so that a process dying inside it can name it.

@@ -27,6 +27,15 @@
 // -0, 1e-40 (subnormal), FLT_MIN, 1, -1, ±1e30, ±3e38, 1e-30, or an escape followed by four
 // bytes of raw f32 bits (NaNs are made quiet, keeping their sign). On uniform bytes a share
 // special_rate of the seed entries is special, and the escape makes every float encodable.
+//
+// Op restriction (GeneratorOptions::ops not empty): only the listed ops are drawn; leaves,
+// index leaves, matrix leaves, edge leaves and aliases are structural and stay. The op step's
+// family wheel keeps only the families with a listed op in the program's dtype (where and
+// masked_fill also need a listed comparison, which makes their mask), in the wheel's order and
+// weights. A step whose family cannot apply to the chosen register (a transpose of a vector)
+// takes the first of unary, activation, binary, reduce-all that has a listed op, each of which
+// applies to any register, or adds nothing when none has: decoding stays a total function of
+// the bytes and the op set, with at most max_steps steps, whatever the set.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +76,9 @@ struct GeneratorOptions {
   // BURNMARK_HVP: programs are run to second order too, so ops the reference has no
   // second-order rule for are left out (op_generated_in_second_order).
   bool second_order = false;
+  // BURNMARK_OPS, or the ops every plugin under test lists: when not empty, the only ops drawn
+  // (see "Op restriction" above). Empty: every op, the decoding unchanged.
+  std::vector<Op> ops;
 };
 
 // Whether the generator draws `op` in programs of `dtype`. Every op is drawn in f32; in bf16 and
