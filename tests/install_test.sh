@@ -118,4 +118,30 @@ MODE=continuous BACKENDS="ref,$plugin" BURNMARK_FINDINGS_DIR="$work/findings" \
 }
 expect "fuzz_autograd started with the plugin" fuzz.log "BACKENDS=ref,$plugin MODE=continuous"
 expect "fuzz_autograd ran to the end" fuzz.log "Done 200 runs"
+
+# The README's quick start, from here (outside the checkout): the example built with its planted
+# bug (relu(NaN) = 0), fuzzed in panic mode with the default known-bug list (found next to the
+# installed binary) and the plugin's ops only, stops at a finding with a crash-* artifact, which
+# `burnmark minimize` shrinks to relu at NaN. A fixed seed and a run cap: no timing involved.
+"$cmake" -S example -B planted-build -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" \
+  -DCMAKE_PREFIX_PATH="$prefix" -DBURNMARK_EXAMPLE_PLANTED_BUG=ON >planted-configure.log 2>&1 &&
+  "$cmake" --build planted-build >planted-build.log 2>&1 ||
+  fail "building the example plugin with its planted bug ($(tail -5 planted-build.log))"
+planted=$work/planted-build/burnmark_example.so
+cp -R "$prefix/share/burnmark/fuzz_autograd" planted-seeds
+mkdir planted-findings
+if BACKENDS="ref,$planted" "$prefix/bin/fuzz_autograd" -artifact_prefix=planted-findings/ \
+  -runs=100000 -seed=1 planted-seeds >panic.log 2>&1; then
+  fail "fuzz_autograd found nothing in the planted plugin ($(tail -3 panic.log))"
+fi
+expect "the default known-bug list is the installed one" panic.log \
+  "from $prefix/share/burnmark/known_bugs.txt"
+expect "the generator drew the plugin's ops" panic.log "ops=add,sub,mul,neg"
+expect "the finding is marked as expected" panic.log "END OF FINDING"
+crash=$(ls planted-findings/crash-* 2>/dev/null | head -1)
+[ -n "$crash" ] || fail "no crash-* artifact in planted-findings/"
+BACKENDS="ref,$planted" "$prefix/bin/burnmark" minimize "$crash" >minimized.txt 2>minimize.log ||
+  true # exit 1: it diverges, as it should
+expect "the minimised finding names relu at NaN" minimized.txt "culprit=relu"
+expect "the minimised program is relu of a NaN" minimized.txt "relu %0"
 echo "install test: ok ($prefix)"

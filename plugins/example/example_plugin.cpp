@@ -26,8 +26,14 @@ struct ExampleKernels {
     case OpId::Mul: binary(in, out, [](float a, float b) { return a * b; }); return;
     case OpId::Neg: unary(in, out, [](float a) { return -a; }); return;
     // max(a, 0) with NaN propagating (IEEE 754 maximum, PyTorch's relu): a NaN is not < 0,
-    // so it passes, and so does -0.
+    // so it passes, and so does -0. BURNMARK_EXAMPLE_PLANTED_BUG (a CMake option, off by
+    // default) builds the common slip `a > 0 ? a : 0` instead, which maps NaN to 0: the README's
+    // quick start uses it to show a first finding.
+#ifdef BURNMARK_EXAMPLE_PLANTED_BUG
+    case OpId::Relu: unary(in, out, [](float a) { return a > 0.0f ? a : 0.0f; }); return;
+#else
     case OpId::Relu: unary(in, out, [](float a) { return a < 0.0f ? 0.0f : a; }); return;
+#endif
     case OpId::Exp: unary(in, out, [](float a) { return std::exp(a); }); return;
     // Not implemented here: the op list below keeps the host from ever sending these, so a
     // plugin needs no case for ops it does not list (and keeps compiling as ops are added).

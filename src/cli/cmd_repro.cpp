@@ -78,10 +78,10 @@ int write_reproducer(const ReproArgs& a) {
   const std::optional<std::string>& out = a.out;
   const bool minimize_first = a.minimize_first, gradients = a.gradients;
   const Config config = config_or_exit();
-  const std::optional<Program> program = load_program(a.file, config);
-  if (!program) return kExitUsage;
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
+  const std::optional<Program> program = load_program(a.file, generator_options(config, *backends));
+  if (!program) return kExitUsage;
   std::vector<Backend*> raw;
   for (const auto& b : *backends)
     raw.push_back(b.get());

@@ -72,10 +72,12 @@ std::vector<std::string> root_ids(const std::vector<RootCause>& roots) {
 
 int minimize(const Args* a) {
   const Config config = config_or_exit();
-  const std::optional<Program> program = load_program(a->target, config);
-  if (!program) return kExitUsage;
+  // Backends first: a raw input decodes with their op set (BURNMARK_OPS=auto), as it was fuzzed.
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
+  const std::optional<Program> program =
+      load_program(a->target, generator_options(config, *backends));
+  if (!program) return kExitUsage;
   const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
   Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends),
                 conventions.get());
@@ -137,18 +139,19 @@ int triage_dir(const Args* a) {
         paths.push_back(entry.path().string());
   }
   std::sort(paths.begin(), paths.end());
+  auto backends = make_backends_or_report(config);
+  if (!backends) return kExitUsage;
+  const GeneratorOptions decode = generator_options(config, *backends); // as they were fuzzed
   std::vector<TriageInput> inputs;
   std::size_t unreadable = 0;
   for (const std::string& p : paths) {
-    std::optional<Program> program = load_program(p, config); // prints why it failed
+    std::optional<Program> program = load_program(p, decode); // prints why it failed
     if (!program) {
       ++unreadable;
       continue;
     }
     inputs.push_back(TriageInput{p, std::move(*program)});
   }
-  auto backends = make_backends_or_report(config);
-  if (!backends) return kExitUsage;
   const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
   Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends),
                 conventions.get());
@@ -220,10 +223,10 @@ int triage_dir(const Args* a) {
 
 int sweep_file(const Args* a) {
   const Config config = config_or_exit();
-  std::optional<Program> program = load_program(a->target, config);
-  if (!program) return kExitUsage;
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
+  std::optional<Program> program = load_program(a->target, generator_options(config, *backends));
+  if (!program) return kExitUsage;
   const std::unique_ptr<ConventionJudge> conventions = convention_judge_for(config);
   Runner runner(raw(*backends), oracle_options_for(config, a->gradients, *backends),
                 conventions.get());
