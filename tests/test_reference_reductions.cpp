@@ -261,6 +261,16 @@ TEST(ReferenceReductions, NormsDoNotOverflowWhereTheNormIsRepresentable) {
   // At a zero row the ord-2 gradient is derivatives.yaml's 0 (a subgradient).
   vector_norm_backward(Row(row({0, 0})), Approx{0.0, 0.0}, Approx{1.0, 0.0}, 2, RowOut(d));
   EXPECT_EQ(values_of({d.begin(), d.end()}), (std::vector<double>{0, 0}));
+  // ord 0.5 at a zero element: derivatives.yaml's 0 is a numeric factor of the product with the
+  // upstream gradient, so a finite gradient gives 0 there and an infinite one NaN (0 * inf),
+  // while the nonzero element gets grad * (|x| / norm)^(p-1) = -inf * 1.
+  const auto half_zero = row({0, 1});
+  const Approx r05 = vector_norm_forward(Row(half_zero), 0.5);
+  vector_norm_backward(Row(half_zero), r05, Approx{1.0, 0.0}, 0.5, RowOut(d));
+  EXPECT_EQ(d[0].v, 0.0);
+  vector_norm_backward(Row(half_zero), r05, Approx{-kInf, 0.0}, 0.5, RowOut(d));
+  EXPECT_TRUE(std::isnan(d[0].v));
+  EXPECT_EQ(d[1].v, -kInf);
   // Squares below the normal range: the norm of [1e-25, 1e-25] is sqrt(2) 1e-25, not 0.
   EXPECT_NEAR(vector_norm_forward(Row(row({1e-25, 1e-25})), 2).v, std::sqrt(2.0) * 1e-25, 1e-31);
 }

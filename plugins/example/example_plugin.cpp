@@ -24,11 +24,13 @@ struct ExampleKernels {
     case OpId::Add: binary(in, out, [](float a, float b) { return a + b; }); return;
     case OpId::Sub: binary(in, out, [](float a, float b) { return a - b; }); return;
     case OpId::Mul: binary(in, out, [](float a, float b) { return a * b; }); return;
-    case OpId::Neg: unary(in, out, [](float a) { return -a; }); return;
-    // max(a, 0) with NaN propagating (IEEE 754 maximum, PyTorch's relu): a NaN is not < 0,
-    // so it passes, and so does -0. BURNMARK_EXAMPLE_PLANTED_BUG (a CMake option, off by
-    // default) builds the common slip `a > 0 ? a : 0` instead, which maps NaN to 0: the README's
-    // quick start uses it to show a first finding.
+    case OpId::Neg:
+      unary(in, out, [](float a) { return -a; });
+      return;
+      // max(a, 0) with NaN propagating (IEEE 754 maximum, PyTorch's relu): a NaN is not < 0,
+      // so it passes, and so does -0. BURNMARK_EXAMPLE_PLANTED_BUG (a CMake option, off by
+      // default) builds the common slip `a > 0 ? a : 0` instead, which maps NaN to 0: the README's
+      // quick start uses it to show a first finding.
 #ifdef BURNMARK_EXAMPLE_PLANTED_BUG
     case OpId::Relu: unary(in, out, [](float a) { return a > 0.0f ? a : 0.0f; }); return;
 #else
@@ -88,7 +90,9 @@ struct ExampleKernels {
   }
 
 private:
-  static std::size_t idx(std::int64_t i) { return static_cast<std::size_t>(i); }
+  static std::size_t idx(std::int64_t i) {
+    return static_cast<std::size_t>(i);
+  }
 
   template <class F> static void unary(In in, Dense<float>& out, F f) {
     for (std::size_t i = 0; i < out.data.size(); ++i)

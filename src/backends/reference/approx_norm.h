@@ -211,9 +211,11 @@ inline void vector_norm_backward(Row x, Approx r, Approx g, double p, RowOut dx)
       set(j, mul(g, norm_grad_factor_bounded(xj, r, p)), false);
       continue;
     }
-    // p < 1: a pole at x = 0, where derivatives.yaml puts 0.
+    // p < 1: a pole at x = 0, where derivatives.yaml puts 0 in sgn(x) |x|^(p-1) (masked_fill)
+    // before multiplying by grad * norm^(1-p): a numeric zero, so an infinite or NaN upstream
+    // gradient makes NaN there (IEEE 0 * inf), as for any other product.
     if (xj.v == 0 && xj.e == 0) {
-      set(j, {0.0, 0.0}, false);
+      set(j, mul(Approx{0.0, 0.0}, mul(g, Approx{std::pow(r.v, 1 - p), 0.0})), false);
       continue;
     }
     if (touches(xj, 0.0) || touches(r, 0.0)) {
