@@ -192,11 +192,10 @@ std::string attr_class(double v) {
   return c.empty() || c == "0" || c == "-0" ? "·" : c;
 }
 
-// The trigger classes among `program`'s float leaf values that the divergence needs: a class is
-// kept when replacing each of its values by 0.5 makes `backend`'s divergence of `kind` go away.
-std::vector<std::string> needed_classes(Runner& runner, const Program& program,
-                                        const std::string& backend, DivergenceKind kind,
-                                        int ignore_leaf) {
+// The trigger classes among `program`'s float leaf values that a fault needs: a class is kept
+// when replacing each of its values by 0.5 makes `shows` (the fault still shows) false.
+template <class Shows>
+std::vector<std::string> classes_needed_by(const Program& program, Shows shows) {
   std::vector<std::string> present;
   for (const Leaf& leaf : program.leaves)
     for (double v : leaf.data)
@@ -209,9 +208,18 @@ std::vector<std::string> needed_classes(Runner& runner, const Program& program,
     for (Leaf& leaf : without.leaves)
       for (double& v : leaf.data)
         if (trigger_class(v) == c) v = 0.5;
-    if (!shows_kind(runner.check(without), backend, kind, ignore_leaf)) needed.push_back(c);
+    if (!shows(without)) needed.push_back(c);
   }
   return needed;
+}
+
+// The classes `backend`'s divergence of `kind` needs.
+std::vector<std::string> needed_classes(Runner& runner, const Program& program,
+                                        const std::string& backend, DivergenceKind kind,
+                                        int ignore_leaf) {
+  return classes_needed_by(program, [&](const Program& p) {
+    return shows_kind(runner.check(p), backend, kind, ignore_leaf);
+  });
 }
 
 // Whether `backend` gives, somewhere in `program`'s root values, a zero of the other sign than
@@ -239,21 +247,8 @@ bool zero_sign_differs(Runner& runner, const Program& program, const std::string
 // sign agrees.
 std::vector<std::string> zero_sign_classes(Runner& runner, const Program& isolated,
                                            const std::string& backend) {
-  std::vector<std::string> present;
-  for (const Leaf& leaf : isolated.leaves)
-    for (double v : leaf.data)
-      if (std::string c = trigger_class(v); !c.empty()) present.push_back(std::move(c));
-  std::sort(present.begin(), present.end());
-  present.erase(std::unique(present.begin(), present.end()), present.end());
-  std::vector<std::string> needed;
-  for (const std::string& c : present) {
-    Program without = isolated;
-    for (Leaf& leaf : without.leaves)
-      for (double& v : leaf.data)
-        if (trigger_class(v) == c) v = 0.5;
-    if (!zero_sign_differs(runner, without, backend)) needed.push_back(c);
-  }
-  return needed;
+  return classes_needed_by(isolated,
+                           [&](const Program& p) { return zero_sign_differs(runner, p, backend); });
 }
 
 // Where no op diverges alone: the first op whose own result (operands from the reference) has a

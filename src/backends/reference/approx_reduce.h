@@ -47,8 +47,7 @@ struct SumAccumulator {
   // take_along_dim (derivatives.yaml: index_add_ / scatter_add_ of the gradient into zeros).
   // Not a reduction: no f32 accumulator for bf16 and f16 (docs/conventions_reductions.md).
   Approx value_added_in_place(double n) const {
-    if (indet || (abs_sum >= storage.overflow && ((pos && negative) || non_finite)))
-      return unknown(sum);
+    if (order_decides_overflow(storage.overflow)) return unknown(sum); // partial sums in the dtype
     return finish_exact(sum, err + (n - 1) * storage.u * abs_sum);
   }
   // The mean of the n terms as PyTorch's mean op computes it (mean_of_sum).
@@ -56,10 +55,10 @@ struct SumAccumulator {
     if (order_decides_overflow()) return unknown(sum / n);
     return mean_of_sum(sum, abs_sum, err, n);
   }
-  // Terms of both signs (or an infinite one) whose partial sums may pass the accumulator's
-  // range in one order and not in another.
-  bool order_decides_overflow() const {
-    return indet || (abs_sum >= storage.acc_overflow && ((pos && negative) || non_finite));
+  // Terms of both signs (or an infinite one) whose partial sums may pass `limit` (the
+  // accumulator's range unless the sum is kept in the dtype) in one order and not in another.
+  bool order_decides_overflow(double limit = storage.acc_overflow) const {
+    return indet || (abs_sum >= limit && ((pos && negative) || non_finite));
   }
 };
 
@@ -68,6 +67,14 @@ inline Approx sum_of(Row x, double extra_roundings = 0) {
   for (const Approx& a : x)
     acc.add(a);
   return acc.value(static_cast<double>(x.size()), extra_roundings);
+}
+
+// SumAccumulator::mean over a row: PyTorch's mean op.
+inline Approx mean_of(Row x) {
+  SumAccumulator acc;
+  for (const Approx& a : x)
+    acc.add(a);
+  return acc.mean(static_cast<double>(x.size()));
 }
 
 // SumAccumulator::value_added_in_place over a row.
@@ -429,14 +436,11 @@ inline Approx std_forward(Row x, int correction) {
 }
 
 // var_backward: (2 / dof) * grad * (x - x.mean()); dof = 0 gives inf * 0 = NaN. The mean is
-// LibTorch's mean op (SumAccumulator::mean: accumulated in f32 for bf16 and f16, rounded once).
+// LibTorch's mean op (mean_of: accumulated in f32 for bf16 and f16, rounded once).
 inline void var_backward(Row x, Approx g, int correction, RowOut dx) {
   const double n = static_cast<double>(x.size());
   const Approx scale = mul(scalar_operand(2.0 / (n - correction)), g);
-  SumAccumulator terms;
-  for (const Approx& a : x)
-    terms.add(a);
-  const Approx mean = terms.mean(n);
+  const Approx mean = mean_of(x);
   for (std::size_t j = 0; j < x.size(); ++j)
     dx[j] = mul(scale, sub(x[j], mean));
 }

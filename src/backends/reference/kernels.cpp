@@ -173,17 +173,11 @@ void reduce(const Buf& src, const Walk& w, std::int64_t dst_numel, Buf& dst, Red
   dst.resize(dst_numel);
   for (std::size_t j = 0; j < n; ++j) {
     const auto jj = static_cast<std::int64_t>(j);
-    if (mean && terms > 0) {
-      const double n_terms = static_cast<double>(terms);
-      if ((s.flags[j] & kIndeterminate) || partial_sums_may_overflow(s.abs_sum[j], s.flags[j]))
-        dst.set(jj, unknown(s.sum[j] / n_terms));
-      else if (terms == 1)
-        dst.set(jj, {s.sum[j], s.err[j]});
-      else
-        dst.set(jj, mean_of_sum(s.sum[j], s.abs_sum[j], s.err[j], n_terms));
-    } else if ((s.flags[j] & kIndeterminate) ||
-               partial_sums_may_overflow(s.abs_sum[j], s.flags[j])) {
-      dst.set(jj, unknown(s.sum[j]));
+    const double divisor = mean && terms > 0 ? static_cast<double>(terms) : 1.0;
+    if ((s.flags[j] & kIndeterminate) || partial_sums_may_overflow(s.abs_sum[j], s.flags[j])) {
+      dst.set(jj, unknown(s.sum[j] / divisor));
+    } else if (mean && terms > 0) { // mean_of_sum (which copies a one-term mean)
+      dst.set(jj, mean_of_sum(s.sum[j], s.abs_sum[j], s.err[j], divisor));
     } else if (terms == 1) {
       dst.set(jj, {s.sum[j], s.err[j]}); // a one-term sum is a copy in every library
     } else {
