@@ -323,7 +323,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
       if (!h.config.convention_findings) verdict = std::move(j.residual);
     }
   }
-  if (h.known && h.known->is_known(program)) {
+  if (h.known && h.known->is_known(program, verdict)) {
     ++h.suppressed;
     return 0;
   }
