@@ -57,8 +57,8 @@ public:
 
   // Backends that agree with the reference on a program where some switched reference's outcome
   // differs from the reference's: each took the reference's own side of that convention. Runs
-  // every switched reference whose point the run reached once, so it is for commands on one program (`burnmark run`), not
-  // for the fuzz loop.
+  // every switched reference whose point the run reached once, so it is for commands on one program
+  // (`burnmark run`), not for the fuzz loop.
   std::vector<ConventionHit> reference_sides(const Program& program, const RunOptions& run,
                                              const std::vector<Outcome>& outcomes,
                                              const Verdict& verdict, const OracleOptions& oracle);
