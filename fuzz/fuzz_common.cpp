@@ -297,6 +297,14 @@ void initialize(const char* target_name, bool gradients) {
                known.c_str());
 }
 
+const GeneratorOptions& generator_options() {
+  return harness().generator;
+}
+
+const std::string& mutator_knob() {
+  return harness().config.mutator;
+}
+
 int test_one_input(const std::uint8_t* data, std::size_t size) {
   Harness& h = harness();
   const std::span<const std::uint8_t> bytes(data, size);
