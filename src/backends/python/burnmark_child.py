@@ -99,6 +99,8 @@ def decode_request(frame):
         gradients=gradients,
         tangents=directions if tangents else None,
         hessian=hessian,
+        # v of H·v: the same leaf_tangent() directions, whenever tangents or hessian is asked.
+        directions=directions if tangents or hessian else None,
     )
 
 

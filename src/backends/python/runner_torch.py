@@ -94,7 +94,7 @@ class Runner:
         self.last = "compiled"
         return fn
 
-    def run(self, source, float_dtype, leaves, gradients, tangents, hessian):
+    def run(self, source, float_dtype, leaves, gradients, tangents, hessian, directions=None):
         if self.compile and tangents is not None:
             raise Unsupported("forward-mode AD (torch.compile)")
         if self.compile and hessian:
@@ -102,7 +102,9 @@ class Runner:
         dtype = DTYPES[float_dtype]
         try:
             with torch.set_grad_enabled(gradients):
-                return self._run(source, dtype, float_dtype, leaves, gradients, tangents, hessian)
+                return self._run(
+                    source, dtype, float_dtype, leaves, gradients, tangents, hessian, directions
+                )
         except Unsupported:
             raise
         except Exception as e:
@@ -115,7 +117,7 @@ class Runner:
                 raise Unsupported("torch.compile: " + message)
             raise
 
-    def _run(self, source, dtype, float_dtype, leaves, gradients, tangents, hessian):
+    def _run(self, source, dtype, float_dtype, leaves, gradients, tangents, hessian, directions):
         def read(t):
             # A silent dtype promotion would be a finding, not something to convert away.
             if t.dtype != dtype:
@@ -167,7 +169,7 @@ class Runner:
                 fwAD.exit_dual_level(level=level)
                 level = None
             if hessian:
-                result["hvp"] = self._hessian_vector(root, made, leaves, tangents, host, read)
+                result["hvp"] = self._hessian_vector(root, made, leaves, directions, host, read)
             if gradients:
                 root.backward(torch.ones_like(root))
                 result["grads"] = [
