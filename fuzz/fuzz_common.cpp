@@ -257,10 +257,11 @@ void initialize(const char* target_name, bool gradients) {
   h.config = config.config();
   h.oracle = oracle_options(h.config, gradients);
   h.run = run_options(h.config, gradients);
-  BackendsResult backends =
-      make_backends(h.config.backends,
-                    RegistryOptions{h.config.threads, h.config.child_timeout, h.config.isolate != 0,
-                                    static_cast<std::size_t>(h.config.child_memory)});
+  BackendsResult backends = make_backends(
+      h.config.backends,
+      RegistryOptions{h.config.threads, h.config.child_timeout, h.config.isolate != 0,
+                      static_cast<std::size_t>(h.config.child_memory), "/proc/self/exe",
+                      h.config.torch_python, h.config.compile_dynamic != 0});
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
   // BURNMARK_OPS=auto: only the ops every plugin under test lists, so its inputs are not
