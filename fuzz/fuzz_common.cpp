@@ -192,7 +192,8 @@ std::string full_report(const Harness& h, const Program& program, const Verdict&
 // One count per divergence kind, in the enum's order, each under its report name; then what the
 // known-bug filter spent: `filter_runs` programs it ran to analyse and minimise diverging inputs
 // (compare with `inputs`, each one run of every backend) and `filter_memo` runs its memo
-// answered instead.
+// answered instead; `filter_minimised` first-met pre-signatures it minimised and `filter_roots`
+// those a known root at the culprit answered without minimising.
 std::string summary_line(const Harness& h) {
   std::string line =
       fmt::format("SUMMARY target={} inputs={} findings={}", h.target, h.inputs, h.findings);
@@ -201,8 +202,10 @@ std::string summary_line(const Harness& h) {
                    h.by_kind[k]);
   fmt::format_to(std::back_inserter(line), " suppressed={} conventions={} lost={}", h.suppressed,
                  h.conventions, h.lost);
-  fmt::format_to(std::back_inserter(line), " filter_runs={} filter_memo={}",
-                 h.known ? h.known->runs() : 0, h.known ? h.known->memo_hits() : 0);
+  fmt::format_to(std::back_inserter(line),
+                 " filter_runs={} filter_memo={} filter_minimised={} filter_roots={}",
+                 h.known ? h.known->runs() : 0, h.known ? h.known->memo_hits() : 0,
+                 h.known ? h.known->minimisations() : 0, h.known ? h.known->root_answers() : 0);
   // skipped=ref:0,example:12: per backend, in BACKENDS order, the inputs it did not run.
   for (std::size_t i = 0; i < h.backends.size(); ++i)
     fmt::format_to(std::back_inserter(line), "{}{}:{}", i == 0 ? " skipped=" : ",",

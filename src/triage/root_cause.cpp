@@ -328,10 +328,10 @@ std::optional<Program> isolate_op(Runner& runner, const Program& program, Reg re
   return compact(q);
 }
 
-std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, const Verdict& verdict,
-                                   const std::string& prefix_culprit,
-                                   const std::string& signature_id) {
-  // Each library's primary divergence.
+namespace {
+
+// Each library's primary divergence (kind_order, then backend name).
+std::vector<const Divergence*> library_primaries(const Verdict& verdict) {
   std::vector<const Divergence*> primaries;
   for (const Divergence& d : verdict.divergences) {
     const std::string lib = backend_library(d.backend);
@@ -344,11 +344,70 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
       *it = &d;
     }
   }
+  return primaries;
+}
+
+// The root of `primary`, shown by `program`: by the op that shows it alone (`alone`, marked
+// zero-sign when that is how it was found), else by the graph.
+RootCause make_root(Runner& runner, const Program& program, const Divergence& primary,
+                    const std::optional<Isolated>& alone, bool zero_sign,
+                    const std::string& prefix_culprit, const std::string& signature_id) {
+  RootCause root;
+  root.library = backend_library(primary.backend);
+  root.backend = primary.backend;
+  root.zero_sign = zero_sign;
+  const Divergence& shown = alone ? alone->divergence : primary;
+  const Program& shown_by = alone ? alone->program : program;
+  const int ignore = alone ? alone->ignore_leaf : -1;
+  root.isolated = alone.has_value();
+  root.kind = kind_name(shown.kind);
+  root.culprit =
+      alone ? root_label(alone->program, alone->op, is_error_kind(shown.kind)) : prefix_culprit;
+  // A graph-identified root's trigger is only words (its id is the graph's): the classes the
+  // minimised program holds, without the runs that would test which ones it needs.
+  if (is_error_kind(shown.kind))
+    root.error = error_pass(runner, shown_by, primary.backend, shown.kind) + ": " +
+                 normalize_error(shown.detail);
+  else if (root.zero_sign)
+    root.trigger = zero_sign_classes(runner, shown_by, primary.backend);
+  else if (alone)
+    root.trigger = needed_classes(runner, shown_by, primary.backend, shown.kind, ignore);
+  else
+    root.trigger = special_classes(program);
+  // In f32 as well? Then the dtype is a detail of the finding, not of the fault.
+  if (program.float_dtype != FloatDType::F32) {
+    const Program in_f32 = with_float_dtype(shown_by, FloatDType::F32);
+    const bool in_f32_too =
+        root.zero_sign ? zero_sign_differs(runner, in_f32, primary.backend)
+                       : shows_kind(runner.check(in_f32), primary.backend, shown.kind, ignore);
+    if (!in_f32_too) root.dtype = std::string(float_dtype_name(program.float_dtype));
+  }
+  const std::string dtype_part = root.dtype.empty() ? "" : "dtype=" + root.dtype + "|";
+  const std::string detail =
+      is_error_kind(shown.kind) ? "error=" + root.error : "trigger=" + join(root.trigger, ",");
+  // A divergence no single op shows needs its ops together: then the graph is the identity
+  // (the signature's), never a guess that would join two faults of a common op.
+  root.text = alone
+                  ? fmt::format("root1|{}{}:{}|culprit={}|{}{}", dtype_part, root.library,
+                                root.kind, root.culprit, detail, root.zero_sign ? "|zero-sign" : "")
+                  : fmt::format("root1|{}{}:{}|graph={}", dtype_part, root.library, root.kind,
+                                signature_id);
+  root.id = short_id(root.text);
+  return root;
+}
+
+void sort_by_library(std::vector<RootCause>& roots) {
+  std::sort(roots.begin(), roots.end(),
+            [](const RootCause& a, const RootCause& b) { return a.library < b.library; });
+}
+
+} // namespace
+
+std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, const Verdict& verdict,
+                                   const std::string& prefix_culprit,
+                                   const std::string& signature_id) {
   std::vector<RootCause> roots;
-  for (const Divergence* primary : primaries) {
-    RootCause root;
-    root.library = backend_library(primary->backend);
-    root.backend = primary->backend;
+  for (const Divergence* primary : library_primaries(verdict)) {
     // The first op that diverges alone is the culprit, in whatever kind it shows there: a wrong
     // forward value that the program only exposes through a gradient downstream is a forward
     // fault of that op.
@@ -359,51 +418,30 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
       if (minimized.stmts[static_cast<std::size_t>(r)].kind == StmtKind::Op)
         alone = isolated_divergence(runner, minimized, r, primary->backend);
     // Errors are not a value of the wrong sign.
+    bool zero_sign = false;
     if (!alone && !is_error_kind(primary->kind)) {
       alone = zero_sign_culprit(runner, minimized, *primary);
-      root.zero_sign = alone.has_value();
+      zero_sign = alone.has_value();
     }
-    const Divergence& shown = alone ? alone->divergence : *primary;
-    const Program& shown_by = alone ? alone->program : minimized;
-    const int ignore = alone ? alone->ignore_leaf : -1;
-    root.isolated = alone.has_value();
-    root.kind = kind_name(shown.kind);
-    root.culprit =
-        alone ? root_label(alone->program, alone->op, is_error_kind(shown.kind)) : prefix_culprit;
-    // A graph-identified root's trigger is only words (its id is the graph's): the classes the
-    // minimised program holds, without the runs that would test which ones it needs.
-    if (is_error_kind(shown.kind))
-      root.error = error_pass(runner, shown_by, primary->backend, shown.kind) + ": " +
-                   normalize_error(shown.detail);
-    else if (root.zero_sign)
-      root.trigger = zero_sign_classes(runner, shown_by, primary->backend);
-    else if (alone)
-      root.trigger = needed_classes(runner, shown_by, primary->backend, shown.kind, ignore);
-    else
-      root.trigger = special_classes(minimized);
-    // In f32 as well? Then the dtype is a detail of the finding, not of the fault.
-    if (minimized.float_dtype != FloatDType::F32) {
-      const Program in_f32 = with_float_dtype(shown_by, FloatDType::F32);
-      const bool in_f32_too =
-          root.zero_sign ? zero_sign_differs(runner, in_f32, primary->backend)
-                         : shows_kind(runner.check(in_f32), primary->backend, shown.kind, ignore);
-      if (!in_f32_too) root.dtype = std::string(float_dtype_name(minimized.float_dtype));
-    }
-    const std::string dtype_part = root.dtype.empty() ? "" : "dtype=" + root.dtype + "|";
-    const std::string detail =
-        is_error_kind(shown.kind) ? "error=" + root.error : "trigger=" + join(root.trigger, ",");
-    // A divergence no single op shows needs its ops together: then the graph is the identity
-    // (the signature's), never a guess that would join two faults of a common op.
-    root.text =
-        alone ? fmt::format("root1|{}{}:{}|culprit={}|{}{}", dtype_part, root.library, root.kind,
-                            root.culprit, detail, root.zero_sign ? "|zero-sign" : "")
-              : fmt::format("root1|{}{}:{}|graph={}", dtype_part, root.library, root.kind,
-                            signature_id);
-    root.id = short_id(root.text);
-    roots.push_back(std::move(root));
+    roots.push_back(
+        make_root(runner, minimized, *primary, alone, zero_sign, prefix_culprit, signature_id));
   }
-  std::sort(roots.begin(), roots.end(),
-            [](const RootCause& a, const RootCause& b) { return a.library < b.library; });
+  sort_by_library(roots);
+  return roots;
+}
+
+std::optional<std::vector<RootCause>> culprit_roots(Runner& runner, const Program& program,
+                                                    const Verdict& verdict, Reg culprit) {
+  if (culprit < 0 || program.stmts[static_cast<std::size_t>(culprit)].kind != StmtKind::Op)
+    return std::nullopt;
+  std::vector<RootCause> roots;
+  for (const Divergence* primary : library_primaries(verdict)) {
+    const std::optional<Isolated> alone =
+        isolated_divergence(runner, program, culprit, primary->backend);
+    if (!alone) return std::nullopt;
+    roots.push_back(make_root(runner, program, *primary, alone, false, "", ""));
+  }
+  sort_by_library(roots);
   return roots;
 }
 

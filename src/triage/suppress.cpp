@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "burnmark/triage/root_cause.h"
 #include "burnmark/triage/triage.h"
 
 namespace burnmark {
@@ -155,13 +156,24 @@ const KnownBug* KnownBugFilter::match(const Program& program, const Verdict& ver
   const std::optional<Finding> finding = analyse(runner_, program, verdict);
   if (!finding) return nullptr;
   const std::string pre = pre_signature(program, *finding);
-  auto it = signature_of_pre_.find(pre);
-  if (it == signature_of_pre_.end()) {
+  auto it = known_of_pre_.find(pre);
+  if (it == known_of_pre_.end()) {
+    // A known root at the culprit needs no minimisation; anything else (no op diverging alone
+    // there, an unlisted root, a bug listed by its graph) gets the full characterisation.
+    if (const auto roots = culprit_roots(runner_, program, finding->verdict, finding->culprit)) {
+      std::vector<std::string> ids;
+      for (const RootCause& r : *roots)
+        ids.push_back(r.id);
+      if (const KnownBug* known = suppressions_.find_root(ids)) {
+        ++root_answers_;
+        return known_of_pre_.emplace(pre, known).first->second;
+      }
+    }
     ++minimisations_;
     const Characterization c = characterize(runner_, program, *finding, options_);
-    it = signature_of_pre_.emplace(pre, c.signature).first;
+    it = known_of_pre_.emplace(pre, suppressions_.find(c.signature)).first;
   }
-  return suppressions_.find(it->second);
+  return it->second;
 }
 
 } // namespace burnmark

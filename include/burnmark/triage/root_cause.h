@@ -71,6 +71,17 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
                                    const std::string& prefix_culprit,
                                    const std::string& signature_id);
 
+// For the known-bug filter, before it minimises a program whose pre-signature it meets first: the
+// roots of the unminimised program, when analyse()'s `culprit` shows each library's primary
+// divergence on its own (isolated as root_causes() isolates, named and triggered the same way);
+// nullopt when it does not for some library. A few runs of one-op programs instead of a
+// minimisation, and the very root root_causes() gives whenever the minimised program's first op
+// that diverges alone is that culprit. It names the culprit where an op upstream of it diverges
+// alone in a kind the program's primary divergence outranks (a wrong gradient feeding a wrong
+// forward value), which root_causes() would name instead.
+std::optional<std::vector<RootCause>> culprit_roots(Runner& runner, const Program& program,
+                                                    const Verdict& verdict, Reg culprit);
+
 // One root in words: "libtorch:forward culprit=softshrink[0.5] trigger=nan dtype=any".
 std::string root_words(const RootCause& root);
 

@@ -10,10 +10,14 @@
 // campaign that hits one bug every few executions. So the filter keys a cache on the
 // pre-signature (one analyse(): one or two checks per register, no minimisation) and only
 // minimises the first time it meets a pre-signature; later divergences with that pre-signature
-// cost one analyse() and a hash lookup. Entries in the file stay exact signatures, so the file
-// is written from `burnmark triage` output and needs no second id per bug. The price: two
-// different bugs sharing a pre-signature (same primary class, culprit op, its operands and the
-// special values upstream of it) inherit the first one's answer within a process.
+// cost one analyse() and a hash lookup. Before minimising, the filter isolates analyse()'s
+// culprit (culprit_roots(), a few runs of one-op programs): when each library's divergence shows
+// there on its own with a root the list names, that is the answer, and most first-met
+// pre-signatures of a campaign (known faults reached through new graphs) need no minimisation.
+// Entries in the file stay exact signatures, so the file is written from `burnmark triage` output
+// and needs no second id per bug. The price: two different bugs sharing a pre-signature (same
+// primary class, culprit op, its operands and the special values upstream of it) inherit the first
+// one's answer within a process.
 //
 // analyse() itself checks every prefix of the program (one or two runs per register), and
 // libFuzzer's inputs share prefixes: most of those checks re-run a program the filter already
@@ -89,6 +93,9 @@ public:
   }
 
   std::size_t minimisations() const { return minimisations_; }
+  // First-met pre-signatures answered by culprit_roots() (a known root at analyse()'s culprit)
+  // without minimising.
+  std::size_t root_answers() const { return root_answers_; }
   // What the filter costs, beside the fuzzing itself: programs it ran (each through every
   // backend, or the reference alone), and runs its memo answered instead.
   std::size_t runs() const { return runner_.runs(); }
@@ -102,8 +109,11 @@ private:
   Suppressions suppressions_;
   Runner runner_;
   MinimizeOptions options_;
-  std::unordered_map<std::string, Signature> signature_of_pre_; // pre-signature -> signature
+  // pre-signature -> the known bug its first program's signature matched, or nullptr: the answer
+  // alone, so that memory grows by a short string per pre-signature over a long campaign
+  std::unordered_map<std::string, const KnownBug*> known_of_pre_;
   std::size_t minimisations_ = 0;
+  std::size_t root_answers_ = 0;
 };
 
 } // namespace burnmark
