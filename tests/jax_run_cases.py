@@ -17,7 +17,7 @@ def main():
     sys.path.insert(0, runner_dir)
     import runner_jax
 
-    runner = runner_jax.Runner({})
+    runner = runner_jax.Runner(json.loads(sys.argv[4]) if len(sys.argv) > 4 else {})
 
     def hexed(t):
         return None if t is None else [t[0], [float.hex(v) for v in t[1]]]
