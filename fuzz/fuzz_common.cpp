@@ -257,10 +257,11 @@ void initialize(const char* target_name, bool gradients) {
   h.config = config.config();
   h.oracle = oracle_options(h.config, gradients);
   h.run = run_options(h.config, gradients);
-  BackendsResult backends =
-      make_backends(h.config.backends,
-                    RegistryOptions{h.config.threads, h.config.child_timeout, h.config.isolate != 0,
-                                    static_cast<std::size_t>(h.config.child_memory)});
+  BackendsResult backends = make_backends(
+      h.config.backends,
+      RegistryOptions{h.config.threads, h.config.child_timeout, h.config.isolate != 0,
+                      static_cast<std::size_t>(h.config.child_memory), "/proc/self/exe",
+                      h.config.torch_python, h.config.compile_dynamic != 0, h.config.jax_python});
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
   // BURNMARK_OPS=auto: only the ops every plugin under test lists, so its inputs are not
@@ -297,6 +298,14 @@ void initialize(const char* target_name, bool gradients) {
                known.c_str());
 }
 
+const GeneratorOptions& generator_options() {
+  return harness().generator;
+}
+
+const std::string& mutator_knob() {
+  return harness().config.mutator;
+}
+
 int test_one_input(const std::uint8_t* data, std::size_t size) {
   Harness& h = harness();
   const std::span<const std::uint8_t> bytes(data, size);
@@ -323,7 +332,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
       if (!h.config.convention_findings) verdict = std::move(j.residual);
     }
   }
-  if (h.known && h.known->is_known(program)) {
+  if (h.known && h.known->is_known(program, verdict)) {
     ++h.suppressed;
     return 0;
   }

@@ -4,6 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "burnmark/gen/generator.h"
 
 namespace burnmark::fuzz {
 
@@ -14,5 +17,10 @@ void initialize(const char* target_name, bool gradients);
 // Always returns 0. On a divergence it prints the program, each backend's values and the
 // verdict to stderr; in MODE=panic it then aborts, which makes libFuzzer write crash-<sha1>.
 int test_one_input(const std::uint8_t* data, std::size_t size);
+
+// After initialize: the generator options inputs are decoded with, and BURNMARK_MUTATOR
+// (structure, bytes or mixed), for the custom mutator (structure_mutator.cpp).
+const GeneratorOptions& generator_options();
+const std::string& mutator_knob();
 
 } // namespace burnmark::fuzz

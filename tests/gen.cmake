@@ -10,3 +10,7 @@ target_link_libraries(test_attribute_branches PRIVATE burnmark_gen burnmark_tria
 # The generator restricted to an op set (BURNMARK_OPS, a plugin's op list).
 burnmark_test(test_gen_ops test_gen_ops.cpp)
 target_link_libraries(test_gen_ops PRIVATE burnmark_gen)
+# Structure-aware mutation and crossover (the fuzz targets' custom mutator): round trips through
+# the bytes on random programs, and what each kind of mutation changes.
+burnmark_test(test_mutate test_mutate.cpp)
+target_link_libraries(test_mutate PRIVATE burnmark_gen_mutate)

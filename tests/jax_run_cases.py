@@ -15,7 +15,7 @@ import sys
 def main():
     runner_dir, cases_path, results_path = sys.argv[1:4]
     sys.path.insert(0, runner_dir)
-    import runner_jax
+    import runner_jax  # imports runner_common from the same folder
 
     runner = runner_jax.Runner(json.loads(sys.argv[4]) if len(sys.argv) > 4 else {})
 

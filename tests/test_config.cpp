@@ -125,6 +125,8 @@ TEST(Config, BadValuesGiveOneLineNamingTheValidChoices) {
   EXPECT_EQ(error_of({{"MAX_LEAVES", "4x"}}), "MAX_LEAVES: '4x' is not an integer (valid: 1..8)");
   EXPECT_EQ(error_of({{"MODE", "pancake"}}),
             "MODE: unknown mode 'pancake' (valid: panic, continuous)");
+  EXPECT_EQ(error_of({{"BURNMARK_MUTATOR", "afl"}}),
+            "BURNMARK_MUTATOR: unknown mutator 'afl' (valid: structure, bytes, mixed)");
   EXPECT_EQ(error_of({{"FUZZ_MAX_DIM", "49"}}), "FUZZ_MAX_DIM: '49' out of range (valid: 1..48)");
   EXPECT_EQ(error_of({{"BURNMARK_TOLERANCE", "nan"}}),
             "BURNMARK_TOLERANCE: 'nan' is not a number (valid: 0..1)");

@@ -4,7 +4,11 @@
 # 1.13.1 (`test-1.13`, the baseline whose pinned bugs the suite keeps checking).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/install-deps.sh
+# BURNMARK_TORCH_PYTHON=1: `import torch` in the torch 2.15.0 venv, which the Python backends'
+# tests need (test_python_backend: torch-eager-py against libtorch, bit for bit). It costs ~1.9 GB
+# of CUDA libraries downloaded once (torch's import loads them even on CPU); later runs are a
+# no-op.
+BURNMARK_TORCH_PYTHON=1 tools/install-deps.sh
 for preset in test test-1.13; do
   echo "burnmark: preset $preset" >&2
   cmake --preset "$preset"

@@ -15,6 +15,7 @@
 #include "burnmark/backends/builtin.h"
 #include "burnmark/backends/process.h"
 #include "burnmark/plugin/loader.h"
+#include "python/python_backend.h"
 
 namespace burnmark {
 
@@ -47,6 +48,8 @@ constexpr std::array<Builtin, 9> kBuiltins = {{
                                   o.child_timeout,
                                   o.child_memory_mb,
                                   {},
+                                  {},
+                                  {},
                                   {}});
      }},
     // LibTorch's thread pool is sized once per process: a child of its own, so the parent's
@@ -60,6 +63,8 @@ constexpr std::array<Builtin, 9> kBuiltins = {{
                                   o.child_timeout,
                                   o.child_memory_mb,
                                   {},
+                                  {},
+                                  {},
                                   {}});
      }},
 }};
@@ -72,8 +77,8 @@ constexpr std::array<std::string_view, kBuiltins.size()> kBuiltinNames = [] {
 }();
 
 std::string valid_choices() {
-  return fmt::format("valid: {}, all, a plugin name/path, or child:ENTRY",
-                     fmt::join(kBuiltinNames, ", "));
+  return fmt::format("valid: {}, all, {}, a plugin name/path, or child:ENTRY",
+                     fmt::join(kBuiltinNames, ", "), fmt::join(python_backend_names(), ", "));
 }
 
 // `child:ENTRY` or `child[VAR=value;VAR=value]:ENTRY`; nullopt when `entry` is not that form,
@@ -246,6 +251,11 @@ BackendsResult make_backends(std::string_view spec, const RegistryOptions& optio
                                       [&](const Builtin& b) { return b.name == entry; });
     if (builtin != kBuiltins.end()) {
       backends.push_back(builtin->make(options));
+      continue;
+    }
+    if (auto python = make_python_backend(entry, options)) {
+      if (const auto* error = std::get_if<std::string>(&*python)) return fail(*error);
+      backends.push_back(std::get<std::unique_ptr<Backend>>(std::move(*python)));
       continue;
     }
     if (auto versioned = release_spec(entry, options)) {

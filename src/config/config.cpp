@@ -136,6 +136,9 @@ Error cross_check(const Config& c) {
     return fmt::format(
         "FUZZ_MIN_DIM: {} exceeds FUZZ_MAX_DIM {} (valid: FUZZ_MIN_DIM <= FUZZ_MAX_DIM)", c.min_dim,
         c.max_dim);
+  if (c.mutator != "structure" && c.mutator != "bytes" && c.mutator != "mixed")
+    return fmt::format("BURNMARK_MUTATOR: unknown mutator '{}' (valid: structure, bytes, mixed)",
+                       printable(c.mutator));
   // A list named but absent would silently skip nothing: every known bug would stop a run again.
   if (!c.known_bugs.empty()) {
     std::error_code ec;

@@ -8,6 +8,7 @@
 
 #include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
+#include "burnmark/repro/python_call.h"
 #include "literals.h"
 #include "python_snippets.h"
 
@@ -59,9 +60,53 @@ std::string int_list(const Shape& s) {
   return out + "]";
 }
 
+std::string expected_list(const std::vector<double>& values) {
+  std::vector<std::string> items;
+  for (double v : values)
+    items.push_back(literal(v));
+  return repro_detail::join_wrapped(items, 6, "        ");
+}
+// check()'s arguments after the tensor: the expected values, and their bounds when the
+// reference gave any (all zeros included: an exact value is compared relatively).
+std::string expected_args(const std::vector<double>& values, const std::vector<double>& bounds) {
+  std::string out = "[" + expected_list(values) + "]";
+  if (!bounds.empty()) out += ", [" + expected_list(bounds) + "]";
+  return out;
+}
+
+// The program's float dtype as torch spells it.
+std::string_view torch_dtype_name(FloatDType d) {
+  switch (d) {
+  case FloatDType::F32: return "float32";
+  case FloatDType::BF16: return "bfloat16";
+  case FloatDType::F16: return "float16";
+  case FloatDType::F64: return "float64";
+  }
+  return "float32";
+}
+
+// The runs of a scripted reproducer, as many as the libtorch-jit backend makes.
+constexpr int kScriptedRuns = 3;
+
+// Only for the scripted paths (Jit, Nnc).
+std::string scripted_path_setup(ReproPath path) {
+  std::string out =
+      "    # The executor profiles the first run and optimises from what it saw; the last of the\n"
+      "    # runs is the one checked.\n";
+  if (path == ReproPath::Nnc)
+    out += "    torch._C._jit_override_can_fuse_on_cpu(True)\n"
+           "    torch._C._jit_set_texpr_fuser_enabled(True)\n"
+           "    torch._C._jit_set_te_must_use_llvm_cpu(False)\n"
+           "    torch._C._jit_set_texpr_reductions_enabled(True)\n";
+  return out + "    scripted = torch.jit.script(program)\n    for run in range(" +
+         std::to_string(kScriptedRuns) + "):\n";
+}
+
+} // namespace
+
 // The same overloads as the C++ reproducer and the BurnMark backend (a Python float exponent
 // reaches pow's Scalar overload and its fast paths).
-std::string call(const Program& p, const Instr& in, bool scripted) {
+std::string torch_python_call(const Program& p, const Instr& in, bool scripted) {
   // TorchScript cannot read the module's `nan` and `inf` globals; it folds float("nan").
   const auto dbl = [scripted](double v) {
     return scripted ? double_literal(v, "float(\"nan\")", "float(\"inf\")") : literal(v);
@@ -274,50 +319,6 @@ std::string call(const Program& p, const Instr& in, bool scripted) {
   return "";
 }
 
-std::string expected_list(const std::vector<double>& values) {
-  std::vector<std::string> items;
-  for (double v : values)
-    items.push_back(literal(v));
-  return repro_detail::join_wrapped(items, 6, "        ");
-}
-// check()'s arguments after the tensor: the expected values, and their bounds when the
-// reference gave any (all zeros included: an exact value is compared relatively).
-std::string expected_args(const std::vector<double>& values, const std::vector<double>& bounds) {
-  std::string out = "[" + expected_list(values) + "]";
-  if (!bounds.empty()) out += ", [" + expected_list(bounds) + "]";
-  return out;
-}
-
-// The program's float dtype as torch spells it.
-std::string_view torch_dtype_name(FloatDType d) {
-  switch (d) {
-  case FloatDType::F32: return "float32";
-  case FloatDType::BF16: return "bfloat16";
-  case FloatDType::F16: return "float16";
-  case FloatDType::F64: return "float64";
-  }
-  return "float32";
-}
-
-// The runs of a scripted reproducer, as many as the libtorch-jit backend makes.
-constexpr int kScriptedRuns = 3;
-
-// Only for the scripted paths (Jit, Nnc).
-std::string scripted_path_setup(ReproPath path) {
-  std::string out =
-      "    # The executor profiles the first run and optimises from what it saw; the last of the\n"
-      "    # runs is the one checked.\n";
-  if (path == ReproPath::Nnc)
-    out += "    torch._C._jit_override_can_fuse_on_cpu(True)\n"
-           "    torch._C._jit_set_texpr_fuser_enabled(True)\n"
-           "    torch._C._jit_set_te_must_use_llvm_cpu(False)\n"
-           "    torch._C._jit_set_texpr_reductions_enabled(True)\n";
-  return out + "    scripted = torch.jit.script(program)\n    for run in range(" +
-         std::to_string(kScriptedRuns) + "):\n";
-}
-
-} // namespace
-
 std::string emit_python_repro(const ReproCase& repro) {
   repro_detail::check_case(repro);
   const Program& p = repro.program;
@@ -437,8 +438,8 @@ std::string emit_python_repro(const ReproCase& repro) {
                         reg(s.source));
       break;
     case StmtKind::Op:
-      to += fmt::format("{}{} = {}  # {}\n", ind, reg(r), laid_out(call(p, s.instr, scripted), r),
-                        stmt_to_text(p, r));
+      to += fmt::format("{}{} = {}  # {}\n", ind, reg(r),
+                        laid_out(torch_python_call(p, s.instr, scripted), r), stmt_to_text(p, r));
       break;
     }
   }

@@ -1,5 +1,6 @@
 // ConventionJudge: re-runs the program on the reference with one convention switched at a time,
-// only for backends that diverged, so agreeing inputs cost nothing; reference_sides, for one
+// only for backends that diverged and only conventions whose point the reference's run reached,
+// so agreeing inputs and programs far from every convention cost nothing; reference_sides, for one
 // program on request, shows the conventions whose reference side agreeing backends took.
 #include "burnmark/triage/conventions.h"
 
@@ -26,9 +27,18 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
   ConventionJudgement j;
   j.residual = verdict;
   if (verdict.agree() || outcomes.empty()) return j;
-  std::vector<Outcome> alternatives;  // one run per convention, made on first need
+  // A convention whose point the reference's run never reached gives that very run when
+  // switched: it cannot explain anything, and is not run. Most programs reach none.
+  const ConventionSet reached = ConventionSet::from_bits(outcomes[0].conventions_reached);
+  if (reached.empty()) return j;
+  // One run per reached convention, made on first need.
+  std::vector<std::optional<Outcome>> alternatives(others_.size());
+  const auto alternative = [&](std::size_t c) -> const Outcome* {
+    if (!reached.has(others_[c].first)) return nullptr;
+    if (!alternatives[c]) alternatives[c] = run_backend(*others_[c].second, program, run);
+    return &*alternatives[c];
+  };
   std::optional<Outcome> all_outcome; // every convention switched, made on first need
-  alternatives.reserve(others_.size());
   for (std::size_t b = 1; b < outcomes.size(); ++b) {
     const std::string& name = outcomes[b].backend;
     const bool diverged = std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
@@ -36,9 +46,9 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
     if (!diverged) continue;
     bool explained = false;
     for (std::size_t c = 0; c < others_.size(); ++c) {
-      if (alternatives.size() <= c)
-        alternatives.push_back(run_backend(*others_[c].second, program, run));
-      const Verdict v = compare({alternatives[c], outcomes[b]}, oracle);
+      const Outcome* other = alternative(c);
+      if (other == nullptr) continue;
+      const Verdict v = compare({*other, outcomes[b]}, oracle);
       if (!v.agree() || v.compared == 0) continue;
       j.hits.push_back({name, others_[c].first});
       explained = true;
@@ -50,7 +60,8 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
       if (v.agree() && v.compared > 0) {
         // Every convention whose switch alone moves the reference here took part.
         for (std::size_t c = 0; c < others_.size(); ++c)
-          if (!compare({outcomes[0], alternatives[c]}, oracle).agree())
+          if (const Outcome* other = alternative(c);
+              other != nullptr && !compare({outcomes[0], *other}, oracle).agree())
             j.hits.push_back({name, others_[c].first});
         explained = true;
       }
@@ -73,7 +84,9 @@ std::vector<ConventionHit> ConventionJudge::reference_sides(const Program& progr
            std::none_of(verdict.divergences.begin(), verdict.divergences.end(),
                         [&](const Divergence& d) { return d.backend == o.backend; });
   };
+  const ConventionSet reached = ConventionSet::from_bits(outcomes[0].conventions_reached);
   for (const auto& [convention, backend] : others_) {
+    if (!reached.has(convention)) continue; // switched, the very same run
     const Outcome other = run_backend(*backend, program, run);
     // The program does not reach this convention's point: both sides compute the same.
     if (compare({outcomes[0], other}, oracle).agree()) continue;

@@ -296,8 +296,12 @@ bool weighted_prefix_shows(Runner& runner, const Program& program, const Program
 } // namespace
 
 std::optional<Finding> analyse(Runner& runner, const Program& program) {
+  return analyse(runner, program, runner.check(program));
+}
+
+std::optional<Finding> analyse(Runner& runner, const Program& program, const Verdict& verdict) {
   Finding f;
-  f.verdict = runner.check(program);
+  f.verdict = verdict;
   if (f.verdict.agree()) return std::nullopt;
   f.primary = primary_class(f.verdict);
   f.culprit = program.root;

@@ -147,7 +147,12 @@ KnownBugFilter::KnownBugFilter(Suppressions suppressions, Runner runner, Minimiz
 
 const KnownBug* KnownBugFilter::match(const Program& program) {
   if (suppressions_.empty()) return nullptr;
-  const std::optional<Finding> finding = analyse(runner_, program);
+  return match(program, runner_.check(program));
+}
+
+const KnownBug* KnownBugFilter::match(const Program& program, const Verdict& verdict) {
+  if (suppressions_.empty()) return nullptr;
+  const std::optional<Finding> finding = analyse(runner_, program, verdict);
   if (!finding) return nullptr;
   const std::string pre = pre_signature(program, *finding);
   auto it = signature_of_pre_.find(pre);

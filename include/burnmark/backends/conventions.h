@@ -41,6 +41,14 @@ public:
   constexpr explicit ConventionSet(Convention c) : bits_(bit(c)) {}
   constexpr bool has(Convention c) const { return (bits_ & bit(c)) != 0; }
   constexpr bool empty() const { return bits_ == 0; }
+  constexpr void add(Convention c) { bits_ |= bit(c); }
+  // As a plain bit set (Outcome::conventions_reached) and back.
+  constexpr std::uint32_t bits() const { return bits_; }
+  static constexpr ConventionSet from_bits(std::uint32_t bits) {
+    ConventionSet s;
+    s.bits_ = bits & all().bits_;
+    return s;
+  }
   // Every registered convention switched: LibTorch's side at each point at once.
   static constexpr ConventionSet all();
 

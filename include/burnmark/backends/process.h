@@ -5,6 +5,7 @@
 // harness's end.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -31,6 +32,12 @@ struct ChildSpec {
   // release fails to start instead of being compared under the wrong name.
   std::string expected_platform;
   std::string platform_hint;
+  std::vector<std::string> arguments; // the server's argv after its path
+  // How a run becomes the request frame; unset: wire.h's request (the program's text). A server
+  // of another kind (a Python interpreter running src/backends/python/burnmark_child.py) takes
+  // its own request; it answers with the same response frame. An Outcome instead of a frame is
+  // the run's answer without asking the child (a program the server's framework cannot express).
+  std::function<std::variant<std::string, Outcome>(const Program&, const RunOptions&)> encode;
 };
 
 // The child starts at the first run and again after every crash or hang.

@@ -22,6 +22,13 @@ struct RegistryOptions {
   // The program child backends execute to serve (ChildSpec::server); tests name the CLI, since
   // a test binary does not serve.
   std::string child_server = "/proc/self/exe";
+  // BURNMARK_TORCH_PYTHON_EXE: the interpreter of the Python torch backends; "auto" = the
+  // checkout's .deps/torch-2.15.0/bin/python.
+  std::string torch_python = "auto";
+  bool compile_dynamic = false; // BURNMARK_COMPILE_DYNAMIC: torch-compile's dynamic=True
+  // BURNMARK_JAX_PYTHON_EXE: the jax backend's interpreter; "auto" = the checkout's
+  // .deps/jax-0.10.2/bin/python.
+  std::string jax_python = "auto";
 };
 
 struct BackendsResult {

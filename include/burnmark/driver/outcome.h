@@ -46,6 +46,12 @@ struct Outcome {
   // (the reference, for inv of a matrix whose determinant is 0 within its bound): another
   // backend's error is then indeterminate, not a divergence.
   bool error_possible = false;
+  // The reference's convention points (include/burnmark/backends/conventions.def) this run
+  // reached, one bit per Convention. A convention whose point a run never reached cannot change
+  // that run when switched (the switch is never read), so the convention judge re-runs only the
+  // switched references that could differ. Every bit set when the backend does not say (any
+  // backend but the in-process reference).
+  std::uint32_t conventions_reached = ~std::uint32_t{0};
 };
 
 struct RunOptions {

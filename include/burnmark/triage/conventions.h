@@ -48,15 +48,17 @@ public:
 
   // outcomes[0] must come from the built-in reference: only then are its convention points the
   // ones conventions.def describes. Each diverging backend is compared with every switched
-  // reference in turn; the first it agrees with explains it.
+  // reference in turn; the first it agrees with explains it. Only conventions whose point
+  // outcomes[0]'s run reached (Outcome::conventions_reached) are run: another one switched gives
+  // that very run, which the backend already diverged from.
   ConventionJudgement judge(const Program& program, const RunOptions& run,
                             const std::vector<Outcome>& outcomes, const Verdict& verdict,
                             const OracleOptions& oracle);
 
   // Backends that agree with the reference on a program where some switched reference's outcome
   // differs from the reference's: each took the reference's own side of that convention. Runs
-  // every switched reference once, so it is for commands on one program (`burnmark run`), not
-  // for the fuzz loop.
+  // every switched reference whose point the run reached once, so it is for commands on one program
+  // (`burnmark run`), not for the fuzz loop.
   std::vector<ConventionHit> reference_sides(const Program& program, const RunOptions& run,
                                              const std::vector<Outcome>& outcomes,
                                              const Verdict& verdict, const OracleOptions& oracle);

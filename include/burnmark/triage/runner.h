@@ -123,6 +123,9 @@ struct Finding {
 // downstream. Costs at most one check per register, two for a gradient class (plus two
 // reference-only runs for the upstream gradient, skipped where it is all ones).
 std::optional<Finding> analyse(Runner& runner, const Program& program);
+// The same, given the program's verdict (runner.check(program), or the same backends' and
+// options' verdict made elsewhere).
+std::optional<Finding> analyse(Runner& runner, const Program& program, const Verdict& verdict);
 
 // Whether a candidate still shows the same bug: the primary class still diverges and the
 // culprit's op is still in the program. Cheap: one run.

@@ -79,7 +79,14 @@ public:
   // The known bug `program` shows, or nullptr (also when the backends agree). Free when the
   // list is empty.
   const KnownBug* match(const Program& program);
+  // The same, for a program whose verdict the caller already has: a run of every backend and the
+  // oracle, over the same backends and options as this filter's Runner (the fuzz targets' own
+  // verdict, after the convention judge); one run of the whole program fewer.
+  const KnownBug* match(const Program& program, const Verdict& verdict);
   bool is_known(const Program& program) { return match(program) != nullptr; }
+  bool is_known(const Program& program, const Verdict& verdict) {
+    return match(program, verdict) != nullptr;
+  }
 
   std::size_t minimisations() const { return minimisations_; }
   // What the filter costs, beside the fuzzing itself: programs it ran (each through every

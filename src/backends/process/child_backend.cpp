@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -70,10 +71,20 @@ public:
     const auto deadline =
         std::chrono::steady_clock::now() +
         std::chrono::milliseconds(static_cast<long long>(spec_.timeout_seconds * 1000));
+    std::string request;
+    if (spec_.encode) {
+      auto encoded = spec_.encode(program, options);
+      if (auto* answer = std::get_if<Outcome>(&encoded)) {
+        answer->backend = spec_.name;
+        return std::move(*answer);
+      }
+      request = std::get<std::string>(std::move(encoded));
+    } else {
+      request = wire::encode_request(
+          {to_text(program), options.gradients, options.tangents, options.hessian});
+    }
     std::string frame;
-    wire::IoResult io =
-        wire::write_frame(socket_, wire::encode_request({to_text(program), options.gradients,
-                                                         options.tangents, options.hessian}));
+    wire::IoResult io = wire::write_frame(socket_, request);
     if (io == wire::IoResult::Ok) {
       const std::optional<std::size_t> over = wait_for_answer(deadline);
       if (over) {
@@ -156,7 +167,11 @@ private:
       envp.push_back(e.data());
     envp.push_back(nullptr);
     std::string server = spec_.server;
-    char* argv[] = {server.data(), nullptr};
+    std::vector<std::string> args = spec_.arguments;
+    std::vector<char*> argv{server.data()};
+    for (std::string& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -167,7 +182,7 @@ private:
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     pid_t pid = -1;
-    const int rc = ::posix_spawn(&pid, server.c_str(), &actions, nullptr, argv, envp.data());
+    const int rc = ::posix_spawn(&pid, server.c_str(), &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(sockets[1]);
     if (rc != 0) {
@@ -187,6 +202,10 @@ private:
       stop(true);
       return fmt::format("{} is not a {} build: its platform is '{}'{}", server,
                          spec_.expected_platform, platform_, spec_.platform_hint);
+    }
+    if (io == wire::IoResult::Ok && ready.starts_with(wire::kFailedPrefix)) {
+      stop(true);
+      return ready.substr(wire::kFailedPrefix.size()) + spec_.platform_hint;
     }
     // Another build's ready frame: the same protocol's greeting with another version.
     constexpr std::string_view kGreeting = "burnmark child ready ";

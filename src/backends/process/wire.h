@@ -30,6 +30,10 @@ std::optional<Outcome> decode_response(const std::string& frame, std::string& no
 // platform() (which kernels the child's library chose, under the child's environment).
 inline const std::string kReadyPrefix = "burnmark child ready v2; platform: ";
 
+// Or, instead of being ready, why the child cannot serve (a Python child that cannot import its
+// framework): this prefix, then one line the parent reports.
+inline const std::string kFailedPrefix = "burnmark child failed: ";
+
 enum class IoResult { Ok, Closed, TimedOut, Failed };
 
 // A frame is a u32 length then the bytes. Writes never raise SIGPIPE (the peer may be dead).

@@ -1,5 +1,3 @@
-// python_source.h  (A creates it first thing and commits it; B writes the same declaration
-// into its branch verbatim so the merge is trivial)
 #pragma once
 #include <string>
 #include "burnmark/ir/program.h"

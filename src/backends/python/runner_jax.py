@@ -1,4 +1,4 @@
-"""The JAX runner of BurnMark's Python child backend (docs/python-backends interface, issue 32).
+"""The JAX runner of BurnMark's Python child backend `jax` (burnmark_child.py, issue 32).
 
 Runs the function jax_source.cpp emits (`def program(r0, r2, ...)`) on the leaves it is sent,
 and differentiates it: gradients by jax.vjp with a ones cotangent, J·u by jax.jvp, H·v forward
@@ -25,12 +25,7 @@ import jax.numpy as jnp  # noqa: E402  (after the x64 switch, as JAX asks)
 import jax.scipy.special as jss  # noqa: E402
 from jax import lax  # noqa: E402
 
-try:
-    from runner_common import Unsupported  # noqa: F401  (helper A's shared definition)
-except ImportError:  # until runner_common.py lands
-
-    class Unsupported(Exception):
-        """A mode or op this framework lacks: the program is skipped, not judged."""
+from runner_common import Unsupported, zeros  # noqa: E402
 
 
 _DTYPES = {"f32": jnp.float32, "f64": jnp.float64, "bf16": jnp.bfloat16, "f16": jnp.float16}
@@ -101,26 +96,30 @@ class Runner:
         self._computations[key] = comp
         return comp
 
-    def run(self, source, float_dtype, leaves, gradients, tangents, hessian):
+    def run(self, source, float_dtype, leaves, gradients, tangents, hessian, directions=None):
+        """tangents: J·u's directions or None; directions: H·v's v (burnmark_child.py sends the
+        same leaf_tangent() directions for both), defaulting to tangents."""
+        if directions is None:
+            directions = tangents
         dtype = _DTYPES.get(float_dtype)
         if dtype is None:
             raise Unsupported("float dtype " + float_dtype)
         is_float = tuple(kind == "float" for kind, _, _ in leaves)
-        floats, indices, directions = [], [], []
+        floats, indices, dirs = [], [], []
         for k, (kind, shape, values) in enumerate(leaves):
             if kind == "float":
                 host = np.asarray(values, dtype=np.float64).reshape(shape)
                 floats.append(jnp.asarray(host, dtype=dtype))
                 if tangents is not None or hessian:
-                    if tangents is None:
+                    if directions is None:
                         raise Unsupported("H·v needs the leaves' directions")
-                    d = np.asarray(tangents[k], dtype=np.float64).reshape(shape)
-                    directions.append(jnp.asarray(d, dtype=dtype))
+                    d = np.asarray(directions[k], dtype=np.float64).reshape(shape)
+                    dirs.append(jnp.asarray(d, dtype=dtype))
             else:
                 indices.append(jnp.asarray(np.asarray(values, dtype=np.int64).reshape(shape)))
         want_tangent = tangents is not None
         comp = self._computation(source, is_float, bool(gradients), want_tangent, bool(hessian))
-        out = comp(floats, indices, directions)
+        out = comp(floats, indices, dirs)
         result = {"root": _host(out["root"]), "grads": [], "tangent": None, "hvp": []}
         if want_tangent:
             result["tangent"] = _host(out["tangent"])
@@ -128,7 +127,7 @@ class Runner:
         # Per leaf in leaf order: the float leaves' derivatives, zeros for index leaves.
         def per_leaf(derivs):
             it = iter(derivs)
-            return [_host(next(it)) if f else (list(shape), [0.0] * int(np.prod(shape)))
+            return [_host(next(it)) if f else zeros(shape)
                     for f, (_, shape, _) in zip(is_float, leaves)]
 
         if gradients:

@@ -60,7 +60,11 @@ private:
 // The conventions switched to their other side for the run in progress on this thread (set by
 // ConventionScope around a run; the scalar formulas consult it only at their convention points).
 inline thread_local ConventionSet active_other_side;
+// The convention points the run in progress reached (Outcome::conventions_reached): every
+// reading of a switch is one.
+inline thread_local ConventionSet reached_conventions;
 inline bool other_side(Convention c) {
+  reached_conventions.add(c);
   return active_other_side.has(c);
 }
 class ConventionScope {

@@ -22,8 +22,10 @@ public:
   Outcome run(const Program& program, const RunOptions& options) override {
     const ref::ConventionScope scope(other_side_);
     const ref::StorageScope storage(program.float_dtype);
+    ref::reached_conventions = {};
     Outcome out = run_program(framework_, program, options);
     out.backend = name_;
+    out.conventions_reached = ref::reached_conventions.bits();
     if (out.status == Status::Error && out.message.starts_with(ref::kNoSecondOrderRule))
       out.status = Status::Unsupported;
     return out;
