@@ -288,4 +288,30 @@ TEST(JaxCorpus, PerOpProgramsAgreeWithTheReference) {
   expect_agreement(per_op_cases(), "per_op");
 }
 
+// Through the registry's Python child backend (burnmark_child.py --framework jax): the same
+// values as the reference on a program worked out by hand, and its platform line.
+TEST(JaxBackend, RunsThroughTheRegistry) {
+  SKIP_WITHOUT_JAX();
+  RegistryOptions options;
+  options.jax_python = jax_python().string();
+  BackendsResult made = make_backends("jax", options);
+  ASSERT_TRUE(made.ok()) << made.error();
+  std::unique_ptr<Backend> jax = std::move(made.take()[0]);
+  // sum(x * x) with x = [1, -2, 3]: 14, gradient 2x, J·u = 2 <x, u>, H·v = 2v.
+  const Program p = parse("%0 = leaf f32[3] [1, -2, 3]\n%1 = mul %0, %0 : f32[3]\n"
+                          "%2 = sum %1 : f32[]\nroot %2\n");
+  const Outcome out = run_backend(*jax, p, RunOptions{true, true, true});
+  ASSERT_EQ(out.status, Status::Ok) << out.message;
+  EXPECT_EQ(out.root.values, std::vector<double>{14});
+  ASSERT_EQ(out.grads.size(), 1u);
+  EXPECT_EQ(out.grads[0].values, (std::vector<double>{2, -4, 6}));
+  const HostTensor u = leaf_tangent(p.leaves[0].shape, 0);
+  EXPECT_EQ(out.tangent.values,
+            std::vector<double>{2 * (1 * u.values[0] - 2 * u.values[1] + 3 * u.values[2])});
+  ASSERT_EQ(out.hvp.size(), 1u);
+  EXPECT_EQ(out.hvp[0].values,
+            (std::vector<double>{2 * u.values[0], 2 * u.values[1], 2 * u.values[2]}));
+  EXPECT_TRUE(jax->platform().starts_with("jax 0.10.2 cpu x64 jit")) << jax->platform();
+}
+
 } // namespace
