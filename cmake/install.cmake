@@ -24,7 +24,7 @@ install(FILES include/burnmark/ir/ops.def DESTINATION ${CMAKE_INSTALL_INCLUDEDIR
 install(FILES corpus/known_bugs.txt DESTINATION ${BURNMARK_INSTALL_DATADIR})
 # The Python backends' server and runners (src/backends/python), found beside bin/ at run time.
 install(FILES src/backends/python/burnmark_child.py src/backends/python/runner_common.py
-              src/backends/python/runner_torch.py
+              src/backends/python/runner_torch.py src/backends/python/runner_jax.py
         DESTINATION ${BURNMARK_INSTALL_DATADIR}/python)
 install(DIRECTORY corpus/fuzz_autograd corpus/fuzz_autograd_bf16 corpus/fuzz_autograd_f16
                   corpus/fuzz_autograd_f64 corpus/fuzz_tensor_ops

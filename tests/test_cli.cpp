@@ -118,7 +118,8 @@ TEST(Cli, BadKnobIsOneLineAndExitTwo) {
   EXPECT_TRUE(r.err.starts_with(
       "burnmark: BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, "
       "libtorch-strided, libtorch-inplace, libtorch-fwd-over-rev, libtorch-jit, libtorch-nnc, "
-      "libtorch-scalar, libtorch-threads, all, torch-eager-py, torch-compile, a plugin name/path, "
+      "libtorch-scalar, libtorch-threads, all, torch-eager-py, torch-compile, jax, a plugin "
+      "name/path, "
       "or "
       "child:ENTRY)"))
       << r.err;
@@ -291,7 +292,7 @@ TEST(Registry, BuiltinsAllAndErrors) {
   EXPECT_TRUE(unknown.error().starts_with(
       "BACKENDS: unknown backend 'xyz' (valid: ref, libtorch, libtorch-strided, libtorch-inplace, "
       "libtorch-fwd-over-rev, libtorch-jit, libtorch-nnc, libtorch-scalar, libtorch-threads, all, "
-      "torch-eager-py, torch-compile, a plugin name/path, or "
+      "torch-eager-py, torch-compile, jax, a plugin name/path, or "
       "child:ENTRY)"))
       << unknown.error();
   EXPECT_EQ(unknown.error().find('\n'), std::string::npos);

@@ -58,3 +58,19 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "${torch_pins[*]}" ]; then
   "$torch_venv/bin/pip" install -q --no-deps "${torch_pins[@]}"
   echo "${torch_pins[*]}" >"$stamp"
 fi
+
+# JAX, the second independent framework (docs/backends.md, "jax"): CPU jaxlib from PyPI in its own
+# venv, every dependency pinned and installed --no-deps like the torch venv. 0.10.2 is the newest
+# jax with cp311 wheels (Debian's python3 is 3.11); numpy, scipy and ml-dtypes are the newest that
+# resolve with it for cp311. Same stamp: a changed pin reinstalls, an unchanged one is a quiet no-op.
+jax_version=0.10.2
+jax_pins=("jax==$jax_version" "jaxlib==$jax_version" ml-dtypes==0.7.0 numpy==2.4.6
+  opt-einsum==3.4.0 scipy==1.17.1)
+jax_venv="$repo/.deps/jax-$jax_version"
+stamp="$jax_venv/.burnmark-installed"
+if [ "$(cat "$stamp" 2>/dev/null)" != "${jax_pins[*]}" ]; then
+  echo "burnmark: installing ${jax_pins[*]} into $jax_venv" >&2
+  [ -x "$jax_venv/bin/pip" ] || /usr/bin/python3 -m venv "$jax_venv"
+  "$jax_venv/bin/pip" install -q --no-deps "${jax_pins[@]}"
+  echo "${jax_pins[*]}" >"$stamp"
+fi

@@ -9,7 +9,7 @@ add_library(burnmark_registry STATIC ${CMAKE_CURRENT_LIST_DIR}/registry.cpp
                                      ${CMAKE_CURRENT_LIST_DIR}/python/torch_source.cpp)
 target_include_directories(burnmark_registry PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(burnmark_registry PUBLIC burnmark_ref burnmark_libtorch burnmark_plugin_loader burnmark_oracle
-                                        PRIVATE burnmark_config burnmark_repro fmt::fmt)
+                                        PRIVATE burnmark_config burnmark_repro burnmark_python_source fmt::fmt)
 # Where `libtorch@RELEASE` looks for a burnmark built against RELEASE when no BURNMARK_LIBTORCH_*
 # names one: the presets' build trees of this source tree.
 target_compile_definitions(burnmark_registry PRIVATE BURNMARK_BUILD_ROOT="${PROJECT_SOURCE_DIR}/build")

@@ -26,6 +26,9 @@ struct RegistryOptions {
   // checkout's .deps/torch-2.15.0/bin/python.
   std::string torch_python = "auto";
   bool compile_dynamic = false; // BURNMARK_COMPILE_DYNAMIC: torch-compile's dynamic=True
+  // BURNMARK_JAX_PYTHON_EXE: the jax backend's interpreter; "auto" = the checkout's
+  // .deps/jax-0.10.2/bin/python.
+  std::string jax_python = "auto";
 };
 
 struct BackendsResult {

@@ -31,11 +31,13 @@ struct PythonFramework {
 };
 
 constexpr std::string_view kTorchInstall = "BURNMARK_TORCH_PYTHON=1 tools/install-deps.sh";
-constexpr std::array<PythonFramework, 2> kFrameworks = {{
+constexpr std::array<PythonFramework, 3> kFrameworks = {{
     {"torch-eager-py", "torch", torch_function, &RegistryOptions::torch_python,
      "BURNMARK_TORCH_PYTHON_EXE", "torch-2.15.0", kTorchInstall, "torch 2.15.0"},
     {"torch-compile", "torch-compile", torch_function, &RegistryOptions::torch_python,
      "BURNMARK_TORCH_PYTHON_EXE", "torch-2.15.0", kTorchInstall, "torch 2.15.0"},
+    {"jax", "jax", jax_function, &RegistryOptions::jax_python, "BURNMARK_JAX_PYTHON_EXE",
+     "jax-0.10.2", "tools/install-deps.sh", "jax 0.10.2"},
 }};
 
 constexpr std::array<std::string_view, kFrameworks.size()> kNames = [] {
