@@ -35,7 +35,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 fuzz_bin="${FUZZ_BIN:-$root/build/fuzz/fuzz/fuzz_autograd}"
-configs="${CONFIGS:-BACKENDS=libtorch;BACKENDS=ref,libtorch;BURNMARK_TANGENTS=1 BACKENDS=ref,libtorch;BURNMARK_HVP=1 BACKENDS=ref,libtorch;BACKENDS=ref,libtorch,libtorch-strided,libtorch-inplace}"
+default_configs="BACKENDS=libtorch;BACKENDS=ref,libtorch;BURNMARK_TANGENTS=1 BACKENDS=ref,libtorch"
+default_configs+=";BURNMARK_HVP=1 BACKENDS=ref,libtorch"
+default_configs+=";BACKENDS=ref,libtorch,libtorch-strided,libtorch-inplace"
+configs="${CONFIGS:-$default_configs}"
 rounds="${ROUNDS:-2}"
 planted="${PLANTED:-planted_tail planted_subnormal planted_broadcast planted_compose}"
 planted_knobs="${PLANTED_KNOBS:--}"
@@ -48,14 +51,17 @@ fail() {
   echo "bench: $*" >&2
   exit 2
 }
-[[ -x "$fuzz_bin" ]] || fail "$fuzz_bin not found (build the fuzz preset: cmake --build --preset fuzz --target fuzz_autograd)"
+[[ -x "$fuzz_bin" ]] ||
+  fail "$fuzz_bin not found (build it: cmake --build --preset fuzz --target fuzz_autograd)"
 fuzz_bin="$(cd "$(dirname "$fuzz_bin")" && pwd)/$(basename "$fuzz_bin")"
 planted_dir="${PLANTED_DIR:-$(dirname "$(dirname "$fuzz_bin")")/plugins}"
 [[ -e "$BURNMARK_KNOWN_BUGS" ]] || fail "BURNMARK_KNOWN_BUGS=$BURNMARK_KNOWN_BUGS not found"
-BURNMARK_KNOWN_BUGS="$(cd "$(dirname "$BURNMARK_KNOWN_BUGS")" && pwd)/$(basename "$BURNMARK_KNOWN_BUGS")"
+known="$BURNMARK_KNOWN_BUGS"
+BURNMARK_KNOWN_BUGS="$(cd "$(dirname "$known")" && pwd)/$(basename "$known")"
 [[ -x /usr/bin/time ]] || fail "/usr/bin/time (GNU time) not found: it measures the CPU time"
 for n in "$seconds" "$rounds" "$cap"; do
-  [[ "$n" =~ ^[0-9]+$ ]] || fail "SECONDS_PER_RUN, ROUNDS and CAP must be non-negative integers, got '$n'"
+  [[ "$n" =~ ^[0-9]+$ ]] ||
+    fail "SECONDS_PER_RUN, ROUNDS and CAP must be non-negative integers, got '$n'"
 done
 # Fixtures resolved to absolute paths before any run, so a typo fails at once.
 fixtures=()
@@ -66,7 +72,8 @@ if [[ "$planted" != none ]]; then
     else
       path="$planted_dir/burnmark_$f.so"
     fi
-    [[ -e "$path" ]] || fail "planted fixture $f: $path not found (cmake --build --preset fuzz --target burnmark_planted)"
+    [[ -e "$path" ]] ||
+      fail "planted fixture $f: $path not found (build them: --target burnmark_planted)"
     fixtures+=("$(cd "$(dirname "$path")" && pwd)/$(basename "$path")")
   done
 fi
@@ -83,9 +90,9 @@ measure() {
   local settings="$1" dir="$scratch/run"
   rm -rf "$dir" && mkdir -p "$dir/corpus"
   cp "$root"/corpus/fuzz_autograd/* "$dir/corpus/"
-  (cd "$dir" && env $settings MODE=continuous BURNMARK_FULL_REPORTS=0 BURNMARK_SUMMARY_EVERY=1000000 \
-     /usr/bin/time -f "%U %S" -o time "${runner[@]}" "$fuzz_bin" -seed=1 -max_total_time="$seconds" \
-     -print_final_stats=1 corpus > log 2>&1) || true
+  (cd "$dir" && env $settings MODE=continuous BURNMARK_FULL_REPORTS=0 \
+     BURNMARK_SUMMARY_EVERY=1000000 /usr/bin/time -f "%U %S" -o time "${runner[@]}" "$fuzz_bin" \
+     -seed=1 -max_total_time="$seconds" -print_final_stats=1 corpus > log 2>&1) || true
   local rate units cpu rss
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | tail -1)"
   units="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)"
@@ -97,9 +104,11 @@ measure() {
 
 if ((seconds > 0 && rounds > 0)); then
   IFS=';' read -r -a list <<< "$configs"
-  echo "# throughput: $seconds s per run, $rounds round(s), seed 1, from corpus/fuzz_autograd${pin:+, CPU $pin}"
+  echo "# throughput: $seconds s per run, $rounds round(s), seed 1," \
+    "from corpus/fuzz_autograd${pin:+, CPU $pin}"
   echo "# $fuzz_bin"
-  printf '%-5s  %-62s %8s %10s %7s %9s %6s\n' round configuration exec/s exec/CPU-s ratio ratio-CPU rss-MB
+  printf '%-5s  %-62s %8s %10s %7s %9s %6s\n' \
+    round configuration exec/s exec/CPU-s ratio ratio-CPU rss-MB
   for ((round = 1; round <= rounds; ++round)); do
     base_rate="" base_cpu=""
     for c in "${list[@]}"; do
@@ -140,7 +149,8 @@ name() {
 }
 
 echo
-echo "# seconds to the first divergence, BACKENDS=ref,<fixture>, empty corpus, MODE=panic, cap $cap s${pin:+, CPU $pin}"
+echo "# seconds to the first divergence, BACKENDS=ref,<fixture>, empty corpus, MODE=panic," \
+  "cap $cap s${pin:+, CPU $pin}"
 IFS=';' read -r -a knobs <<< "$planted_knobs"
 declare -A found
 for seed in $seeds; do
