@@ -46,3 +46,11 @@ if(TARGET burnmark_plugin_example AND TARGET burnmark_plugin_ref)
                                                 burnmark_gen burnmark_ir fmt::fmt)
   add_dependencies(test_plugin_ops burnmark_plugin_example burnmark_plugin_ref)
 endif()
+
+# The planted-fault fixtures of tools/bench.sh against the real reference (plugins/planted).
+if(TARGET burnmark_planted)
+  burnmark_test(test_planted test_planted.cpp)
+  target_link_libraries(test_planted PRIVATE burnmark_plugin_loader burnmark_ref burnmark_gen
+                                             burnmark_oracle burnmark_ir fmt::fmt)
+  add_dependencies(test_planted burnmark_planted)
+endif()

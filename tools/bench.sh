@@ -1,51 +1,81 @@
 #!/usr/bin/env bash
-# Throughput and time-to-first-divergence figures for the README (issue 12): prints, for a fixed
-# input set (a fresh copy of corpus/fuzz_autograd and libFuzzer seed 1), programs per second for
-# each BACKENDS configuration and its ratio to `libtorch` alone, then the median time a planted
-# bug takes to be found from an empty corpus. Figures, not pass/fail: nothing here asserts a speed.
+# Throughput and time-to-find figures (issues 12 and 30), from a `fuzz` preset build, run from
+# any folder. Figures, not pass/fail: nothing here asserts a speed.
 #
-#   tools/bench.sh [SECONDS_PER_CONFIG]        (default 60; 0 skips to the planted bug)
+#   tools/bench.sh [SECONDS_PER_RUN]        (default 60; 0 skips to the planted faults)
 #
-# FUZZ_BIN   the fuzz target (default build/fuzz/fuzz/fuzz_autograd, the `fuzz` preset)
-# PLANTED    the planted-bug plugin (default build/test/tests/campaign_fixtures/burnmark_planted.so,
-#            the `test` preset's; when the default is not built the planted part is skipped)
-# SEEDS      libFuzzer seeds for the planted part (default "1 2 3 4 5")
-# CONFIGS    semicolon list of "ENV ... BACKENDS=..." settings to measure (default below)
-# PIN        a `taskset -c` CPU list to pin every run to (default 0; empty: no pinning)
-# BURNMARK_KNOWN_BUGS  the known-bug list (default this tree's corpus/known_bugs.txt, by absolute
-#            path: the runs happen in a scratch folder, where the knob's relative default is absent)
+# Part 1, throughput. Every configuration of CONFIGS runs once per round, round-robin (so the
+# machine's load falls on all of them alike), each from a fresh copy of corpus/fuzz_autograd with
+# libFuzzer seed 1, MODE=continuous. Per run: exec/s (libFuzzer's average), executions per CPU
+# second (executed units over user + system time from /usr/bin/time: the steadier figure on a
+# shared machine) and the ratio of both to `BACKENDS=libtorch` in the same round.
+# Part 2, time to find. Every planted fixture of PLANTED runs beside the reference
+# (BACKENDS=ref,<fixture>) from an empty corpus in MODE=panic, once per seed of SEEDS and setting
+# of PLANTED_KNOBS (interleaved the same way), until its first divergence or CAP seconds; printed:
+# the median over the seeds per fixture and setting, or "not found" when no seed found it.
+#
+# FUZZ_BIN     the fuzz target (default: this checkout's build/fuzz/fuzz/fuzz_autograd)
+# CONFIGS      semicolon list of "VAR=value ... BACKENDS=..." settings (default below); the first
+#              entry equal to BACKENDS=libtorch is the ratios' baseline
+# ROUNDS       rounds of CONFIGS (default 2)
+# PLANTED      space list of fixtures: names (planted_tail, ...) looked up in PLANTED_DIR, or paths
+#              to any plugin .so; "none" skips part 2 (default: the four plugins/planted faults)
+# PLANTED_DIR  where the named fixtures are (default: FUZZ_BIN's build, <build>/plugins; build
+#              them with `cmake --build --preset fuzz --target burnmark_planted`)
+# PLANTED_KNOBS semicolon list of settings for part 2, "-" = the defaults (default "-"), e.g.
+#              "-;BURNMARK_SEMANTIC_FEATURES=0;BURNMARK_MUTATOR=bytes"
+# SEEDS        libFuzzer seeds for part 2 (default "1 2 3")
+# CAP          seconds a part-2 run may search (default 120)
+# PIN          a `taskset -c` CPU list to pin every run to (default 0; empty: no pinning)
+# BURNMARK_KNOWN_BUGS  the known-bug list (default this checkout's corpus/known_bugs.txt, by
+#              absolute path: the runs happen in a scratch folder)
+# Run it under `nice` on a shared machine; every run inherits it.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-60}"
 fuzz_bin="${FUZZ_BIN:-$root/build/fuzz/fuzz/fuzz_autograd}"
-planted="${PLANTED:-$root/build/test/tests/campaign_fixtures/burnmark_planted.so}"
-seeds="${SEEDS:-1 2 3 4 5}"
-export BURNMARK_KNOWN_BUGS="${BURNMARK_KNOWN_BUGS:-$root/corpus/known_bugs.txt}"
+default_configs="BACKENDS=libtorch;BACKENDS=ref,libtorch;BURNMARK_TANGENTS=1 BACKENDS=ref,libtorch"
+default_configs+=";BURNMARK_HVP=1 BACKENDS=ref,libtorch"
+default_configs+=";BACKENDS=ref,libtorch,libtorch-strided,libtorch-inplace"
+configs="${CONFIGS:-$default_configs}"
+rounds="${ROUNDS:-2}"
+planted="${PLANTED:-planted_tail planted_subnormal planted_broadcast planted_compose}"
+planted_knobs="${PLANTED_KNOBS:--}"
+seeds="${SEEDS:-1 2 3}"
+cap="${CAP:-120}"
 pin="${PIN-0}"
-configs="${CONFIGS:-BACKENDS=libtorch;BACKENDS=ref;BACKENDS=ref,libtorch;BURNMARK_TANGENTS=1 BACKENDS=ref,libtorch;BACKENDS=ref,libtorch,libtorch-strided,libtorch-inplace}"
+export BURNMARK_KNOWN_BUGS="${BURNMARK_KNOWN_BUGS:-$root/corpus/known_bugs.txt}"
 
-if [[ ! -e "$fuzz_bin" ]]; then
-  echo "bench: $fuzz_bin not found (build the fuzz preset first)" >&2
+fail() {
+  echo "bench: $*" >&2
   exit 2
-fi
-# A PLANTED named by the caller must exist; the default is the test preset's, so a fuzz-only
-# build measures throughput and says why it skips the planted part.
-if [[ ! -e "$planted" ]]; then
-  if [[ -n "${PLANTED:-}" ]]; then
-    echo "bench: PLANTED=$planted not found" >&2
-    exit 2
-  fi
-  echo "bench: $planted not built (the test preset's): the planted part is skipped" >&2
-  planted=""
-fi
-if [[ ! -e "$BURNMARK_KNOWN_BUGS" ]]; then
-  echo "bench: BURNMARK_KNOWN_BUGS=$BURNMARK_KNOWN_BUGS not found" >&2
-  exit 2
-fi
-if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
-  echo "bench: SECONDS_PER_CONFIG must be a non-negative integer, got '$seconds'" >&2
-  exit 2
+}
+[[ -x "$fuzz_bin" ]] ||
+  fail "$fuzz_bin not found (build it: cmake --build --preset fuzz --target fuzz_autograd)"
+fuzz_bin="$(cd "$(dirname "$fuzz_bin")" && pwd)/$(basename "$fuzz_bin")"
+planted_dir="${PLANTED_DIR:-$(dirname "$(dirname "$fuzz_bin")")/plugins}"
+[[ -e "$BURNMARK_KNOWN_BUGS" ]] || fail "BURNMARK_KNOWN_BUGS=$BURNMARK_KNOWN_BUGS not found"
+known="$BURNMARK_KNOWN_BUGS"
+BURNMARK_KNOWN_BUGS="$(cd "$(dirname "$known")" && pwd)/$(basename "$known")"
+[[ -x /usr/bin/time ]] || fail "/usr/bin/time (GNU time) not found: it measures the CPU time"
+for n in "$seconds" "$rounds" "$cap"; do
+  [[ "$n" =~ ^[0-9]+$ ]] ||
+    fail "SECONDS_PER_RUN, ROUNDS and CAP must be non-negative integers, got '$n'"
+done
+# Fixtures resolved to absolute paths before any run, so a typo fails at once.
+fixtures=()
+if [[ "$planted" != none ]]; then
+  for f in $planted; do
+    if [[ "$f" == */* || "$f" == *.so ]]; then
+      path="$f"
+    else
+      path="$planted_dir/burnmark_$f.so"
+    fi
+    [[ -e "$path" ]] ||
+      fail "planted fixture $f: $path not found (build them: --target burnmark_planted)"
+    fixtures+=("$(cd "$(dirname "$path")" && pwd)/$(basename "$path")")
+  done
 fi
 runner=()
 [[ -n "$pin" ]] && runner=(taskset -c "$pin")
@@ -53,54 +83,93 @@ runner=()
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
-# exec/s of one configuration: libFuzzer's own average over the run.
+ratio() { awk -v r="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", r / b; else print "-" }'; }
+
+# One throughput run of settings $1: prints "exec/s executions-per-CPU-s peak-RSS-MB".
 measure() {
   local settings="$1" dir="$scratch/run"
   rm -rf "$dir" && mkdir -p "$dir/corpus"
   cp "$root"/corpus/fuzz_autograd/* "$dir/corpus/"
-  (cd "$dir" && env $settings MODE=continuous BURNMARK_FULL_REPORTS=0 BURNMARK_SUMMARY_EVERY=1000000 \
-     "${runner[@]}" "$fuzz_bin" -seed=1 -max_total_time="$seconds" -print_final_stats=1 corpus \
-     > log 2>&1) || true
-  sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | tail -1
+  (cd "$dir" && env $settings MODE=continuous BURNMARK_FULL_REPORTS=0 \
+     BURNMARK_SUMMARY_EVERY=1000000 /usr/bin/time -f "%U %S" -o time "${runner[@]}" "$fuzz_bin" \
+     -seed=1 -max_total_time="$seconds" -print_final_stats=1 corpus > log 2>&1) || true
+  local rate units cpu rss
+  rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | tail -1)"
+  units="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)"
+  rss="$(sed -n 's/^stat::peak_rss_mb: *//p' "$dir/log" | tail -1)"
+  cpu="$(awk '{ s = $1 + $2 } END { print s + 0 }' "$dir/time" 2>/dev/null || echo 0)"
+  awk -v r="${rate:-0}" -v u="${units:-0}" -v c="$cpu" -v m="${rss:--}" \
+    'BEGIN { printf "%d %d %s\n", r, (c > 0 ? u / c : 0), m }'
 }
 
-if (( seconds > 0 )); then
-  echo "# programs/s, $seconds s per configuration, seed 1, from corpus/fuzz_autograd${pin:+, CPU $pin}"
-  printf '%-70s %10s %8s\n' "configuration" "exec/s" "ratio"
-  baseline=""
+if ((seconds > 0 && rounds > 0)); then
   IFS=';' read -r -a list <<< "$configs"
-  for c in "${list[@]}"; do
-    rate="$(measure "$c")"
-    [[ -z "$rate" ]] && rate=0
-    [[ -z "$baseline" && "$c" == "BACKENDS=libtorch" ]] && baseline="$rate"
-    ratio="-"
-    if [[ -n "$baseline" && "$baseline" != 0 ]]; then
-      ratio="$(awk -v r="$rate" -v b="$baseline" 'BEGIN { printf "%.2f", r / b }')"
-    fi
-    printf '%-70s %10s %8s\n' "$c" "$rate" "$ratio"
+  echo "# throughput: $seconds s per run, $rounds round(s), seed 1," \
+    "from corpus/fuzz_autograd${pin:+, CPU $pin}"
+  echo "# $fuzz_bin"
+  printf '%-5s  %-62s %8s %10s %7s %9s %6s\n' \
+    round configuration exec/s exec/CPU-s ratio ratio-CPU rss-MB
+  for ((round = 1; round <= rounds; ++round)); do
+    base_rate="" base_cpu=""
+    for c in "${list[@]}"; do
+      read -r rate per_cpu rss <<< "$(measure "$c")"
+      if [[ -z "$base_rate" && "$c" == "BACKENDS=libtorch" ]]; then
+        base_rate="$rate" base_cpu="$per_cpu"
+      fi
+      printf '%-5s  %-62s %8s %10s %7s %9s %6s\n' "$round" "$c" "$rate" "$per_cpu" \
+        "$(ratio "$rate" "${base_rate:-0}")" "$(ratio "$per_cpu" "${base_cpu:-0}")" "$rss"
+    done
   done
 fi
-[[ -z "$planted" ]] && exit 0
+((${#fixtures[@]} > 0)) || exit 0
 
-# Time to the first divergence: the planted plugin's neg bug, found from an empty corpus, in
-# panic mode (the first finding aborts the run); the median over SEEDS.
-echo
-echo "# seconds to the first divergence, BACKENDS=ref,<planted neg plugin>, empty corpus"
-times=()
-for seed in $seeds; do
-  dir="$scratch/ttfd$seed"
-  mkdir -p "$dir/corpus"
+# Seconds to the first divergence of one fixture ($1) with settings $2 and seed $3, wall clock
+# from the process's start (LibTorch's loading included); "-" when not found within CAP.
+# A divergence counts only when the fixture is the diverging backend.
+time_to_find() {
+  local fixture="$1" settings="$2" seed="$3" dir="$scratch/ttf" start end
+  [[ "$settings" == - ]] && settings=""
+  rm -rf "$dir" && mkdir -p "$dir/corpus"
   start="$(date +%s.%N)"
-  (cd "$dir" && env BACKENDS="ref,$planted" MODE=panic "${runner[@]}" "$fuzz_bin" \
-     -seed="$seed" -max_total_time=300 corpus > log 2>&1) || true
+  (cd "$dir" && env $settings BACKENDS="ref,$fixture" MODE=panic \
+     timeout $((cap + 60)) "${runner[@]}" "$fuzz_bin" -seed="$seed" -max_total_time="$cap" corpus \
+     > log 2>&1) || true
   end="$(date +%s.%N)"
-  if grep -q "DIVERGENCE" "$dir/log"; then
-    t="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')"
+  if grep -q "^DIVERGENCE backend=" "$dir/log"; then
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }'
   else
-    t="none-in-300s"
+    echo -
   fi
-  times+=("$t")
-  echo "seed $seed: $t"
+}
+
+name() {
+  local n
+  n="$(basename "$1" .so)"
+  echo "${n#burnmark_}"
+}
+
+echo
+echo "# seconds to the first divergence, BACKENDS=ref,<fixture>, empty corpus, MODE=panic," \
+  "cap $cap s${pin:+, CPU $pin}"
+IFS=';' read -r -a knobs <<< "$planted_knobs"
+declare -A found
+for seed in $seeds; do
+  for f in "${fixtures[@]}"; do
+    for k in "${knobs[@]}"; do
+      t="$(time_to_find "$f" "$k" "$seed")"
+      found["$f|$k"]+="$t "
+      printf 'seed %-3s %-20s %-36s %s\n' "$seed" "$(name "$f")" "$k" "$t"
+    done
+  done
 done
-printf '%s\n' "${times[@]}" | grep -v none | sort -g | awk '{ v[NR] = $1 } END {
-  if (NR == 0) print "median: none found"; else print "median: " v[int((NR + 1) / 2)] " s" }'
+echo
+printf '%-20s %-36s %-26s %s\n' fixture settings "seeds ($seeds)" median
+for f in "${fixtures[@]}"; do
+  for k in "${knobs[@]}"; do
+    times="${found["$f|$k"]}"
+    # The median over every seed, a seed that found nothing counting as above the cap.
+    median="$(printf '%s\n' $times | sed 's/^-$/1e9/' | sort -g |
+      awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print (m >= 1e9 ? "not found" : m) }')"
+    printf '%-20s %-36s %-26s %s\n' "$(name "$f")" "$k" "$times" "$median"
+  done
+done
