@@ -3,9 +3,15 @@
 // run and judged on its own. Driven by the planted-bug backend around the real reference.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "burnmark/backends/builtin.h"
+#include "burnmark/ir/text.h"
 #include "burnmark/triage/rewrite.h"
 #include "burnmark/triage/runner.h"
 #include "burnmark/triage/signature.h"
@@ -101,4 +107,45 @@ TEST(Suppression, TheFilterAnswersARepeatWithoutRunsAndANewBugOfTheSameShapeAsNe
   EXPECT_FALSE(filter.is_known(exp_into_sigmoid(true)));
   EXPECT_GT(filter.runs(), runs);
   EXPECT_EQ(filter.minimisations(), 2u);
+}
+
+// Runner::upstream_gradient reads an op's upstream gradient from one backward pass of the whole
+// program (the reference's node gradients); the definition it stands for is the gradient of the
+// register cut into a leaf holding the reference's values. Both, on every float op register of
+// the corpus's programs in every dtype.
+TEST(Runner, UpstreamGradientsFromOneBackwardPassAreTheCutProgramsGradients) {
+  const std::unique_ptr<Backend> ref = make_reference_backend();
+  int compared = 0;
+  for (const char* dir : {"programs", "programs-bf16", "programs-f16", "programs-f64"})
+    for (const auto& entry : std::filesystem::directory_iterator(
+             std::string(BURNMARK_TEST_SOURCE_DIR) + "/corpus/" + dir)) {
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      ParseResult parsed = parse_program(text.str());
+      ASSERT_TRUE(parsed.ok()) << entry.path() << ": " << parsed.error();
+      const Program& p = parsed.program();
+      SCOPED_TRACE(entry.path().string());
+      Runner runner({ref.get()}, OracleOptions{});
+      for (Reg r = 0; r < p.root; ++r) {
+        const Stmt& s = p.stmts[static_cast<std::size_t>(r)];
+        if (s.kind != StmtKind::Op || s.dtype != DType::F32) continue;
+        const std::optional<std::vector<double>> fast = runner.upstream_gradient(p, r);
+        const std::optional<std::vector<double>> values = runner.values(p, r);
+        ASSERT_TRUE(values.has_value());
+        const Program cut = cut_to_leaf(p, r, *values);
+        const std::optional<std::vector<double>> slow =
+            runner.leaf_gradient(cut, cut.stmts[static_cast<std::size_t>(r)].leaf);
+        ASSERT_EQ(fast.has_value(), slow.has_value()) << "register " << r;
+        if (!fast) continue;
+        ASSERT_EQ(fast->size(), slow->size());
+        for (std::size_t i = 0; i < fast->size(); ++i) {
+          const double a = (*fast)[i], b = (*slow)[i];
+          EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b)))
+              << "register " << r << " element " << i << ": " << a << " vs " << b;
+        }
+        ++compared;
+      }
+    }
+  EXPECT_GT(compared, 300) << compared;
 }

@@ -155,6 +155,17 @@ std::optional<std::vector<double>> Runner::upstream_gradient(const Program& prog
 }
 
 std::optional<std::vector<double>> Runner::run_upstream_gradient(const Program& program, Reg reg) {
+  const auto at = static_cast<std::size_t>(reg);
+  if (!backends_.empty() && program.stmts[at].kind == StmtKind::Op) {
+    if (!have_gradients_ || !(gradients_of_ == program)) {
+      ++runs_;
+      const RunningBackend running(backends_[0]->name());
+      register_gradients_ = backends_[0]->register_gradients(program);
+      gradients_of_ = program;
+      have_gradients_ = true;
+    }
+    if (at < register_gradients_.size() && register_gradients_[at]) return register_gradients_[at];
+  }
   const std::optional<std::vector<double>> vals = values(program, reg);
   if (!vals) return std::nullopt;
   // Registers keep their numbers in cut_to_leaf; the operands that fed `reg` stay as dead code.

@@ -74,8 +74,11 @@ inline HostTensor zero_gradient(const Program& program, Reg leaf) {
   return HostTensor{shape, std::vector<double>(static_cast<std::size_t>(shape.numel()), 0.0), {}};
 }
 
+// `registers`, when given, receives every register's handle after the run (valid until the
+// framework's next reset), for a backend that reads more than the outcome out of its framework.
 template <Framework F>
-Outcome run_program(F& framework, const Program& program, const RunOptions& options) {
+Outcome run_program(F& framework, const Program& program, const RunOptions& options,
+                    std::vector<typename F::Tensor>* registers = nullptr) {
   Outcome out;
   if (options.tangents && !ForwardModeFramework<F>) {
     out.status = Status::Unsupported;
@@ -159,6 +162,7 @@ Outcome run_program(F& framework, const Program& program, const RunOptions& opti
         out.grads.push_back(g ? std::move(*g) : zero_gradient(program, r));
       }
     }
+    if (registers != nullptr) *registers = std::move(regs);
   } catch (const std::exception& e) {
     out.status = Status::Error;
     out.message = e.what();
@@ -189,6 +193,13 @@ public:
   // The ops this backend runs, when it runs only some (a plugin's op list: programs with any
   // other op are Unsupported); nullopt when it runs every op. BURNMARK_OPS=auto draws from these.
   virtual std::optional<std::vector<Op>> supported_ops() const { return std::nullopt; }
+  // For triage, from one run with gradients: per register, the gradient of sum(root) with
+  // respect to that register's values (what flows into it from everything downstream), nullopt
+  // where none reaches it; empty when the backend cannot say, the default (only the in-process
+  // reference reads its intermediate gradients).
+  virtual std::vector<std::optional<std::vector<double>>> register_gradients(const Program&) {
+    return {};
+  }
 };
 
 // Every caller runs a backend through this, so that a process dying inside it can name it.

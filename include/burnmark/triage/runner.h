@@ -37,9 +37,11 @@ public:
   // The reference's gradient of sum(root) with respect to leaf number `leaf` (leaf order);
   // nullopt if it errors. Used to weight an isolated culprit by its upstream gradient.
   std::optional<std::vector<double>> leaf_gradient(const Program& program, int leaf);
-  // The reference's gradient of sum(root) with respect to register `reg`: `reg` cut into a leaf
-  // holding its values, then that leaf's gradient (two reference-only runs). nullopt if the
-  // reference cannot say. What weighted() multiplies a prefix ending at `reg` by.
+  // The reference's gradient of sum(root) with respect to register `reg`, what weighted()
+  // multiplies a prefix ending at `reg` by: for an op, read from one backward pass of the whole
+  // program that gives every register's (Backend::register_gradients, one reference run per
+  // program); otherwise, or where that pass gives none, `reg` cut into a leaf holding its values,
+  // then that leaf's gradient (two reference-only runs). nullopt if the reference cannot say.
   std::optional<std::vector<double>> upstream_gradient(const Program& program, Reg reg);
 
   // Remember the answers of check() and upstream_gradient() for up to `capacity` programs each
@@ -81,6 +83,11 @@ private:
   std::size_t memo_hits_ = 0;
   Memo<Verdict> checks_;
   Memo<std::optional<std::vector<double>>> upstream_;
+  // The reference's register_gradients() of the last program asked about: analyse() asks for
+  // one register's upstream gradient after another of one program.
+  Program gradients_of_;
+  bool have_gradients_ = false;
+  std::vector<std::optional<std::vector<double>>> register_gradients_;
   Verdict run_check(const Program& program, bool& keep);
   std::optional<std::vector<double>> run_upstream_gradient(const Program& program, Reg reg);
 };

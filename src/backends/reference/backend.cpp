@@ -31,6 +31,20 @@ public:
     return out;
   }
 
+  std::vector<std::optional<std::vector<double>>>
+  register_gradients(const Program& program) override {
+    const ref::ConventionScope scope(other_side_);
+    const ref::StorageScope storage(program.float_dtype);
+    std::vector<ref::ReferenceFramework::Tensor> registers;
+    const Outcome out = run_program(framework_, program, RunOptions{true}, &registers);
+    std::vector<std::optional<std::vector<double>>> grads;
+    if (out.status != Status::Ok) return grads;
+    grads.reserve(registers.size());
+    for (const ref::ReferenceFramework::Tensor& r : registers)
+      grads.push_back(framework_.node_gradient(r));
+    return grads;
+  }
+
 private:
   ConventionSet other_side_;
   std::string name_ = "ref";

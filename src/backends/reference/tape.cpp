@@ -129,6 +129,12 @@ std::optional<HostTensor> ReferenceFramework::grad(const Tensor& t) {
   return HostTensor{n.shape, n.grad.values(), n.grad.bounds()};
 }
 
+std::optional<std::vector<double>> ReferenceFramework::node_gradient(const Tensor& t) const {
+  const Node& n = nodes_[static_cast<std::size_t>(t.node)];
+  if (!n.has_grad) return std::nullopt;
+  return n.grad.values();
+}
+
 ReferenceFramework::Tensor ReferenceFramework::dual(const Tensor& t, const HostTensor& tangent) {
   Node& n = node(t.node);
   n.tan.resize(n.shape.numel());

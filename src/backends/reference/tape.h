@@ -131,6 +131,9 @@ public:
   Tensor apply(const Instr& instr, std::span<const Tensor* const> operands, const Shape& shape);
   void backward(const Tensor& root);
   std::optional<HostTensor> grad(const Tensor& t);
+  // Any node's gradient after backward(), an op's as well as a leaf's; nullopt where none
+  // reached it.
+  std::optional<std::vector<double>> node_gradient(const Tensor& t) const;
   HostTensor read(const Tensor& t);
   Tensor dual(const Tensor& t, const HostTensor& tangent);
   // Computes the tangents t depends on, then reads t's (LibTorch computes them op by op; the
