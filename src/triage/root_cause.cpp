@@ -399,6 +399,11 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
                             root.culprit, detail, root.zero_sign ? "|zero-sign" : "")
               : fmt::format("root1|{}{}:{}|graph={}", dtype_part, root.library, root.kind,
                             signature_id);
+    // Who is wrong, eager or compiled, is part of a compile fault's identity (issue 32).
+    if (verdict.compile && primary->backend == verdict.compile->compiled) {
+      root.compile = compile_class(*verdict.compile);
+      root.text += "|compile=" + root.compile;
+    }
     root.id = short_id(root.text);
     roots.push_back(std::move(root));
   }
@@ -414,9 +419,17 @@ std::string root_words(const RootCause& r) {
   else
     out += " trigger=" + (r.trigger.empty() ? std::string("-") : join(r.trigger, ","));
   out += " dtype=" + (r.dtype.empty() ? std::string("any") : r.dtype);
+  if (!r.compile.empty()) out += " compile=" + r.compile;
   if (r.zero_sign) out += " (a zero of the wrong sign, shown downstream)";
   if (!r.isolated) out += " (no op diverges alone: identified by its graph)";
   return out;
+}
+
+std::vector<std::string> listed_root_ids(const std::vector<RootCause>& roots) {
+  std::vector<std::string> ids;
+  for (const RootCause& r : roots)
+    if (r.compile != "both-outside-alike" || roots.size() == 1) ids.push_back(r.id);
+  return ids;
 }
 
 std::string root_key(const std::vector<RootCause>& roots) {

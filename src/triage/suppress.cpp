@@ -4,6 +4,7 @@
 
 #include "burnmark/ir/input_file.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <fstream>
@@ -106,9 +107,9 @@ const KnownBug* Suppressions::find(std::string_view id) const {
 
 const KnownBug* Suppressions::find(const Signature& signature) const {
   if (const KnownBug* known = find_graph(signature)) return known;
-  std::vector<std::string> root_ids;
-  for (const RootCause& r : signature.roots)
-    root_ids.push_back(r.id);
+  // A compiled root that reproduces eager's own fault is known when eager's root is (PyTorch
+  // files a compile bug only when the compiled result is further from the baseline than eager's).
+  const std::vector<std::string> root_ids = listed_root_ids(signature.roots);
   return find_root(root_ids);
 }
 
@@ -119,7 +120,14 @@ const KnownBug* Suppressions::find_graph(const Signature& signature) const {
       if (const KnownBug* known = find(std::string_view(*id))) return known;
   // Several backends: known when each one's share is, by any of its ids.
   const KnownBug* first = nullptr;
+  // A compiled backend's share that reproduces eager's fault is eager's (listed_root_ids).
+  const auto shared = [&](const BackendSignature& share) {
+    return std::any_of(signature.roots.begin(), signature.roots.end(), [&](const RootCause& r) {
+      return r.backend == share.backend && r.compile == "both-outside-alike";
+    });
+  };
   for (const BackendSignature& share : signature.per_backend) {
+    if (shared(share) && signature.per_backend.size() > 1) continue;
     const KnownBug* known = nullptr;
     for (const std::string* id : {&share.id, &share.f32_id, &share.reverse_id, &share.culprit_id})
       if (!known && !id->empty()) known = find(std::string_view(*id));
