@@ -216,6 +216,11 @@ std::string summary_line(const Harness& h) {
 void print_final_summary() {
   const Harness& h = harness();
   if (h.inputs > 0) std::fputs(summary_line(h).c_str(), stderr);
+  // A backend's own counters (torch-compile's compile cache: hits and compiles), as its last
+  // outcome's note said them.
+  for (const auto& b : h.backends)
+    if (const std::string note = b->note(); !note.empty() && h.inputs > 0)
+      std::fputs(fmt::format("NOTE backend={} note=\"{}\"\n", b->name(), note).c_str(), stderr);
 }
 
 } // namespace
