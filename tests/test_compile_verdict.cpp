@@ -194,4 +194,17 @@ TEST(CompileVerdict, RealBackendsAgreeingSayBothWithin) {
   EXPECT_TRUE(v.agree()) << format_verdict(v);
   EXPECT_EQ(line_of(v), "COMPILE-VERDICT compiled=within eager=within apart=no "
                         "compiled_backend=torch-compile eager_backend=libtorch class=both-within");
+
+  // A real compile finding (torch 2.15.0, found while this was written): logit with eps at NaN.
+  // The clamp to [eps, 1 - eps] leaves NaN NaN, so the gradient is NaN (the reference, and eager);
+  // Inductor's backward gives 0. The pin fails the day PyTorch fixes it: then drop this half.
+  const ParseResult logit =
+      parse_program("%0 = leaf f32[1] [nan]\n%1 = logit %0, eps=0.25 : f32[1]\nroot %1\n");
+  ASSERT_TRUE(logit.ok()) << logit.error();
+  std::vector<Outcome> at_nan;
+  for (const auto& b : backends)
+    at_nan.push_back(b->run(logit.program(), RunOptions{true}));
+  const Verdict w = compare(at_nan, OracleOptions{});
+  ASSERT_TRUE(w.compile) << format_verdict(w);
+  EXPECT_EQ(compile_class(*w.compile), "compiled-outside") << format_verdict(w);
 }
