@@ -219,6 +219,13 @@ std::string summary_line(const Harness& h) {
 void print_final_summary() {
   const Harness& h = harness();
   if (h.inputs > 0) std::fputs(summary_line(h).c_str(), stderr);
+  // torch-compile's compile-cache counters (hits, compiles), as its last outcome's note said
+  // them: a string the child backend keeps. Only its: the in-process LibTorch backends' note()
+  // asks LibTorch (at::show_config), whose statics are gone at exit.
+  for (const auto& b : h.backends)
+    if (const std::string note = b->name() == "torch-compile" ? b->note() : "";
+        !note.empty() && h.inputs > 0)
+      std::fputs(fmt::format("NOTE backend={} note=\"{}\"\n", b->name(), note).c_str(), stderr);
 }
 
 } // namespace

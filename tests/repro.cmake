@@ -13,3 +13,9 @@ if(TARGET burnmark_ref)
   target_link_libraries(test_repro PRIVATE burnmark_ref)
   target_compile_definitions(test_repro PRIVATE BURNMARK_HAVE_REF)
 endif()
+# The torch.compile reproducer, its emitted script run with the torch venv's Python (skipped when
+# the venv lacks torch); Inductor compiles for a minute on a busy machine.
+burnmark_test(test_compile_repro test_compile_repro.cpp)
+target_link_libraries(test_compile_repro PRIVATE burnmark_repro burnmark_ir fmt::fmt)
+target_compile_definitions(test_compile_repro PRIVATE
+  BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

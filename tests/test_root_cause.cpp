@@ -287,3 +287,66 @@ TEST(RootCause, AZeroOfTheWrongSignIsLeftToTheFullCharacterisation) {
   ASSERT_TRUE(f.has_value());
   EXPECT_FALSE(culprit_roots(runner, p, f->verdict, f->culprit).has_value());
 }
+
+namespace {
+
+// A backend under another name: the planted faults as torch-compile or as libtorch, the honest
+// reference as libtorch.
+class Renamed final : public Backend {
+public:
+  Renamed(std::string name, Backend& inner) : name_(std::move(name)), inner_(inner) {}
+  const std::string& name() const override { return name_; }
+  Outcome run(const Program& p, const RunOptions& options) override {
+    Outcome out = inner_.run(p, options);
+    out.backend = name_;
+    return out;
+  }
+
+private:
+  std::string name_;
+  Backend& inner_;
+};
+
+} // namespace
+
+// Issue 32: a torch-compile root says who is wrong. Fault B planted in the compiled backend only
+// is a compile bug (eager within the reference's bound); planted in both, it is eager's fault,
+// which compile reproduces, known when eager's root is.
+TEST(RootCause, ACompiledRootSaysWhetherEagerIsWrongToo) {
+  const std::unique_ptr<Backend> ref = make_reference_backend();
+  const std::unique_ptr<Backend> honest = make_reference_backend();
+  PlantedBackend planted_eager, planted_compiled;
+  Renamed eager_ok("libtorch", *honest), eager_bad("libtorch", planted_eager);
+  Renamed compiled("torch-compile", planted_compiled);
+
+  Runner compile_bug_runner({ref.get(), &eager_ok, &compiled}, OracleOptions{});
+  const Characterization compile_bug = characterized(compile_bug_runner, exp_then_tanh());
+  ASSERT_EQ(compile_bug.signature.roots.size(), 1u);
+  const RootCause& only = compile_bug.signature.roots[0];
+  EXPECT_EQ(only.library, "torch-compile");
+  EXPECT_EQ(only.compile, "compiled-outside");
+  EXPECT_TRUE(only.text.ends_with("|compile=compiled-outside")) << only.text;
+  EXPECT_NE(root_words(only).find(" compile=compiled-outside"), std::string::npos);
+
+  Runner shared_runner({ref.get(), &eager_bad, &compiled}, OracleOptions{});
+  const Characterization shared = characterized(shared_runner, exp_then_tanh());
+  ASSERT_EQ(shared.signature.roots.size(), 2u);
+  const RootCause& eager_root = shared.signature.roots[0]; // ordered by library
+  const RootCause& compiled_root = shared.signature.roots[1];
+  EXPECT_EQ(eager_root.library, "libtorch");
+  EXPECT_EQ(eager_root.compile, "");
+  EXPECT_EQ(compiled_root.compile, "both-outside-alike");
+  // One Inductor fault and one fault compile shares with eager are two groups.
+  EXPECT_NE(compiled_root.id, only.id);
+  EXPECT_EQ(listed_root_ids(shared.signature.roots), std::vector<std::string>{eager_root.id});
+
+  // A list naming eager's root knows the shared finding, not the compile bug.
+  std::string error;
+  const Suppressions known =
+      Suppressions::parse(eager_root.id + " planted-exp-neg-inf exp(-inf) is 1\n", error);
+  ASSERT_EQ(error, "");
+  const KnownBug* k = known.find(shared.signature);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->anchor, "planted-exp-neg-inf");
+  EXPECT_EQ(known.find(compile_bug.signature), nullptr);
+}

@@ -99,14 +99,17 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
           fmt::format("burnmark {}: {} ({})", entry->signature, op_sequence(c.signature),
                       fmt::join(c.signature.kinds, ", "));
       std::string repro_error;
-      const std::optional<ReproCase> rc = reference_repro_case(
+      std::optional<ReproCase> rc = reference_repro_case(
           reference_, c.minimized, title, options_.tolerance,
           RunOptions{options_.gradients, options_.tangents, options_.hessian}, repro_error);
       if (rc) {
         const std::string name = "repro_" + entry->signature;
         ReproFiles files;
-        // Forward mode and second order have a Python reproducer only.
-        if (!rc->check_tangent && !rc->check_hvp)
+        // A finding only torch-compile shows: its script (eager, compiled, float64 baseline).
+        if (repro_path_for(c.minimized_verdict) == ReproPath::Compile)
+          rc->path = ReproPath::Compile;
+        // Forward mode, second order and torch.compile have a Python reproducer only.
+        if (!rc->check_tangent && !rc->check_hvp && rc->path != ReproPath::Compile)
           repro_error = write_repro(bug_dir, name, *rc, ReproLang::Cpp, files);
         if (repro_error.empty())
           repro_error = write_repro(bug_dir, name, *rc, ReproLang::Python, files);

@@ -1,7 +1,9 @@
 // Reproducer files from the reference's values (see repro_files.h).
 #include "burnmark/campaign/repro_files.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -46,6 +48,23 @@ std::optional<ReproCase> reference_repro_case(Backend& reference, const Program&
       c.hvp_bounds.push_back(h.error_bound);
     }
   return c;
+}
+
+std::optional<ReproPath> repro_path_for(const Verdict& verdict) {
+  const auto diverges = [&](std::string_view backend) {
+    return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
+                       [&](const Divergence& d) { return d.backend == backend; });
+  };
+  if (diverges("libtorch")) return ReproPath::Eager;
+  if (diverges("libtorch-scalar")) return ReproPath::Scalar;
+  if (diverges("libtorch-strided")) return ReproPath::Strided;
+  if (diverges("libtorch-jit")) return ReproPath::Jit;
+  if (diverges("libtorch-nnc")) return ReproPath::Nnc;
+  if (diverges("libtorch-threads")) return ReproPath::Eager;
+  if (diverges("libtorch-fwd-over-rev")) return ReproPath::Eager;
+  if (diverges("torch-eager-py")) return ReproPath::Eager;
+  if (diverges("torch-compile")) return ReproPath::Compile;
+  return std::nullopt;
 }
 
 std::string write_repro(const std::filesystem::path& dir, const std::string& name,

@@ -42,27 +42,13 @@ std::optional<ReproPath> path_from_name(std::string_view p) {
   if (p == "strided") return ReproPath::Strided;
   if (p == "jit") return ReproPath::Jit;
   if (p == "nnc") return ReproPath::Nnc;
+  if (p == "compile") return ReproPath::Compile;
   return std::nullopt;
 }
 
-// The path of LibTorch the finding needs: eager when eager LibTorch diverges (the simplest
-// reproducer), else the variant that does; nullopt when no diverging backend has a path of its
-// own (libtorch-inplace, a general child: form, a plugin).
 bool diverging(const Verdict& verdict, std::string_view backend) {
   return std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
                      [&](const Divergence& d) { return d.backend == backend; });
-}
-
-std::optional<ReproPath> path_for(const Verdict& verdict) {
-  const auto diverges = [&](std::string_view backend) { return diverging(verdict, backend); };
-  if (diverges("libtorch")) return ReproPath::Eager;
-  if (diverges("libtorch-scalar")) return ReproPath::Scalar;
-  if (diverges("libtorch-strided")) return ReproPath::Strided;
-  if (diverges("libtorch-jit")) return ReproPath::Jit;
-  if (diverges("libtorch-nnc")) return ReproPath::Nnc;
-  if (diverges("libtorch-threads")) return ReproPath::Eager;
-  if (diverges("libtorch-fwd-over-rev")) return ReproPath::Eager;
-  return std::nullopt;
 }
 
 struct ReproArgs {
@@ -109,7 +95,7 @@ int write_reproducer(const ReproArgs& a) {
       *raw.front(), chosen, title, config.tolerance, run_options(config, gradients), error);
   if (!repro) return usage_error(fmt::format("repro: {}: {}", a.file, error));
   repro->why = finding_line(a.file);
-  const std::optional<ReproPath> needed = path_for(finding->verdict);
+  const std::optional<ReproPath> needed = repro_path_for(finding->verdict);
   // Say so rather than hand over, silently, a reproducer that may agree.
   if (!path && !needed)
     fmt::print(stderr,
@@ -125,6 +111,7 @@ int write_reproducer(const ReproArgs& a) {
   if (repro->path == ReproPath::Eager && !diverging(finding->verdict, "libtorch") &&
       diverging(finding->verdict, "libtorch-threads"))
     repro->intra_op_threads = kThreadsVariantThreads;
+  repro->compile_dynamic = config.compile_dynamic != 0;
 
   const std::string name = "repro_" + signature.id;
   if (!out) {
@@ -160,11 +147,12 @@ Action define_repro(CLI::App& app) {
       }));
   app.add_option("--path", a->path,
                  "the path of LibTorch the reproducer takes (default: the one that diverges)")
-      ->type_name("eager|scalar|strided|jit|nnc")
+      ->type_name("eager|scalar|strided|jit|nnc|compile")
       ->check(check_with([](const std::string& p) {
         return path_from_name(p)
                    ? std::string()
-                   : fmt::format("unknown path '{}' (eager, scalar, strided, jit or nnc)", p);
+                   : fmt::format("unknown path '{}' (eager, scalar, strided, jit, nnc or compile)",
+                                 p);
       }));
   app.add_option_function<std::string>(
          "--out", [a](const std::string& dir) { a->out = dir; },

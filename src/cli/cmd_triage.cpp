@@ -63,11 +63,9 @@ std::string roots_line(const std::vector<RootCause>& roots) {
   return join(words, " + ");
 }
 
+// A compiled root reproducing eager's fault is known by eager's root (listed_root_ids).
 std::vector<std::string> root_ids(const std::vector<RootCause>& roots) {
-  std::vector<std::string> ids;
-  for (const RootCause& r : roots)
-    ids.push_back(r.id);
-  return ids;
+  return listed_root_ids(roots);
 }
 
 int minimize(const Args* a) {

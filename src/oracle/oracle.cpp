@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -169,7 +171,92 @@ void judge_regressions(const std::vector<Outcome>& outcomes, const std::vector<B
   }
 }
 
+// Whether two backends' tensors differ by the oracle's rule, the first in the reference's place
+// and the reference's bound (when it has one for the element) as the slack; elements the
+// reference leaves indeterminate are not judged.
+bool tensors_apart(const HostTensor& ref, const HostTensor& a, const HostTensor& b,
+                   double tolerance) {
+  if (!(a.shape == b.shape) || a.values.size() != b.values.size()) return true;
+  const bool bounded = ref.values.size() == a.values.size();
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
+    const std::optional<double> bound = bounded ? bound_at(ref, i) : std::nullopt;
+    if (bound && !(*bound < std::numeric_limits<double>::infinity())) continue;
+    if (values_diverge(a.values[i], b.values[i], tolerance, bound)) return true;
+  }
+  return false;
+}
+
+bool outcomes_apart(const Outcome& ref, const Outcome& a, const Outcome& b,
+                    const OracleOptions& options) {
+  if (a.status != Status::Ok || b.status != Status::Ok) return a.status != b.status;
+  const auto apart = [&](const HostTensor& r, const HostTensor& x, const HostTensor& y) {
+    return tensors_apart(r, x, y, options.tolerance);
+  };
+  const HostTensor none;
+  const auto at = [&](const std::vector<HostTensor>& v, std::size_t i) -> const HostTensor& {
+    return ref.status == Status::Ok && i < v.size() ? v[i] : none;
+  };
+  if (apart(ref.status == Status::Ok ? ref.root : none, a.root, b.root)) return true;
+  if (options.tangents &&
+      apart(ref.status == Status::Ok ? ref.tangent : none, a.tangent, b.tangent))
+    return true;
+  if (options.gradients) {
+    if (a.grads.size() != b.grads.size()) return true;
+    for (std::size_t i = 0; i < a.grads.size(); ++i)
+      if (apart(at(ref.grads, i), a.grads[i], b.grads[i])) return true;
+  }
+  if (options.hessian) {
+    if (a.hvp.size() != b.hvp.size()) return true;
+    for (std::size_t i = 0; i < a.hvp.size(); ++i)
+      if (apart(at(ref.hvp, i), a.hvp[i], b.hvp[i])) return true;
+  }
+  return false;
+}
+
+// torch-compile and the eager PyTorch beside it, each judged (not the reference, not
+// unsupported): nullptr pair otherwise. libtorch first, as the campaign BACKENDS of issue 32
+// name it; torch-eager-py (bit for bit the same release from Python) when libtorch is absent.
+// In a 1.13 build `libtorch` is 1.13, an older eager than the venv's compile: the verdict
+// still says who is within the reference's bound.
+std::pair<const Outcome*, const Outcome*> compile_pair(const std::vector<Outcome>& outcomes) {
+  const auto find = [&](std::string_view name) -> const Outcome* {
+    for (std::size_t b = 1; b < outcomes.size(); ++b)
+      if (outcomes[b].backend == name && outcomes[b].status != Status::Unsupported)
+        return &outcomes[b];
+    return nullptr;
+  };
+  const Outcome* compiled = find("torch-compile");
+  const Outcome* eager = find("libtorch");
+  if (!eager) eager = find("torch-eager-py");
+  if (!compiled || !eager) return {nullptr, nullptr};
+  return {compiled, eager};
+}
+
+void judge_compile(const std::vector<Outcome>& outcomes, const OracleOptions& options,
+                   Verdict& verdict) {
+  const auto [compiled, eager] = compile_pair(outcomes);
+  if (!compiled) return;
+  const auto within = [&](const std::string& backend) {
+    return std::none_of(verdict.divergences.begin(), verdict.divergences.end(),
+                        [&](const Divergence& d) { return d.backend == backend; });
+  };
+  CompileVerdict c;
+  c.compiled = compiled->backend;
+  c.eager = eager->backend;
+  c.compiled_within = within(c.compiled);
+  c.eager_within = within(c.eager);
+  c.apart = outcomes_apart(outcomes.front(), *eager, *compiled, options);
+  verdict.compile = std::move(c);
+}
+
 } // namespace
+
+std::string compile_class(const CompileVerdict& v) {
+  if (!v.compiled_within && v.eager_within) return "compiled-outside";
+  if (v.compiled_within && !v.eager_within) return "eager-outside";
+  if (!v.compiled_within) return v.apart ? "both-outside-apart" : "both-outside-alike";
+  return v.apart ? "both-within-apart" : "both-within";
+}
 
 Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& options) {
   Verdict verdict;
@@ -224,6 +311,7 @@ Verdict compare(const std::vector<Outcome>& outcomes, const OracleOptions& optio
     }
   }
   judge_regressions(outcomes, options.baselines, verdict);
+  judge_compile(outcomes, options, verdict);
   return verdict;
 }
 
@@ -272,6 +360,13 @@ std::string format_verdict(const Verdict& verdict) {
   for (const Indeterminate& i : verdict.indeterminate_by_backend)
     fmt::format_to(std::back_inserter(out), "INDETERMINATE backend={} count={}\n", i.backend,
                    i.count);
+  if (const std::optional<CompileVerdict>& c = verdict.compile)
+    fmt::format_to(std::back_inserter(out),
+                   "COMPILE-VERDICT compiled={} eager={} apart={} compiled_backend={} "
+                   "eager_backend={} class={}\n",
+                   c->compiled_within ? "within" : "outside",
+                   c->eager_within ? "within" : "outside", c->apart ? "yes" : "no", c->compiled,
+                   c->eager, compile_class(*c));
   fmt::format_to(
       std::back_inserter(out),
       "VERDICT reference={} compared={} divergences={} skipped={} indeterminate={} result={}\n",

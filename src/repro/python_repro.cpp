@@ -320,6 +320,7 @@ std::string torch_python_call(const Program& p, const Instr& in, bool scripted) 
 }
 
 std::string emit_python_repro(const ReproCase& repro) {
+  if (repro.path == ReproPath::Compile) return emit_compile_repro(repro);
   repro_detail::check_case(repro);
   const Program& p = repro.program;
   const bool scripted = repro.path == ReproPath::Jit || repro.path == ReproPath::Nnc;

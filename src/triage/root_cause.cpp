@@ -349,8 +349,8 @@ std::vector<const Divergence*> library_primaries(const Verdict& verdict) {
 
 // The root of `primary`, shown by `program`: by the op that shows it alone (`alone`, marked
 // zero-sign when that is how it was found), else by the graph.
-RootCause make_root(Runner& runner, const Program& program, const Divergence& primary,
-                    const std::optional<Isolated>& alone, bool zero_sign,
+RootCause make_root(Runner& runner, const Program& program, const Verdict& verdict,
+                    const Divergence& primary, const std::optional<Isolated>& alone, bool zero_sign,
                     const std::string& prefix_culprit, const std::string& signature_id) {
   RootCause root;
   root.library = backend_library(primary.backend);
@@ -392,6 +392,11 @@ RootCause make_root(Runner& runner, const Program& program, const Divergence& pr
                                 root.kind, root.culprit, detail, root.zero_sign ? "|zero-sign" : "")
                   : fmt::format("root1|{}{}:{}|graph={}", dtype_part, root.library, root.kind,
                                 signature_id);
+  // Who is wrong, eager or compiled, is part of a compile fault's identity (issue 32).
+  if (verdict.compile && primary.backend == verdict.compile->compiled) {
+    root.compile = compile_class(*verdict.compile);
+    root.text += "|compile=" + root.compile;
+  }
   root.id = short_id(root.text);
   return root;
 }
@@ -423,8 +428,8 @@ std::vector<RootCause> root_causes(Runner& runner, const Program& minimized, con
       alone = zero_sign_culprit(runner, minimized, *primary);
       zero_sign = alone.has_value();
     }
-    roots.push_back(
-        make_root(runner, minimized, *primary, alone, zero_sign, prefix_culprit, signature_id));
+    roots.push_back(make_root(runner, minimized, verdict, *primary, alone, zero_sign,
+                              prefix_culprit, signature_id));
   }
   sort_by_library(roots);
   return roots;
@@ -439,7 +444,7 @@ std::optional<std::vector<RootCause>> culprit_roots(Runner& runner, const Progra
     const std::optional<Isolated> alone =
         isolated_divergence(runner, program, culprit, primary->backend);
     if (!alone) return std::nullopt;
-    roots.push_back(make_root(runner, program, *primary, alone, false, "", ""));
+    roots.push_back(make_root(runner, program, verdict, *primary, alone, false, "", ""));
   }
   sort_by_library(roots);
   return roots;
@@ -452,9 +457,17 @@ std::string root_words(const RootCause& r) {
   else
     out += " trigger=" + (r.trigger.empty() ? std::string("-") : join(r.trigger, ","));
   out += " dtype=" + (r.dtype.empty() ? std::string("any") : r.dtype);
+  if (!r.compile.empty()) out += " compile=" + r.compile;
   if (r.zero_sign) out += " (a zero of the wrong sign, shown downstream)";
   if (!r.isolated) out += " (no op diverges alone: identified by its graph)";
   return out;
+}
+
+std::vector<std::string> listed_root_ids(const std::vector<RootCause>& roots) {
+  std::vector<std::string> ids;
+  for (const RootCause& r : roots)
+    if (r.compile != "both-outside-alike" || roots.size() == 1) ids.push_back(r.id);
+  return ids;
 }
 
 std::string root_key(const std::vector<RootCause>& roots) {

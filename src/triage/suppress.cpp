@@ -4,6 +4,7 @@
 
 #include "burnmark/ir/input_file.h"
 
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <fstream>
@@ -107,9 +108,9 @@ const KnownBug* Suppressions::find(std::string_view id) const {
 
 const KnownBug* Suppressions::find(const Signature& signature) const {
   if (const KnownBug* known = find_graph(signature)) return known;
-  std::vector<std::string> root_ids;
-  for (const RootCause& r : signature.roots)
-    root_ids.push_back(r.id);
+  // A compiled root that reproduces eager's own fault is known when eager's root is (PyTorch
+  // files a compile bug only when the compiled result is further from the baseline than eager's).
+  const std::vector<std::string> root_ids = listed_root_ids(signature.roots);
   return find_root(root_ids);
 }
 
@@ -120,7 +121,14 @@ const KnownBug* Suppressions::find_graph(const Signature& signature) const {
       if (const KnownBug* known = find(std::string_view(*id))) return known;
   // Several backends: known when each one's share is, by any of its ids.
   const KnownBug* first = nullptr;
+  // A compiled backend's share that reproduces eager's fault is eager's (listed_root_ids).
+  const auto shared = [&](const BackendSignature& share) {
+    return std::any_of(signature.roots.begin(), signature.roots.end(), [&](const RootCause& r) {
+      return r.backend == share.backend && r.compile == "both-outside-alike";
+    });
+  };
   for (const BackendSignature& share : signature.per_backend) {
+    if (shared(share) && signature.per_backend.size() > 1) continue;
     const KnownBug* known = nullptr;
     for (const std::string* id : {&share.id, &share.f32_id, &share.reverse_id, &share.culprit_id})
       if (!known && !id->empty()) known = find(std::string_view(*id));
@@ -161,10 +169,7 @@ const KnownBug* KnownBugFilter::match(const Program& program, const Verdict& ver
     // A known root at the culprit needs no minimisation; anything else (no op diverging alone
     // there, an unlisted root, a bug listed by its graph) gets the full characterisation.
     if (const auto roots = culprit_roots(runner_, program, finding->verdict, finding->culprit)) {
-      std::vector<std::string> ids;
-      for (const RootCause& r : *roots)
-        ids.push_back(r.id);
-      if (const KnownBug* known = suppressions_.find_root(ids)) {
+      if (const KnownBug* known = suppressions_.find_root(listed_root_ids(*roots))) {
         ++root_answers_;
         return known_of_pre_.emplace(pre, known).first->second;
       }

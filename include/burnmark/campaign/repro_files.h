@@ -9,6 +9,7 @@
 
 #include "burnmark/driver/driver.h"
 #include "burnmark/ir/program.h"
+#include "burnmark/oracle/oracle.h"
 #include "burnmark/repro/repro.h"
 
 namespace burnmark {
@@ -19,6 +20,12 @@ namespace burnmark {
 std::optional<ReproCase> reference_repro_case(Backend& reference, const Program& program,
                                               std::string title, double tolerance,
                                               const RunOptions& run, std::string& error);
+
+// The path of PyTorch a finding's reproducer takes: eager when eager LibTorch diverges (the
+// simplest reproducer), else the variant that does (torch-compile: ReproPath::Compile); nullopt
+// when no diverging backend has a path of its own (libtorch-inplace, a general child: form, a
+// plugin).
+std::optional<ReproPath> repro_path_for(const Verdict& verdict);
 
 struct ReproFiles {
   std::filesystem::path cpp;   // empty unless written

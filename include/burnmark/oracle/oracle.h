@@ -72,6 +72,28 @@ struct Regression {
   DivergenceKind kind = DivergenceKind::Forward;
 };
 
+// Who is wrong when torch.compile and eager PyTorch disagree (issue 32): each side is within the
+// reference's bound (no divergence of that backend in the verdict) or outside it, and `apart`
+// says whether the two differ from each other by the same rule (the eager value in the
+// reference's place, the reference's bound as the slack). PyTorch files a compile bug only when
+// the compiled result is further from a float64 baseline than eager's; the reference is that
+// baseline with a bound, so `compiled outside, eager within` is a torch.compile bug, `both
+// outside, not apart` a fault compile shares with eager (an ATen kernel both call), and `both
+// within, apart` two defensible answers. Judged when the compiled backend ran to a result or an
+// error beside its eager counterpart (compile_pair() names them).
+struct CompileVerdict {
+  std::string compiled;        // "torch-compile"
+  std::string eager;           // "torch-eager-py" when present, else "libtorch"
+  bool compiled_within = true; // no divergence of `compiled` from the reference
+  bool eager_within = true;    // no divergence of `eager` from the reference
+  bool apart = false;          // compiled and eager differ from each other
+};
+
+// The verdict as one word, for root-cause keys and triage groups: compiled-outside (a
+// torch.compile bug), eager-outside, both-outside-alike, both-outside-apart, both-within-apart,
+// both-within.
+std::string compile_class(const CompileVerdict& verdict);
+
 struct Verdict {
   std::string reference;               // name of the first backend
   std::vector<Divergence> divergences; // every diverging backend, every diverging tensor
@@ -79,7 +101,8 @@ struct Verdict {
   std::vector<std::string> skipped;    // backends that declared an op unsupported
   std::vector<Indeterminate> indeterminate_by_backend; // only backends with a nonzero count
   std::size_t indeterminate = 0;                       // sum over indeterminate_by_backend
-  std::size_t compared = 0; // backends other than the reference that ran to a result
+  std::size_t compared = 0;              // backends other than the reference that ran to a result
+  std::optional<CompileVerdict> compile; // when torch-compile and an eager torch both ran
   bool agree() const { return divergences.empty(); }
 };
 
@@ -113,6 +136,8 @@ std::string kind_name(DivergenceKind kind);
 //   first_index=I expected=E actual=A detail="..." SKIPPED backend=B INDETERMINATE backend=B
 //   count=N REGRESSION backend=B baseline=B2 kind=K VERDICT reference=R compared=N divergences=N
 //   skipped=N indeterminate=N result=agree|diverge
+//   COMPILE-VERDICT compiled=within|outside eager=within|outside apart=yes|no
+//   compiled_backend=B eager_backend=B2 class=C   (only with Verdict::compile; C as compile_class)
 // leaf is -1 unless kind=gradient (or a gradient's shape); expected/actual are "nan" when
 // meaningless (error, shape). The VERDICT line is always last.
 std::string format_verdict(const Verdict& verdict);

@@ -16,8 +16,9 @@ namespace burnmark {
 // libtorch-scalar); eager with every leaf and result re-laid out as libtorch-strided does
 // (Strided); or the program as one function scripted with torch.jit.script (libtorch-jit),
 // optionally with the NNC fuser forced on for CPU (libtorch-nnc), run until the executor has
-// specialised.
-enum class ReproPath { Eager, Scalar, Strided, Jit, Nnc };
+// specialised. Compile: the torch-compile backend's path, a script comparing eager,
+// torch.compile(fullgraph=True) and a float64 baseline (emit_compile_repro; Python only).
+enum class ReproPath { Eager, Scalar, Strided, Jit, Nnc, Compile };
 
 struct ReproCase {
   Program program;
@@ -53,6 +54,7 @@ struct ReproCase {
   std::vector<std::vector<double>> hvp_bounds;
   ReproPath path = ReproPath::Eager; // Strided, Jit and Nnc: Python only
   int intra_op_threads = 1;          // libtorch-threads' findings: kThreadsVariantThreads
+  bool compile_dynamic = false;      // Compile: torch.compile(dynamic=True), as the backend's knob
 };
 
 // Both emitters throw std::invalid_argument when the case is inconsistent (invalid program,
@@ -64,7 +66,16 @@ std::string emit_cpp_repro(const ReproCase& repro);
 // A CMakeLists.txt building `source_file_name` (placed next to it) against an installed LibTorch
 // found with find_package(Torch); the executable is named after the file's stem.
 std::string emit_cpp_cmake(const std::string& source_file_name);
-// A Python 3 script against PyTorch, same program, same checks, same exit status.
+// A Python 3 script against PyTorch, same program, same checks, same exit status (the Compile
+// path: emit_compile_repro's script).
 std::string emit_python_repro(const ReproCase& repro);
+// The torch.compile reproducer (compile_repro.cpp), in the shape PyTorch's issue template asks
+// fuzzer reporters for: fn run eagerly in the program's dtype, through torch.compile(fn,
+// fullgraph=True) on CPU, and eagerly in float64 (the baseline), every input's shape, stride and
+// dtype on its line, all three results printed (root, and each input's gradient when
+// check_gradients); exit status 1 while the compiled result is further from the baseline than
+// eager's at some element (by more than `tolerance` relative to the baseline), 0 otherwise. The
+// expected values are not used: the baseline is PyTorch's own float64.
+std::string emit_compile_repro(const ReproCase& repro);
 
 } // namespace burnmark

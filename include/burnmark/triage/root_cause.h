@@ -33,6 +33,12 @@
 //       root1|libtorch:forward|culprit=frac|trigger=-0|zero-sign
 //   - the dtype is part of the identity only when the isolated culprit does not diverge the same
 //     way in f32: a NaN-handling fault is one fault in every dtype, a bf16-only kernel is its own.
+//   - the compiled backend's root (torch-compile) ends with the compile verdict of the program
+//     (oracle.h, compile_class): `|compile=compiled-outside` is a torch.compile bug (eager within
+//     the reference's bound), `|compile=both-outside-alike` a fault compile shares with eager (the
+//     known-bug list knows it when it knows eager's root), `|compile=both-outside-apart` both
+//     wrong, each its own way. One Inductor fault is then never grouped with the eager fault it
+//     happens to reproduce.
 //   - the library is backend_library() without a release: libtorch, its variants and an older
 //     LibTorch in a child (libtorch@1.13) share roots, so a 1.13 row still live in 2.15 is
 //     recognised there.
@@ -59,6 +65,7 @@ struct RootCause {
   std::string dtype;                // "" when the fault shows in f32 too, else the dtype's name
   bool isolated = false;            // false: no op showed it alone (the graph is the identity)
   bool zero_sign = false; // the culprit's result has a zero of the wrong sign (see zero-sign)
+  std::string compile;    // the compiled backend's root: compile_class of the verdict; else ""
   std::string text;
   std::string id; // short_id(text)
 };
@@ -84,6 +91,11 @@ std::optional<std::vector<RootCause>> culprit_roots(Runner& runner, const Progra
 
 // One root in words: "libtorch:forward culprit=softshrink[0.5] trigger=nan dtype=any".
 std::string root_words(const RootCause& root);
+
+// The ids a known-bug list must name for a finding with these roots to be known: every one but
+// a compiled root that reproduces eager's fault (compile=both-outside-alike beside eager's own
+// root), which is known when eager's is.
+std::vector<std::string> listed_root_ids(const std::vector<RootCause>& roots);
 
 // The ids of `roots` joined by '+': the key that groups findings by root cause.
 std::string root_key(const std::vector<RootCause>& roots);
