@@ -14,3 +14,17 @@ target_compile_definitions(test_campaign PRIVATE
   BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
   BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
   BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# One campaign per directory, counts recomputed from the saved inputs at resume, and a backend's
+# crashes as one finding of that backend (the misbehaving fixture of plugin.cmake, segfaulting on
+# every program).
+burnmark_test(test_campaign_reliability test_campaign_reliability.cpp)
+target_link_libraries(test_campaign_reliability PRIVATE burnmark_campaign fmt::fmt)
+add_dependencies(test_campaign_reliability burnmark fuzz_autograd burnmark_fixture_planted
+                 burnmark_fixture_misbehaving)
+target_compile_definitions(test_campaign_reliability PRIVATE
+  BURNMARK_CAMPAIGN_CLI="$<TARGET_FILE:burnmark>"
+  BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
+  BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
+  BURNMARK_MISBEHAVING_PLUGIN="$<TARGET_FILE:burnmark_fixture_misbehaving>"
+  BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

@@ -134,6 +134,7 @@ std::string ledger_to_json(const Ledger& ledger, std::time_t now) {
                     {"repro_cpp", e->repro_cpp},
                     {"repro_cmake", e->repro_cmake},
                     {"repro_python", e->repro_python},
+                    {"repro_shell", e->repro_shell},
                     {"pre_signatures", e->pre_signatures},
                     {"f32_signature", e->f32_signature},
                     {"reverse_signature", e->reverse_signature},
@@ -181,6 +182,7 @@ std::string ledger_from_json(std::string_view text, Ledger& out) {
     e.repro_cpp = string_or(b, "repro_cpp");
     e.repro_cmake = string_or(b, "repro_cmake");
     e.repro_python = string_or(b, "repro_python");
+    e.repro_shell = string_or(b, "repro_shell"); // absent before backend failures were signed
     e.pre_signatures = strings(b, "pre_signatures");
     e.f32_signature = string_or(b, "f32_signature");         // absent in ledgers before dtypes
     e.reverse_signature = string_or(b, "reverse_signature"); // and before forward mode
@@ -243,7 +245,7 @@ std::string ledger_to_markdown(const Ledger& ledger, std::time_t now) {
     std::string status = e->status;
     if (!e->anchor.empty()) status += " (" + e->anchor + ")";
     std::string repro;
-    for (const std::string* p : {&e->repro_cpp, &e->repro_python})
+    for (const std::string* p : {&e->repro_cpp, &e->repro_python, &e->repro_shell})
       if (!p->empty()) repro += (repro.empty() ? "" : ", ") + fmt::format("[{}]({})", *p, *p);
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", e->signature,
                        md_cell(status), days_since(e->first_seen, now), e->count,

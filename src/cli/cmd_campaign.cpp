@@ -15,6 +15,7 @@
 
 #include "app.h"
 #include "burnmark/campaign/campaign.h"
+#include "burnmark/campaign/dir_lock.h"
 #include "burnmark/gen/generator.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -124,6 +125,13 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   }
 
   fs::create_directories(options.out, ec);
+  // Before the ledger is read: a second campaign on the directory would lose the first one's
+  // updates (each rewrites the whole ledger from its own copy).
+  CampaignLock lock;
+  std::string takeover;
+  if (const std::string error = lock.acquire(options.out, takeover); !error.empty())
+    return usage_error("campaign: " + error);
+  if (!takeover.empty()) fmt::print(stderr, "campaign: {}\n", takeover);
   Ledger ledger;
   if (const std::string error = load_ledger(options.out, ledger); !error.empty())
     return usage_error(fmt::format("campaign: {} (move it away to start a new ledger)", error));
@@ -131,6 +139,16 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
     return usage_error(fmt::format("campaign: {} holds a {} ledger, not {}", options.out.string(),
                                    ledger.target, target));
   ledger.target = target;
+  // The saved inputs are the truth: a killed campaign may have saved some the ledger does not
+  // count yet. Rewritten (atomically) at once, so the ledger on disk is right from here on.
+  if (const std::vector<std::string> changes = recount_from_disk(options.out, ledger);
+      !changes.empty()) {
+    for (const std::string& c : changes)
+      fmt::print(stderr, "campaign: recounted {}\n", c);
+    if (const std::string error = save_ledger(options.out, ledger, std::time(nullptr));
+        !error.empty())
+      return usage_error("campaign: " + error);
+  }
 
   auto backends = make_backends_or_report(config);
   if (!backends) return kExitUsage;
@@ -158,8 +176,9 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   const CampaignSummary s = burnmark::run_campaign(options, book);
   if (!s.error.empty()) return usage_error("campaign: " + s.error);
   // A "fuzzer" that ran nothing (not a libFuzzer binary, or one that exits at once) is not a
-  // campaign that found nothing.
-  if (s.stats.execs == 0)
+  // campaign that found nothing. Findings are executions too: a fork-mode parent whose every
+  // input crashes a backend may end before it prints a status line.
+  if (s.stats.execs == 0 && book.inputs() == 0)
     return usage_error(fmt::format("campaign: {} reported no executions (is it a libFuzzer "
                                    "target? its output is in {})",
                                    options.fuzzer.string(),
@@ -170,7 +189,8 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   fmt::print("CAMPAIGN target={} execs={} diverging={} signatures={} ledger={} new={} crashes={} "
              "ledger_file={}\n",
              target, s.stats.execs, s.diverging_inputs, book.signatures_this_run(),
-             book.ledger().entries.size(), fresh, s.crashes, (options.out / "ledger.md").string());
+             book.ledger().entries.size(), fresh, s.backend_failures + s.crashes,
+             (options.out / "ledger.md").string());
   // A campaign cut short by a full disk did not do what it was asked: never a clean status.
   if (!s.stopped_early.empty()) return usage_error("campaign: stopped early: " + s.stopped_early);
   // Like `run`: 1 when there is something to look at (a new bug), 0 when every bug is known.

@@ -53,18 +53,22 @@ struct CampaignSummary {
   std::uint64_t diverging_inputs = 0; // distinct inputs counted in the ledger by this campaign
   std::uint64_t agreed_on_replay = 0; // saved by the fuzzer, but the backends agreed here
   std::uint64_t left_over = 0;        // saved inputs not ingested (interrupted, or backlog)
-  std::uint64_t crashes = 0;          // artifacts moved to crashes/
-  bool interrupted = false;           // SIGINT/SIGTERM
-  std::string stopped_early;          // why the campaign stopped before its time (a full disk)
-  int fuzzer_status = 0;              // the child's exit status (128+signal when killed)
-  std::string error;                  // set when the campaign could not start
+  std::uint64_t crashes = 0;          // the fuzzer's own crash artifacts moved to crashes/
+  // Diverging inputs (among diverging_inputs) on which a backend crashed, hung or ran out of
+  // memory: each is a finding of that backend (FindingsBook signs backend + kind + signal).
+  std::uint64_t backend_failures = 0;
+  bool interrupted = false;  // SIGINT/SIGTERM
+  std::string stopped_early; // why the campaign stopped before its time (a full disk)
+  int fuzzer_status = 0;     // the child's exit status (128+signal when killed)
+  std::string error;         // set when the campaign could not start
 };
 
-// Creates the directory layout, seeds the corpus, runs the child until its time is up,
-// ingesting findings as they appear, then drains the backlog for at most 30 s, and leaves the
-// ledger written. On SIGINT/SIGTERM the child's process group is stopped at once and the
-// campaign returns promptly with the ledger written; saved inputs not yet ingested stay in
-// .scratch/findings, where the next campaign on the directory picks them up first.
+// Creates the directory layout, seeds the corpus, runs the child until its time is up (asking
+// it to stop then, killing it 2 s later), ingesting findings as they appear, then drains the
+// backlog until 5 s past the time (at least 1 s), and leaves the ledger written. On SIGINT/SIGTERM
+// the child's process group is stopped at once and the campaign returns promptly with the ledger
+// written; saved inputs not yet ingested stay in .scratch/findings, where the next campaign on the
+// directory picks them up first.
 CampaignSummary run_campaign(const CampaignOptions& options, FindingsBook& book);
 
 // The arguments run_campaign passes to the fuzzer (exposed for tests and the --help text).

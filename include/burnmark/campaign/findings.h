@@ -1,12 +1,18 @@
 // Turning diverging fuzzer inputs into ledger entries, one at a time, as a campaign finds them.
 //
-// Per input: decode (the caller), analyse() (one or two checks per register), look the
+// Per input: decode (the caller), one check, analyse() (one or two checks per register), look the
 // pre-signature up in a cache; only a pre-signature never met before is minimised (hundreds of
 // runs) to get the signature. A signature never met before gets a directory
 // findings/<signature>/ with the minimal program and its C++ and Python reproducers. Every
 // diverging input is saved there as input-<fnv1a64>.bin; an input already saved (libFuzzer's
 // fork mode replays its corpus in every job) is not counted twice, so an entry's count is the
-// number of distinct inputs in its directory.
+// number of distinct inputs in its directory (a resumed campaign recounts them:
+// recount_from_disk).
+//
+// A backend's crash, hang or OOM (its child process died, stopped answering or grew too big) is
+// a finding of that backend, not of the program's ops: one signature per backend + kind +
+// signal, no minimising (every program may crash it), and a shell reproducer that runs the
+// program against that backend with `burnmark run` instead of a LibTorch one.
 //
 // The ledger is rewritten atomically when a new bug appears and otherwise at most once per
 // `save_every` seconds (a campaign can ingest hundreds of inputs a second), and by flush().
@@ -22,6 +28,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "burnmark/campaign/ledger.h"
 #include "burnmark/driver/driver.h"
@@ -52,7 +59,18 @@ struct IngestResult {
   IngestKind kind = IngestKind::Agreed;
   std::string signature;
   std::string error; // a file that could not be written; the ledger still counts the input
+  // A backend's crash, hang or OOM: signed backend + kind + signal, not minimised, its repro a
+  // shell script running the program against that backend.
+  bool backend_failure = false;
 };
+
+// The diverging inputs saved in one bug's directory (input-<16 hex>.bin files).
+std::uint64_t count_saved_inputs(const std::filesystem::path& bug_dir);
+
+// Sets each entry's count to the inputs saved in its directory, the truth a killed campaign may
+// not have written into the ledger yet (it rewrites the ledger at most once a second). Returns
+// one line per entry that changed: "0123456789ab: the ledger counted 7, 9 inputs are saved".
+std::vector<std::string> recount_from_disk(const std::filesystem::path& dir, Ledger& ledger);
 
 class FindingsBook {
 public:
@@ -74,6 +92,11 @@ public:
 
 private:
   std::string status_of(const LedgerEntry& entry, std::string& anchor) const;
+  IngestResult ingest_failure(std::span<const std::uint8_t> bytes, std::uint64_t hash,
+                              const Program& program, const Divergence& failure, std::time_t now);
+  // Saves the input in the entry's directory (unless there already) and counts it.
+  void record_input(LedgerEntry& entry, std::span<const std::uint8_t> bytes, std::uint64_t hash,
+                    std::time_t now, IngestResult& result);
 
   std::filesystem::path dir_;
   Ledger ledger_;

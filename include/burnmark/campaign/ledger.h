@@ -38,6 +38,9 @@ struct LedgerEntry {
   std::string repro_cpp;       // relative to the findings dir; "" when none was written
   std::string repro_cmake;
   std::string repro_python;
+  // A backend's crash, hang or OOM: a script running the program against that backend (there
+  // are no C++ or Python reproducers: LibTorch is not involved).
+  std::string repro_shell;
   // Pre-signatures already mapped to this signature, so a continued campaign does not minimise
   // the same bug again.
   std::vector<std::string> pre_signatures;
