@@ -249,7 +249,9 @@ TEST(CampaignFuzzerOutput, ReadsPlainAndForkStatusLines) {
   EXPECT_EQ(s.execs, 80123u);
   EXPECT_EQ(s.coverage, 512u);
   EXPECT_EQ(s.exec_per_s, 3100u);
+  EXPECT_FALSE(s.started);
   EXPECT_FALSE(parse_fuzzer_line("INFO: Seed: 1", s));
+  EXPECT_TRUE(s.started); // the banner: a libFuzzer target began
   EXPECT_FALSE(parse_fuzzer_line("# burnmark program", s));
   EXPECT_EQ(s.execs, 80123u);
   EXPECT_EQ(s.lines, 2u);

@@ -188,6 +188,7 @@ public:
       const bool time_up = now >= deadline; // the fuzzer is between inputs, or ignored it
       if ((g_stop_signal != 0 || time_up || !summary_.stopped_early.empty()) && !stopping) {
         summary_.interrupted = g_stop_signal != 0;
+        summary_.stopped_at_time = time_up && !summary_.interrupted;
         stopping = true;
         stop_at = now;
         // The child leads its own group, so this reaches libFuzzer's fork-mode workers too.

@@ -30,6 +30,7 @@ std::optional<std::uint64_t> field(std::string_view line, std::string_view key) 
 } // namespace
 
 bool parse_fuzzer_line(std::string_view line, FuzzerStats& stats) {
+  if (line.starts_with("INFO: Seed: ")) stats.started = true;
   if (line.empty() || line[0] != '#') return false;
   const std::optional<std::uint64_t> execs = number_at(line, 1);
   const std::optional<std::uint64_t> cov = field(line, " cov");

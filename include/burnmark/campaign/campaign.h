@@ -57,10 +57,11 @@ struct CampaignSummary {
   // Diverging inputs (among diverging_inputs) on which a backend crashed, hung or ran out of
   // memory: each is a finding of that backend (FindingsBook signs backend + kind + signal).
   std::uint64_t backend_failures = 0;
-  bool interrupted = false;  // SIGINT/SIGTERM
-  std::string stopped_early; // why the campaign stopped before its time (a full disk)
-  int fuzzer_status = 0;     // the child's exit status (128+signal when killed)
-  std::string error;         // set when the campaign could not start
+  bool interrupted = false;     // SIGINT/SIGTERM
+  bool stopped_at_time = false; // the campaign stopped the fuzzer because its time was up
+  std::string stopped_early;    // why the campaign stopped before its time (a full disk)
+  int fuzzer_status = 0;        // the child's exit status (128+signal when killed)
+  std::string error;            // set when the campaign could not start
 };
 
 // Creates the directory layout, seeds the corpus, runs the child until its time is up (asking

@@ -15,9 +15,13 @@ struct FuzzerStats {
   std::uint64_t exec_per_s = 0;
   std::uint64_t coverage = 0; // "cov:" (covered PCs/edges)
   std::uint64_t lines = 0;    // status lines seen
+  // libFuzzer's start banner ("INFO: Seed: N") was seen: a libFuzzer target that began, even
+  // if it was stopped before its first status line.
+  bool started = false;
 };
 
-// True when `line` was a status line (and `stats` was updated from it).
+// True when `line` was a status line (and `stats` was updated from it); the start banner sets
+// `stats.started` and is not one.
 bool parse_fuzzer_line(std::string_view line, FuzzerStats& stats);
 
 } // namespace burnmark
