@@ -40,6 +40,13 @@ def render(facts):
     groups = {}
     for platform, diverges in facts:
         m = re.match(r"^(\S+ [0-9.]+) (\S+) on (\w+)(?:, oneDNN (\w+))?", platform)
+        # The jax backend's platform names its release, device and dispatch, no CPU vendor:
+        # "jax 0.10.2 cpu x64 jit" -> "JAX 0.10.2: cpu jit".
+        j = re.match(r"^jax ([0-9.]+) (\w+)(?: x64)? (\w+)", platform)
+        if j:
+            seen, agrees = groups.setdefault(f"JAX {j.group(1)}", ([], []))
+            (seen if diverges else agrees).append(f"{j.group(2)} {j.group(3)}")
+            continue
         if not m:
             continue
         library, kernels, vendor, onednn = m.groups()
