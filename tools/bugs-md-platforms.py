@@ -47,12 +47,18 @@ def render(facts):
             seen, agrees = groups.setdefault(f"JAX {j.group(1)}", ([], []))
             (seen if diverges else agrees).append(f"{j.group(2)} {j.group(3)}")
             continue
-        if not m:
+        # torch-compile's platform: "torch 2.15.0 inductor AVX512" (the kernel set ATen picked)
+        compiled = re.match(r"^torch (\d+\.\d+)\.\d+ inductor( dynamic)? (\S+)$", platform)
+        if compiled:
+            release, dynamic, kernels = compiled.groups()
+            library, kernels, vendor, onednn = f"Inductor {release}", kernels + (dynamic or ""), None, None
+        elif not m:
             continue
-        library, kernels, vendor, onednn = m.groups()
+        else:
+            library, kernels, vendor, onednn = m.groups()
         if onednn and onednn != "avx512":  # LibTorch's oneDNN capped below this machine's
             kernels += f"+oneDNN {onednn}"
-        if vendor != "GenuineIntel":
+        if vendor not in ("GenuineIntel", None):
             kernels += " on " + {"AuthenticAMD": "AMD"}.get(vendor, vendor)
         seen, agrees = groups.setdefault(library, ([], []))
         (seen if diverges else agrees).append(kernels)

@@ -28,6 +28,7 @@ path_of() {
   libtorch-strided) echo strided ;;
   libtorch-jit) echo jit ;;
   libtorch-nnc | child:libtorch-nnc) echo nnc ;;
+  torch-compile) echo compile ;; # eager, compiled and a float64 baseline (docs/triage.md)
   esac # libtorch-inplace: the emitter has no in-place path
 }
 
@@ -36,13 +37,14 @@ failed=0
 for file in "$@"; do
   id="$(basename "$file" .txt)"
   seen="$(header seen-on "$file")"
-  # The first diverging LibTorch backend that was seen diverging in 2.15.
+  # The first diverging LibTorch backend (or torch.compile) that was seen diverging in 2.15.
   backend=""
   IFS=, read -ra diverging <<<"$(header diverges "$file")"
   for b in "${diverging[@]}"; do
     b="${b// /}"
-    case "$b" in *libtorch*) ;; *) continue ;; esac
-    if [[ ";$seen" == *"; $b @ LibTorch 2.15 "* || ";$seen" == *";$b @ LibTorch 2.15 "* ]]; then
+    case "$b" in *libtorch* | torch-compile) ;; *) continue ;; esac
+    if [[ ";$seen" == *"; $b @ LibTorch 2.15 "* || ";$seen" == *";$b @ LibTorch 2.15 "* ||
+      ";$seen" == *"; $b @ torch 2.15."* || ";$seen" == *";$b @ torch 2.15."* ]]; then
       backend="$b" && break
     fi
   done
@@ -75,7 +77,8 @@ for file in "$@"; do
   # script's own failure.
   last="$(grep -v '^\s*$' "$logs/$id.log" | tail -1)"
   reproduced=1
-  if [ $status = 1 ] && grep -q '^DIVERGES:' "$logs/$id.log"; then
+  # A compile script's summary: "COMPILED FURTHER from float64 than eager: N element(s)".
+  if [ $status = 1 ] && grep -q '^DIVERGES:\|^COMPILED FURTHER' "$logs/$id.log"; then
     verdict="reproduces"
   elif [ $status = 1 ] && [[ "$last" =~ ^(RuntimeError|torch\.[A-Za-z_.]*Error): ]]; then
     verdict="reproduces, raises: $(clip "$last")"
