@@ -175,12 +175,11 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
              options.seeds.string(), options.out.string());
   const CampaignSummary s = burnmark::run_campaign(options, book);
   if (!s.error.empty()) return usage_error("campaign: " + s.error);
-  // A "fuzzer" that ran nothing (not a libFuzzer binary, or one that exits at once) is not a
-  // campaign that found nothing. Findings are executions too: a fork-mode parent whose every
-  // input crashes a backend may end before it prints a status line.
-  // A target the campaign had to stop at its time ran as long as it was asked to: executing
-  // nothing in it (a short --time on a loaded machine, LibTorch still loading) is a note, not an
-  // error; one that exited by itself without executing anything is not a libFuzzer target.
+  // A "fuzzer" that exited by itself having run nothing (not a libFuzzer binary) is not a
+  // campaign that found nothing. One the campaign stopped at its time ran as long as it was asked
+  // to: executing nothing then (a short --time while LibTorch loads) is a note. Findings are
+  // executions too: a fork-mode parent whose every input crashes a backend may end before it
+  // prints a status line.
   if (s.stats.execs == 0 && book.inputs() == 0 && s.stopped_at_time)
     fmt::print(
         stderr, "campaign: {} executed nothing before the time was up{}\n", options.fuzzer.string(),
