@@ -66,7 +66,8 @@ def render(facts):
     version = lambda library: tuple(int(n) for n in library.split()[1].split("."))
     diverging = [version(l) for l, (seen, _) in groups.items() if seen]
     for library, (seen, agrees) in sorted(groups.items(), key=lambda g: (g[0].split()[0], version(g[0]))):
-        order = lambda k: KERNEL_ORDER.index(k.split()[0]) if k.split()[0] in KERNEL_ORDER else 99
+        # Ties (every capped-oneDNN name ranks 99) break by name: a set's order is not stable.
+        order = lambda k: (KERNEL_ORDER.index(k.split()[0]) if k.split()[0] in KERNEL_ORDER else 99, k)
         # A capped-oneDNN measurement that says what the uncapped one says adds nothing to read.
         seen = [k for k in set(seen) if "+" not in k or k.split("+")[0] not in seen]
         agrees = [k for k in set(agrees) if "+" not in k or k.split("+")[0] not in agrees]
