@@ -522,6 +522,31 @@ TEST(ReferenceGradients, BroadcastOperandGetsSummedGradient) {
   EXPECT_EQ(out.grads[1].shape.to_string(), "[3]");
 }
 
+// The tape frees node buffers above 16,384 elements when the next program starts (so a large
+// program does not set a fuzzing process's memory for good): a large program after a small one
+// and again after that must still give x * x exactly, and its gradient 2x.
+TEST(ReferenceGradients, LargeProgramsAfterSmallOnesReuseNothingStale) {
+  const std::int64_t n = 16 * 16 * 16 * 8; // above the kept size
+  std::vector<float> big(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<float>(i % 97) - 48.0F;
+  const auto square = [](Shape shape, std::vector<float> data) {
+    Builder b;
+    const Reg x = b.leaf(std::move(shape), std::move(data));
+    return b.done(b.op(Op::Mul, {x, x}));
+  };
+  for (int round = 0; round < 2; ++round) {
+    const Outcome large = run(square({16, 16, 16, 8}, big));
+    ASSERT_EQ(large.root.values.size(), big.size());
+    for (std::size_t i = 0; i < big.size(); ++i) {
+      ASSERT_EQ(large.root.values[i], double{big[i]} * big[i]) << i;
+      ASSERT_EQ(large.grads[0].values[i], 2.0 * big[i]) << i;
+    }
+    const Outcome small = run(square({3}, {1.5, -2, 0.25}));
+    EXPECT_EQ(small.root.values, (std::vector<double>{2.25, 4, 0.0625}));
+  }
+}
+
 TEST(ReferenceGradients, AliasedLeafKeepsItsGradient) {
   const ParseResult parsed = parse_program("%0 = leaf f32[3] [1.5, -2, 0.25]\n"
                                            "%1 = alias %0 : f32[3]\n"

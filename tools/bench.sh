@@ -12,7 +12,8 @@
 # Part 2, time to find. Every planted fixture of PLANTED runs beside the reference
 # (BACKENDS=ref,<fixture>) from an empty corpus in MODE=panic, once per seed of SEEDS and setting
 # of PLANTED_KNOBS (interleaved the same way), until its first divergence or CAP seconds; printed:
-# the median over the seeds per fixture and setting, or "not found" when no seed found it.
+# the median over the seeds per fixture and setting of the seconds and of the executions to it
+# (the load-independent figure), or "not-found" when no seed found it.
 #
 # FUZZ_BIN     the fuzz target (default: this checkout's build/fuzz/fuzz/fuzz_autograd)
 # CONFIGS      semicolon list of "VAR=value ... BACKENDS=..." settings (default below); the first
@@ -124,19 +125,22 @@ fi
 ((${#fixtures[@]} > 0)) || exit 0
 
 # Seconds to the first divergence of one fixture ($1) with settings $2 and seed $3, wall clock
-# from the process's start (LibTorch's loading included); "-" when not found within CAP.
-# A divergence counts only when the fixture is the diverging backend.
+# from the process's start (LibTorch's loading included), and the executions libFuzzer made until
+# then, as "SECONDS/EXECUTIONS"; "-" when not found within CAP. Executions do not depend on how
+# loaded the machine is, so they compare binaries measured beside other work. A divergence counts
+# only when the fixture is the diverging backend.
 time_to_find() {
-  local fixture="$1" settings="$2" seed="$3" dir="$scratch/ttf" start end
+  local fixture="$1" settings="$2" seed="$3" dir="$scratch/ttf" start end execs
   [[ "$settings" == - ]] && settings=""
   rm -rf "$dir" && mkdir -p "$dir/corpus"
   start="$(date +%s.%N)"
   (cd "$dir" && env $settings BACKENDS="ref,$fixture" MODE=panic \
-     timeout $((cap + 60)) "${runner[@]}" "$fuzz_bin" -seed="$seed" -max_total_time="$cap" corpus \
-     > log 2>&1) || true
+     timeout $((cap + 60)) "${runner[@]}" "$fuzz_bin" -seed="$seed" -max_total_time="$cap" \
+     -print_final_stats=1 corpus > log 2>&1) || true
   end="$(date +%s.%N)"
   if grep -q "^DIVERGENCE backend=" "$dir/log"; then
-    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }'
+    execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)"
+    awk -v a="$start" -v b="$end" -v n="${execs:-?}" 'BEGIN { printf "%.2f/%s", b - a, n }'
   else
     echo -
   fi
@@ -149,7 +153,7 @@ name() {
 }
 
 echo
-echo "# seconds to the first divergence, BACKENDS=ref,<fixture>, empty corpus, MODE=panic," \
+echo "# seconds and executions to the first divergence, BACKENDS=ref,<fixture>, empty corpus, MODE=panic," \
   "cap $cap s${pin:+, CPU $pin}"
 IFS=';' read -r -a knobs <<< "$planted_knobs"
 declare -A found
@@ -163,13 +167,16 @@ for seed in $seeds; do
   done
 done
 echo
-printf '%-20s %-36s %-26s %s\n' fixture settings "seeds ($seeds)" median
+printf '%-20s %-36s %-40s %-10s %s\n' fixture settings "seeds ($seeds): s/executions" median-s median-execs
 for f in "${fixtures[@]}"; do
   for k in "${knobs[@]}"; do
-    times="${found["$f|$k"]}"
-    # The median over every seed, a seed that found nothing counting as above the cap.
-    median="$(printf '%s\n' $times | sed 's/^-$/1e9/' | sort -g |
-      awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print (m >= 1e9 ? "not found" : m) }')"
-    printf '%-20s %-36s %-26s %s\n' "$(name "$f")" "$k" "$times" "$median"
+    runs="${found["$f|$k"]}"
+    # The median over every seed of each measure, a seed that found nothing counting as above
+    # the cap.
+    median_of() {
+      printf '%s\n' $runs | awk -F/ -v f="$1" '{ print ($0 == "-" ? 1e18 : $f) }' | sort -g |
+        awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; print (m >= 1e18 ? "not-found" : m) }'
+    }
+    printf '%-20s %-36s %-40s %-10s %s\n' "$(name "$f")" "$k" "$runs" "$(median_of 1)" "$(median_of 2)"
   done
 done

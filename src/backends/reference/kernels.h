@@ -41,6 +41,14 @@ public:
     std::copy_n(src.e(), n_, e());
   }
   std::int64_t size() const { return n_; }
+  std::int64_t capacity() const { return cap_; }
+  // Gives the storage back when it holds more than `keep` elements, so one unusually large
+  // program does not set the arena's size for the rest of a run.
+  void release_above(std::int64_t keep) {
+    if (cap_ <= keep) return;
+    mem_.reset();
+    n_ = cap_ = 0;
+  }
   // Values at [0, n), bounds at [cap, cap + n).
   double* v() { return mem_.get(); }
   double* e() { return mem_.get() + cap_; }

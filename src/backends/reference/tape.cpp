@@ -10,6 +10,20 @@
 
 namespace burnmark::ref {
 
+// Elements a node buffer keeps between programs: 16,384 (256 KiB of values and bounds) covers a
+// [16, 16, 16, 4] tensor; the generator's largest (FUZZ_MAX_DIM ** rank) are rare, and for those
+// a fresh allocation costs little beside the program's own arithmetic.
+constexpr std::int64_t kKeptElements = std::int64_t{1} << 14;
+
+void ReferenceFramework::release_large_buffers() {
+  for (Node& n : nodes_) {
+    n.value.release_above(kKeptElements);
+    n.grad.release_above(kKeptElements);
+    n.tan.release_above(kKeptElements);
+    n.gtan.release_above(kKeptElements);
+  }
+}
+
 Node& ReferenceFramework::fresh() {
   if (used_ == nodes_.size()) nodes_.emplace_back();
   Node& n = nodes_[used_++];

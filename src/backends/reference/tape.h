@@ -123,6 +123,7 @@ public:
     used_ = 0;
     scratch_.error_possible = false;
     grads_of_ = -1;
+    release_large_buffers();
   }
   // A correct f32 implementation may raise on this program (see Outcome::error_possible).
   bool error_possible() const { return scratch_.error_possible; }
@@ -147,6 +148,9 @@ public:
 
 private:
   Node& fresh();
+  // Frees node buffers larger than most programs need (see tape.cpp): without this a fuzzing
+  // process's memory grows in steps, each the largest program any reference instance has met.
+  void release_large_buffers();
   void accumulate(Node& target, InputGrad& g);
   // Adds g into `sum` (started by the first term; `terms` counts them); from the
   // `reordered_from`-th term on, LibTorch may add in another order, which the bound covers.
