@@ -292,7 +292,8 @@ TEST(CampaignArguments, OneProcessModeHasNoForkAndForkModeIgnoresWorkersCrashes)
   o.workers = 0;
   o.extra_fuzzer_args = {"-seed=1"};
   const std::vector<std::string> one = fuzzer_arguments(o);
-  EXPECT_EQ(one, (std::vector<std::string>{"/tmp/f/corpus", "-max_total_time=30",
+  EXPECT_EQ(one, (std::vector<std::string>{"/tmp/f/corpus", "-report_slow_units=86400",
+                                           "-max_total_time=30",
                                            "-artifact_prefix=/tmp/f/.scratch/artifacts/",
                                            "-print_final_stats=0", "-seed=1"}));
   o.workers = 2;

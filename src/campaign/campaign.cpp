@@ -466,6 +466,9 @@ std::vector<std::string> fuzzer_arguments(const CampaignOptions& options) {
                             });
   }
   // workers == 0: one process; the campaign restarts it after a crash (Supervisor::restart).
+  // A slow input is no finding there (a torch.compile takes tens of seconds; a backend's real
+  // hang is BURNMARK_CHILD_TIMEOUT's): no slow-unit-* artifacts counted among the crashes.
+  if (options.workers == 0) args.emplace_back("-report_slow_units=86400");
   args.insert(args.end(), {
                               fmt::format("-max_total_time={}", std::max(1, options.seconds)),
                               "-artifact_prefix=" + l.artifacts.string() + "/",
