@@ -214,18 +214,27 @@ std::string summary_line(const Harness& h) {
   return line;
 }
 
+// torch-compile's compile-cache counters (hits, compiles), as its last outcome's note said
+// them: a string the child backend keeps. Only its: the in-process LibTorch backends' note()
+// asks LibTorch (at::show_config), whose statics are gone at exit. `burnmark campaign` reads
+// these lines (fuzzer_output.h) for its progress line and summary.
+void print_compile_note(const Harness& h) {
+  for (const auto& b : h.backends)
+    if (const std::string note = b->name() == "torch-compile" ? b->note() : ""; !note.empty())
+      std::fputs(fmt::format("NOTE backend={} note=\"{}\"\n", b->name(), note).c_str(), stderr);
+}
+
+// Continuous mode: the note every this many inputs too (a compile takes seconds, so a
+// torch-compile run makes a few inputs a second at best), so a campaign sees the counts while
+// it runs, not only at the end.
+constexpr std::uint64_t kCompileNoteEvery = 25;
+
 // Continuous mode ends with one more SUMMARY line, so a run's totals (the filter's cost among
 // them) are there however rarely BURNMARK_SUMMARY_EVERY printed one.
 void print_final_summary() {
   const Harness& h = harness();
   if (h.inputs > 0) std::fputs(summary_line(h).c_str(), stderr);
-  // torch-compile's compile-cache counters (hits, compiles), as its last outcome's note said
-  // them: a string the child backend keeps. Only its: the in-process LibTorch backends' note()
-  // asks LibTorch (at::show_config), whose statics are gone at exit.
-  for (const auto& b : h.backends)
-    if (const std::string note = b->name() == "torch-compile" ? b->note() : "";
-        !note.empty() && h.inputs > 0)
-      std::fputs(fmt::format("NOTE backend={} note=\"{}\"\n", b->name(), note).c_str(), stderr);
+  if (h.inputs > 0) print_compile_note(h);
 }
 
 } // namespace
@@ -316,6 +325,12 @@ const std::string& mutator_knob() {
   return harness().config.mutator;
 }
 
+int value_mutation_percent() {
+  const Config& c = harness().config;
+  if (c.value_mutations >= 0) return c.value_mutations;
+  return backends_compile(c.backends) ? kCompileValueMutations : 0;
+}
+
 int test_one_input(const std::uint8_t* data, std::size_t size) {
   Harness& h = harness();
   const std::span<const std::uint8_t> bytes(data, size);
@@ -325,6 +340,8 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
     h.skipped[i] += h.outcomes[i].status == Status::Unsupported;
   }
   ++h.inputs;
+  if (h.config.mode == HarnessMode::Continuous && h.inputs % kCompileNoteEvery == 0)
+    print_compile_note(h);
   if (h.semantic) {
     semantic_features(program, h.outcomes, h.features);
     mark_features(h.features, burnmark_semantic_counters);

@@ -22,5 +22,8 @@ int test_one_input(const std::uint8_t* data, std::size_t size);
 // (structure, bytes or mixed), for the custom mutator (structure_mutator.cpp).
 const GeneratorOptions& generator_options();
 const std::string& mutator_knob();
+// BURNMARK_VALUE_MUTATIONS resolved: its percent, or for -1 (auto) 90 when BACKENDS names a
+// compiling Python backend (torch-compile, jax: a compile per structure) and 0 otherwise.
+int value_mutation_percent();
 
 } // namespace burnmark::fuzz

@@ -19,6 +19,7 @@
 
 #include "burnmark/backends/builtin.h"
 #include "burnmark/campaign/atomic_file.h"
+#include "burnmark/campaign/campaign.h"
 #include "burnmark/campaign/findings.h"
 #include "burnmark/campaign/fuzzer_output.h"
 #include "burnmark/campaign/ledger.h"
@@ -257,6 +258,53 @@ TEST(CampaignFuzzerOutput, ReadsPlainAndForkStatusLines) {
   EXPECT_EQ(s.lines, 2u);
 }
 
+// torch-compile's note (fuzz_common.cpp): the counts are summed over Python children, a new one
+// (fewer than the last note) counting from 0 again.
+TEST(CampaignFuzzerOutput, ReadsTheCompileCacheNoteAcrossChildRestarts) {
+  FuzzerStats s;
+  EXPECT_FALSE(parse_fuzzer_line(
+      R"x(NOTE backend=torch-compile note="compiled (compile cache: 3 hits, 2 compiles)")x", s));
+  EXPECT_EQ(s.compile_hits, 3u);
+  EXPECT_EQ(s.compile_misses, 2u);
+  parse_fuzzer_line(
+      R"x(NOTE backend=torch-compile note="cache hit (compile cache: 9 hits, 4 compiles)")x", s);
+  EXPECT_EQ(s.compile_hits, 9u);
+  EXPECT_EQ(s.compile_misses, 4u);
+  // A restarted child: 1 hit and 1 compile of its own, after the 9 and 4 of the first.
+  parse_fuzzer_line(
+      R"x(NOTE backend=torch-compile note="cache hit (compile cache: 1 hits, 1 compiles)")x", s);
+  EXPECT_EQ(s.compile_hits, 10u);
+  EXPECT_EQ(s.compile_misses, 5u);
+  // Another backend's note, or a line that only mentions the words, changes nothing.
+  parse_fuzzer_line(R"x(NOTE backend=jax note="x (compile cache: 100 hits, 100 compiles)")x", s);
+  parse_fuzzer_line("compile cache: 50 hits, 50 compiles", s);
+  EXPECT_EQ(s.compile_hits, 10u);
+  EXPECT_EQ(s.compile_misses, 5u);
+  EXPECT_EQ(s.lines, 0u) << "a note is not a status line";
+}
+
+// Fork mode keeps a worker's crash from ending the campaign with libFuzzer's -ignore_*; one-process
+// mode has no workers: the campaign itself restarts the fuzzer, so neither -fork nor -ignore_*.
+TEST(CampaignArguments, OneProcessModeHasNoForkAndForkModeIgnoresWorkersCrashes) {
+  CampaignOptions o;
+  o.out = "/tmp/f";
+  o.seconds = 30;
+  o.workers = 0;
+  o.extra_fuzzer_args = {"-seed=1"};
+  const std::vector<std::string> one = fuzzer_arguments(o);
+  EXPECT_EQ(one, (std::vector<std::string>{"/tmp/f/corpus", "-report_slow_units=86400",
+                                           "-max_total_time=30",
+                                           "-artifact_prefix=/tmp/f/.scratch/artifacts/",
+                                           "-print_final_stats=0", "-seed=1"}));
+  o.workers = 2;
+  const std::vector<std::string> fork = fuzzer_arguments(o);
+  EXPECT_EQ(fork,
+            (std::vector<std::string>{"/tmp/f/corpus", "-fork=2", "-ignore_crashes=1",
+                                      "-ignore_timeouts=1", "-ignore_ooms=1", "-max_total_time=30",
+                                      "-artifact_prefix=/tmp/f/.scratch/artifacts/",
+                                      "-print_final_stats=0", "-seed=1"}));
+}
+
 // The findings book in process, on the reference and the planted plugin: inputs with the same
 // pre-signature are minimised once, replayed bytes are not counted twice, agreeing inputs are
 // ignored, and a book continued from the saved ledger neither re-minimises nor forgets counts.
@@ -392,6 +440,28 @@ TEST(CampaignCommand, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
   EXPECT_EQ(last.entries[0].status, "known");
   EXPECT_EQ(last.entries[0].anchor, "planted-neg");
   EXPECT_NE(slurp(findings / ".scratch" / "fuzzer.log").find("known-bugs=1"), std::string::npos);
+}
+
+// --workers 0: one fuzzing process, its findings reach the ledger as fork mode's do. (The time
+// only has to cover LibTorch's loading: the planted neg is among the seeds.)
+TEST(CampaignCommand, OneProcessModeFindsThePlantedBugAsForkModeDoes) {
+  const fs::path dir = scratch("oneprocess");
+  const Result r = run(kPlanted,
+                       std::string("campaign --fuzzer ") + BURNMARK_FUZZ_AUTOGRAD +
+                           " --time 6 --workers 0 --out findings --seeds " +
+                           BURNMARK_TEST_SOURCE_DIR + "/corpus/fuzz_autograd -- -seed=7",
+                       dir);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("in one process"), std::string::npos) << r.err;
+  Ledger ledger;
+  ASSERT_EQ(load_ledger(dir / "findings", ledger), "") << r.err;
+  ASSERT_EQ(ledger.entries.size(), 1u) << r.err;
+  EXPECT_EQ(ledger.entries[0].ops, std::vector<std::string>{"neg"});
+  EXPECT_NE(r.out.find("signatures=1 ledger=1 new=1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("restarts=0 compile_hits=0 compile_misses=0"), std::string::npos) << r.out;
+  // The fuzzer ran in one process: no fork-mode job logs or merge control files.
+  const std::string log = slurp(dir / "findings" / ".scratch" / "fuzzer.log");
+  EXPECT_EQ(log.find("-fork"), std::string::npos) << log.substr(0, 2000);
 }
 
 // A shell script's start: the planted campaign in the background as $pid, then a wait until

@@ -273,3 +273,82 @@ TEST(CampaignCommand, ACrashingPluginIsOneCrashFindingNamingIt) {
             std::string::npos)
       << slurp(dir / "repro.out");
 }
+
+namespace {
+
+// A stand-in for libFuzzer, so that a crash is certain rather than met by chance: a shell script
+// that appends its arguments to ARGS, prints libFuzzer's banner, then runs the step of its run
+// number (1, 2, ... counted in RUNS): `crash` prints a status line and a compile note, writes a
+// crash artifact under -artifact_prefix and exits 77 as libFuzzer does at a deadly signal; `early`
+// exits 77 before any status line; `done` prints a status line and a note and exits 0.
+fs::path fake_fuzzer(const fs::path& dir, const std::vector<std::string>& steps) {
+  const fs::path script = dir / "fake-fuzzer.sh";
+  std::string body = "#!/bin/sh\n"
+                     "cd " +
+                     dir.string() +
+                     "\n"
+                     "echo \"$@\" >>ARGS\n"
+                     "echo x >>RUNS\n"
+                     "run=$(wc -l <RUNS)\n"
+                     "prefix=$(printf '%s\\n' \"$@\" | sed -n 's/^-artifact_prefix=//p')\n"
+                     "echo 'INFO: Seed: 1'\n"
+                     "case $run in\n";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    body += std::to_string(i + 1) + ") ";
+    if (steps[i] == "crash")
+      body += "echo '#5\tpulse  cov: 10 ft: 10 corp: 1/1b exec/s: 5 rss: 1Mb'; "
+              "echo 'NOTE backend=torch-compile note=\"compiled (compile cache: 3 hits, 2 "
+              "compiles)\"'; echo crash >\"${prefix}crash-0123\"; exit 77;;\n";
+    else if (steps[i] == "early")
+      body += "exit 77;;\n";
+    else
+      body += "echo '#7\tpulse  cov: 12 ft: 12 corp: 1/1b exec/s: 7 rss: 1Mb'; "
+              "echo 'NOTE backend=torch-compile note=\"cache hit (compile cache: 4 hits, 1 "
+              "compiles)\"'; exit 0;;\n";
+  }
+  body += "esac\nexit 0\n";
+  std::ofstream(script) << body;
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+} // namespace
+
+// One-process mode: a crash of the fuzzer is followed by a new run on the same corpus for the
+// time left, without -fork; executions and compile-cache counts add up over the runs, and the
+// crash's artifact reaches crashes/.
+TEST(CampaignCommand, OneProcessModeRestartsTheFuzzerAfterACrash) {
+  const fs::path dir = scratch("restart");
+  const fs::path fuzzer = fake_fuzzer(dir, {"crash", "done"});
+  const Result r = run(kPlanted,
+                       "campaign --fuzzer " + fuzzer.string() +
+                           " --time 600 --workers 0 --out findings --seeds " +
+                           BURNMARK_TEST_SOURCE_DIR + "/corpus/fuzz_autograd",
+                       dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("restart 1 on the corpus"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("execs=12 "), std::string::npos) << r.out; // 5 + 7
+  EXPECT_NE(r.out.find("crashes=1 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("restarts=1 compile_hits=7 compile_misses=3"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "findings" / "crashes" / "crash-0123"));
+  const std::string args = slurp(dir / "ARGS");
+  EXPECT_EQ(std::count(args.begin(), args.end(), '\n'), 2) << args;
+  EXPECT_EQ(args.find("-fork"), std::string::npos) << args;
+  EXPECT_EQ(args.find("-ignore_crashes"), std::string::npos) << args;
+  EXPECT_EQ(args.find("findings/corpus "), 0u) << args; // the same corpus, both runs
+  EXPECT_NE(args.find("\nfindings/corpus "), std::string::npos) << args;
+}
+
+// A fuzzer that dies before its first status line (its corpus replay crashes) would die again:
+// the campaign does not restart it, and says so.
+TEST(CampaignCommand, OneProcessModeDoesNotRestartAFuzzerThatDiesBeforeItsFirstStatusLine) {
+  const fs::path dir = scratch("early");
+  const fs::path fuzzer = fake_fuzzer(dir, {"early", "done"});
+  const Result r = run(kPlanted,
+                       "campaign --fuzzer " + fuzzer.string() +
+                           " --time 600 --workers 0 --out findings --seeds " +
+                           BURNMARK_TEST_SOURCE_DIR + "/corpus/fuzz_autograd",
+                       dir);
+  EXPECT_NE(r.err.find("before its first status line; not restarting"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(dir / "RUNS"), "x\n");
+}

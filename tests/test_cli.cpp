@@ -435,7 +435,7 @@ TEST(Cli, ABadCommandLineIsOneLineNamingTheArgumentAndExitTwo) {
            {"triage --known", "--known"},
            {"bench --seconds", "--seconds"},
            {"campaign --time abc", "--time"},
-           {"campaign --workers=0", "--workers"},
+           {"campaign --workers=-1", "--workers"},
            {"campaign --min-free x", "--min-free"},
            {"campaign --target fuzz_nothing", "unknown target 'fuzz_nothing'"},
            {"campaign --time", "--time"},

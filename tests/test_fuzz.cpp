@@ -155,6 +155,39 @@ TEST(Fuzz, MutatedSeedsRunToTheEndInContinuousMode) {
   }
 }
 
+// BURNMARK_VALUE_MUTATIONS=100: every custom mutation the mutator can make value-only is one (a
+// program without float leaves has none, and takes the usual draw), and the crossover always
+// declines; =0 makes none. The counts are the mutator's exit line.
+TEST(Fuzz, ValueMutationShareIsTheMutatorsFirstDraw) {
+  for (const char* share : {"100", "0"}) {
+    const fs::path dir = scratch(std::string("values") + share);
+    const fs::path corpus = copy_corpus(dir);
+    const Result r = run("BACKENDS=ref MODE=continuous BURNMARK_MUTATOR=structure "
+                         "BURNMARK_VALUE_MUTATIONS="s +
+                             share,
+                         BURNMARK_FUZZ_AUTOGRAD " -runs=200 -seed=3 "s + corpus.string(), dir);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::size_t at = r.err.find("burnmark: mutator=structure value-only=");
+    ASSERT_NE(at, std::string::npos) << r.err;
+    unsigned long long values = 0, structure = 0, crossover = 0;
+    ASSERT_EQ(std::sscanf(r.err.c_str() + at,
+                          "burnmark: mutator=structure value-only=%llu (share %*d%%) "
+                          "structure=%llu (fell back to bytes: %*llu) crossover=%llu",
+                          &values, &structure, &crossover),
+              3)
+        << r.err.substr(at);
+    EXPECT_NE(r.err.find("(share "s + share + "%)"), std::string::npos) << r.err.substr(at);
+    if (share == "100"s) {
+      EXPECT_GT(values, 0u);
+      EXPECT_EQ(crossover, 0u) << "the crossover declines every call";
+      EXPECT_GT(values, 10 * structure) << "structural only for programs without float leaves";
+    } else {
+      EXPECT_EQ(values, 0u);
+      EXPECT_GT(structure, 0u);
+    }
+  }
+}
+
 TEST(Fuzz, BadKnobStopsAtStartWithOneLine) {
   const fs::path dir = scratch("badknob");
   const Result r = run("MAX_LEAVES=12", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -18,8 +20,12 @@
 
 #include "burnmark/backends/builtin.h"
 #include "burnmark/backends/registry.h"
+#include "burnmark/config/config.h"
+#include "burnmark/gen/generator.h"
+#include "burnmark/gen/mutate.h"
 #include "burnmark/ir/text.h"
 #include "programs_per_op.h"
+#include "python_backend.h"
 #include "python_source.h"
 
 using namespace burnmark;
@@ -211,4 +217,64 @@ TEST(PythonBackend, AChildThatDiesIsACrashOutcomeAndRestarts) {
     EXPECT_EQ(out.backend, "torch-eager-py");
     EXPECT_NE(out.message.find("signal 11"), std::string::npos) << out.message;
   }
+}
+
+// torch-compile's cache key is the function's source (with the dtype, the leaves' shapes and the
+// gradient mode): a value-only mutation, the share BURNMARK_VALUE_MUTATIONS asks of the fuzz
+// targets' mutator, must leave all of them unchanged, so the mutated program is a cache hit.
+// On thousands of random programs in every float dtype: the same source, dtype and leaf shapes,
+// and different leaf data (so the mutation did something).
+TEST(PythonBackend, AValueOnlyMutationKeepsTheTorchFunctionSourceTheCompileCacheKey) {
+  GeneratorOptions options;
+  options.max_leaves = 8;
+  options.dtypes = {FloatDType::F32, FloatDType::BF16, FloatDType::F16, FloatDType::F64};
+  std::mt19937 rng(32);
+  std::uniform_int_distribution<int> byte(0, 255), length(1, 256);
+  int mutated = 0;
+  std::set<FloatDType> dtypes;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(length(rng)));
+    for (auto& b : bytes)
+      b = static_cast<std::uint8_t>(byte(rng));
+    const Program p = generate(bytes, options);
+    const PythonFunction before = torch_function(p);
+    if (!before.unsupported.empty()) continue;
+    MutationRng mr(static_cast<std::uint64_t>(i));
+    const std::optional<Mutated> m = mutate_values_only(p, options, mr);
+    if (!m) continue;
+    ++mutated;
+    dtypes.insert(p.float_dtype);
+    const PythonFunction after = torch_function(m->program);
+    ASSERT_EQ(after.unsupported, "") << to_text(m->program);
+    ASSERT_EQ(after.source, before.source) << to_text(p) << "mutated to\n" << to_text(m->program);
+    ASSERT_EQ(m->program.float_dtype, p.float_dtype);
+    ASSERT_EQ(m->program.leaves.size(), p.leaves.size());
+    bool data_changed = false;
+    for (std::size_t k = 0; k < p.leaves.size(); ++k) {
+      ASSERT_EQ(m->program.leaves[k].shape, p.leaves[k].shape) << to_text(m->program);
+      ASSERT_EQ(m->program.leaves[k].dtype, p.leaves[k].dtype);
+      // Bitwise, as Leaf's == compares: a planted -0 over a 0 is a change.
+      const std::vector<double>&a = m->program.leaves[k].data, &b = p.leaves[k].data;
+      data_changed = data_changed || a.size() != b.size() ||
+                     std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) != 0 ||
+                     m->program.leaves[k].indices != p.leaves[k].indices;
+    }
+    EXPECT_TRUE(data_changed) << to_text(p);
+  }
+  EXPECT_GT(mutated, 2000) << "most programs have a float leaf to mutate";
+  EXPECT_EQ(dtypes.size(), 4u);
+}
+
+// The campaign picks one-process mode, and the mutator its value share, from BACKENDS by name
+// (config.cpp, which cannot see this library's table): every Python backend must be among them.
+TEST(PythonBackend, TheConfigKnowsEveryPythonBackendByName) {
+  for (std::string_view name : python_backend_names()) {
+    EXPECT_TRUE(backends_have_python("ref,libtorch," + std::string(name))) << name;
+    EXPECT_TRUE(backends_have_python(std::string(name) + ",ref")) << name;
+  }
+  EXPECT_TRUE(backends_compile("ref,libtorch,torch-compile"));
+  EXPECT_TRUE(backends_compile("ref,jax"));
+  EXPECT_FALSE(backends_compile("ref,libtorch,torch-eager-py"));
+  EXPECT_FALSE(backends_have_python("ref,libtorch"));
+  EXPECT_FALSE(backends_have_python("ref,child:torch-compile.so,torch-compiled"));
 }

@@ -161,9 +161,9 @@ public:
     seed_corpus(o_.seeds, l_.corpus);
     log_.open(l_.log, std::ios::app);
     StopSignals signals;
-    if (std::string e = spawn(); !e.empty()) return fail(e);
     start_ = Clock::now();
     const auto deadline = start_ + std::chrono::seconds(o_.seconds);
+    if (std::string e = spawn(o_.seconds); !e.empty()) return fail(e);
     time_up_ = deadline;
     auto next_progress = start_ + seconds(o_.progress_every);
     bool stopping = false;
@@ -201,6 +201,7 @@ public:
       if (::waitpid(child_, &status, WNOHANG) == child_) {
         exited = true;
         summary_.fuzzer_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (!stopping && restart(deadline)) exited = false;
       }
     }
     // Workers of a killed fork-mode parent may linger for a moment; they must not write into
@@ -210,6 +211,7 @@ public:
     ::close(out_fd_);
     // Interrupted: stop promptly; what is left stays in the scratch directory and the next
     // campaign on this directory ingests it first. Otherwise drain, within a budget.
+    summary_.stats.execs += execs_before_;
     if (!summary_.interrupted) ingest_saved(/*final=*/true);
     summary_.left_over = count_saved();
     move_crashes();
@@ -235,6 +237,44 @@ private:
   std::string partial_line_;
   Clock::time_point start_;
   Clock::time_point time_up_; // start_ + --time
+  // One-process mode: executions of the fuzzer's earlier runs (each run's "#N" starts at 0),
+  // and the status lines seen when the current run started.
+  std::uint64_t execs_before_ = 0;
+  std::uint64_t lines_at_spawn_ = 0;
+
+  // One-process mode (--workers 0): libFuzzer ends at a crash, a timeout or an oom of the
+  // harness itself (a Python child's is only an outcome). Its artifact is under .scratch/ and
+  // moves to crashes/ at the end; the campaign starts the fuzzer again on the corpus (which
+  // holds everything it found) for the time left. Not when the run ended by itself (status 0:
+  // its -max_total_time), nor when it died before its first status line: the corpus replay
+  // itself crashes, and would again.
+  bool restart(Clock::time_point deadline) {
+    if (o_.workers != 0 || summary_.fuzzer_status == 0 || g_stop_signal != 0) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - Clock::now());
+    if (left.count() < 1) return false;
+    read_output(0);
+    if (summary_.stats.lines == lines_at_spawn_) {
+      report(fmt::format("campaign: the fuzzer ended (status {}) before its first status line; "
+                         "not restarting it (see {})",
+                         summary_.fuzzer_status, l_.log.string()));
+      return false;
+    }
+    ::kill(-child_, SIGKILL); // its Python children, if any outlived it
+    ::close(out_fd_);
+    partial_line_.clear();
+    execs_before_ += summary_.stats.execs;
+    summary_.stats.execs = 0;
+    new_fuzzer_process(summary_.stats);
+    ++summary_.restarts;
+    report(fmt::format("campaign: the fuzzer ended (status {}: a crash, timeout or oom; its "
+                       "artifact goes to crashes/); restart {} on the corpus for the {}s left",
+                       summary_.fuzzer_status, summary_.restarts, left.count()));
+    if (std::string e = spawn(static_cast<int>(left.count())); !e.empty()) {
+      report("campaign: " + e);
+      return false;
+    }
+    return true;
+  }
 
   std::string repro_of(const LedgerEntry& e) const {
     for (const std::string* p : {&e.repro_python, &e.repro_shell})
@@ -258,10 +298,14 @@ private:
       fmt::print(stderr, "{}\n", line);
   }
 
-  std::string spawn() {
+  // Starts the fuzzer for `seconds` (--time, or what is left of it at a restart).
+  std::string spawn(int seconds) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
-    std::vector<std::string> argv = fuzzer_arguments(o_);
+    lines_at_spawn_ = summary_.stats.lines;
+    CampaignOptions run = o_;
+    run.seconds = seconds;
+    std::vector<std::string> argv = fuzzer_arguments(run);
     argv.insert(argv.begin(), o_.fuzzer.string());
     std::vector<std::string> env = child_environment(l_, o_.known_bugs);
     posix_spawn_file_actions_t actions;
@@ -389,13 +433,20 @@ private:
   std::string progress_line() const {
     const auto elapsed =
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start_).count();
-    return fmt::format("campaign: {}/{}s execs={} exec/s={} cov={} signatures={} (ledger {}) "
-                       "diverging={} crashes={} replayed-agreeing={} minimised={} left={}s",
-                       elapsed, o_.seconds, summary_.stats.execs, summary_.stats.exec_per_s,
-                       summary_.stats.coverage, book_.signatures_this_run(),
-                       book_.ledger().entries.size(), summary_.diverging_inputs,
-                       summary_.backend_failures + summary_.crashes, summary_.agreed_on_replay,
-                       book_.minimisations(), std::max<std::int64_t>(0, o_.seconds - elapsed));
+    const FuzzerStats& st = summary_.stats;
+    const std::uint64_t looked_up = st.compile_hits + st.compile_misses;
+    return fmt::format(
+        "campaign: {}/{}s execs={} exec/s={} cov={} signatures={} (ledger {}) "
+        "diverging={} crashes={} replayed-agreeing={} minimised={} left={}s{}{}",
+        elapsed, o_.seconds, execs_before_ + st.execs, st.exec_per_s, summary_.stats.coverage,
+        book_.signatures_this_run(), book_.ledger().entries.size(), summary_.diverging_inputs,
+        summary_.backend_failures + summary_.crashes, summary_.agreed_on_replay,
+        book_.minimisations(), std::max<std::int64_t>(0, o_.seconds - elapsed),
+        summary_.restarts ? fmt::format(" restarts={}", summary_.restarts) : "",
+        looked_up ? fmt::format(" compile-cache={}/{} hits ({:.0f} %)", st.compile_hits, looked_up,
+                                100.0 * static_cast<double>(st.compile_hits) /
+                                    static_cast<double>(looked_up))
+                  : "");
   }
 };
 
@@ -403,18 +454,26 @@ private:
 
 std::vector<std::string> fuzzer_arguments(const CampaignOptions& options) {
   const Layout l = layout(options.out);
-  std::vector<std::string> args = {
-      l.corpus.string(),
-      fmt::format("-fork={}", std::max(1, options.workers)),
-      fmt::format("-max_total_time={}", std::max(1, options.seconds)),
-      // A real crash of one worker (a library segfault) must not end the campaign; its artifact
-      // is kept under crashes/.
-      "-ignore_crashes=1",
-      "-ignore_timeouts=1",
-      "-ignore_ooms=1",
-      "-artifact_prefix=" + l.artifacts.string() + "/",
-      "-print_final_stats=0",
-  };
+  std::vector<std::string> args = {l.corpus.string()};
+  if (options.workers > 0) {
+    args.insert(args.end(), {
+                                fmt::format("-fork={}", options.workers),
+                                // A real crash of one worker (a library segfault) must not end
+                                // the campaign; its artifact is kept under crashes/.
+                                "-ignore_crashes=1",
+                                "-ignore_timeouts=1",
+                                "-ignore_ooms=1",
+                            });
+  }
+  // workers == 0: one process; the campaign restarts it after a crash (Supervisor::restart).
+  // A slow input is no finding there (a torch.compile takes tens of seconds; a backend's real
+  // hang is BURNMARK_CHILD_TIMEOUT's): no slow-unit-* artifacts counted among the crashes.
+  if (options.workers == 0) args.emplace_back("-report_slow_units=86400");
+  args.insert(args.end(), {
+                              fmt::format("-max_total_time={}", std::max(1, options.seconds)),
+                              "-artifact_prefix=" + l.artifacts.string() + "/",
+                              "-print_final_stats=0",
+                          });
   args.insert(args.end(), options.extra_fuzzer_args.begin(), options.extra_fuzzer_args.end());
   return args;
 }

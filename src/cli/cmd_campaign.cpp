@@ -49,11 +49,15 @@ std::optional<fs::path> source_seeds(const fs::path& fuzzer, std::string_view ta
   return std::nullopt;
 }
 
-std::optional<int> positive(std::string_view text) {
+std::optional<int> at_least(std::string_view text, int least) {
   int v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 1) return std::nullopt;
+  if (ec != std::errc() || end != text.data() + text.size() || v < least) return std::nullopt;
   return v;
+}
+
+std::optional<int> positive(std::string_view text) {
+  return at_least(text, 1);
 }
 
 // The options as given; each is checked (and its one-line error given) before the campaign
@@ -79,10 +83,11 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   for (const auto& [flag, text, field] : {std::tuple{"--time", &a.time, &options.seconds},
                                           std::tuple{"--workers", &a.workers, &options.workers}}) {
     if (!*text) continue;
-    const std::optional<int> v = positive(**text);
+    const bool workers = field == &options.workers; // 0 = one process
+    const std::optional<int> v = at_least(**text, workers ? 0 : 1);
     if (!v)
-      return usage_error(
-          fmt::format("campaign: {} needs a positive integer, not '{}'", flag, **text));
+      return usage_error(fmt::format("campaign: {} needs a {} integer, not '{}'", flag,
+                                     workers ? "non-negative" : "positive", **text));
     // More workers than a few per core only thrash (each loads LibTorch and its backends).
     const int max_workers = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (field == &options.workers && *v > max_workers)
@@ -92,6 +97,10 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   }
   const Config config = config_or_exit();
   const bool gradients = target == "fuzz_autograd";
+  // A Python backend in BACKENDS: one process unless --workers says otherwise. A fork job lasts
+  // 1, 2, 3... s and each starts a new Python child, so it would import torch or jax and
+  // recompile every structure it meets, job after job (0.42 exec/s measured, docs/backends.md).
+  if (!a.workers && backends_have_python(config.backends)) options.workers = 0;
 
   if (fuzzer) {
     options.fuzzer = *fuzzer;
@@ -169,10 +178,12 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
     return generate(bytes, decode);
   };
 
-  fmt::print(stderr,
-             "campaign: {} for {}s on {} worker(s), BACKENDS={}, seeds {}, findings in {}\n",
-             options.fuzzer.string(), options.seconds, options.workers, config.backends,
-             options.seeds.string(), options.out.string());
+  fmt::print(stderr, "campaign: {} for {}s {}, BACKENDS={}, seeds {}, findings in {}\n",
+             options.fuzzer.string(), options.seconds,
+             options.workers == 0
+                 ? std::string("in one process (restarted on the corpus after a crash)")
+                 : fmt::format("on {} worker(s)", options.workers),
+             config.backends, options.seeds.string(), options.out.string());
   const CampaignSummary s = burnmark::run_campaign(options, book);
   if (!s.error.empty()) return usage_error("campaign: " + s.error);
   // A "fuzzer" that exited by itself having run nothing (not a libFuzzer binary) is not a
@@ -192,11 +203,14 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   std::size_t fresh = 0;
   for (const LedgerEntry& e : book.ledger().entries)
     fresh += e.status == "new" ? 1 : 0;
+  // compile_hits/compile_misses: torch-compile's cache over the campaign (one-process mode only:
+  // fork-mode workers' notes go to libFuzzer's job logs); restarts: one-process mode's.
   fmt::print("CAMPAIGN target={} execs={} diverging={} signatures={} ledger={} new={} crashes={} "
-             "ledger_file={}\n",
+             "ledger_file={} restarts={} compile_hits={} compile_misses={}\n",
              target, s.stats.execs, s.diverging_inputs, book.signatures_this_run(),
              book.ledger().entries.size(), fresh, s.backend_failures + s.crashes,
-             (options.out / "ledger.md").string());
+             (options.out / "ledger.md").string(), s.restarts, s.stats.compile_hits,
+             s.stats.compile_misses);
   // A campaign cut short by a full disk did not do what it was asked: never a clean status.
   if (!s.stopped_early.empty()) return usage_error("campaign: stopped early: " + s.stopped_early);
   // Like `run`: 1 when there is something to look at (a new bug), 0 when every bug is known.
@@ -221,7 +235,10 @@ Action define_campaign(CLI::App& app) {
                    : fmt::format("unknown target '{}' (fuzz_autograd or fuzz_tensor_ops)", t);
       }));
   text("--time", a->time, "S", "seconds to fuzz (default 60)");
-  text("--workers", a->workers, "N", "libFuzzer workers, -fork=N (default 1; at most 4 per core)");
+  text("--workers", a->workers, "N",
+       "libFuzzer workers, -fork=N (at most 4 per core); 0 = one process for the whole campaign, "
+       "restarted on the corpus after a crash (default 1; 0 when BACKENDS has a Python backend: "
+       "torch-eager-py, torch-compile, jax)");
   text("--out", a->out, "DIR", "the findings folder and its ledger (default findings)");
   text("--fuzzer", a->fuzzer, "PATH",
        "the fuzz target's binary (default: the one of this build, <build>/fuzz/TARGET)");

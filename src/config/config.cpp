@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -199,6 +200,27 @@ ConfigResult load_config(const EnvLookup& lookup) {
   if (c.known_bugs == "auto") c.known_bugs = default_known_bugs_path();
   if (Error e = cross_check(c)) return ConfigResult{std::move(*e)};
   return ConfigResult{std::move(c)};
+}
+
+namespace {
+bool backends_name_any(std::string_view backends, std::initializer_list<std::string_view> names) {
+  while (!backends.empty()) {
+    const std::size_t comma = backends.find(',');
+    const std::string_view entry = backends.substr(0, comma);
+    for (std::string_view n : names)
+      if (entry == n) return true;
+    backends = comma == std::string_view::npos ? std::string_view() : backends.substr(comma + 1);
+  }
+  return false;
+}
+} // namespace
+
+bool backends_have_python(std::string_view backends) {
+  return backends_name_any(backends, {"torch-eager-py", "torch-compile", "jax"});
+}
+
+bool backends_compile(std::string_view backends) {
+  return backends_name_any(backends, {"torch-compile", "jax"});
 }
 
 std::string default_known_bugs_path() {

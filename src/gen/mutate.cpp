@@ -495,6 +495,16 @@ std::optional<Mutated> mutate_program(const Program& program, const GeneratorOpt
   return std::nullopt;
 }
 
+std::optional<Mutated> mutate_values_only(const Program& program, const GeneratorOptions& options,
+                                          MutationRng& rng) {
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    // The same 3:2 split of new values and planted specials as mutate_program's.
+    const MutationKind kind = rng.below(5) < 3 ? MutationKind::Values : MutationKind::Special;
+    if (std::optional<Mutated> m = mutate_as(program, kind, options, rng)) return m;
+  }
+  return std::nullopt;
+}
+
 std::optional<Mutated> cross_over(const Program& a, const Program& b,
                                   const GeneratorOptions& options, MutationRng& rng) {
   if (a.stmts.empty() || b.stmts.empty()) return std::nullopt;

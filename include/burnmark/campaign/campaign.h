@@ -1,6 +1,8 @@
 // A fuzzing campaign: runs a libFuzzer target for a while on several workers (libFuzzer's own
-// -fork=N) with MODE=continuous, and feeds every diverging input it saves into a FindingsBook,
-// so a campaign ends with one ledger entry and one pair of reproducers per distinct bug.
+// -fork=N), or in one process (workers = 0: for Python backends, whose child and compile cache
+// a fork job would start afresh every few seconds), with MODE=continuous, and feeds every
+// diverging input it saves into a FindingsBook, so a campaign ends with one ledger entry and one
+// pair of reproducers per distinct bug.
 //
 // Findings directory layout:
 //   ledger.json, ledger.md   the ledger (see ledger.h)
@@ -34,8 +36,10 @@ struct CampaignOptions {
   // The known-bug list the fuzz target skips (BURNMARK_KNOWN_BUGS in the child); empty leaves
   // the child's own default. Should be the list the FindingsBook marks as known.
   std::filesystem::path known_bugs;
-  int seconds = 60;            // -max_total_time
-  int workers = 1;             // -fork=N
+  int seconds = 60; // -max_total_time
+  // -fork=N; 0: one fuzzing process for the whole campaign (no -fork), restarted on the corpus
+  // after a crash, so a Python backend's child and its compile cache live as long as the campaign
+  int workers = 1;
   double progress_every = 3.0; // seconds between progress lines
   // Free space the findings directory's filesystem must keep: checked before the fuzzer starts
   // (below it, the campaign does not start) and at every progress line (below it, the campaign
@@ -57,6 +61,7 @@ struct CampaignSummary {
   // Diverging inputs (among diverging_inputs) on which a backend crashed, hung or ran out of
   // memory: each is a finding of that backend (FindingsBook signs backend + kind + signal).
   std::uint64_t backend_failures = 0;
+  std::uint64_t restarts = 0;   // one-process mode: fuzzer runs started again after a crash
   bool interrupted = false;     // SIGINT/SIGTERM
   bool stopped_at_time = false; // the campaign stopped the fuzzer because its time was up
   std::string stopped_early;    // why the campaign stopped before its time (a full disk)

@@ -94,6 +94,15 @@ OracleOptions oracle_options(const Config& config, bool gradients);
 // What each backend is asked for: second order only with gradients.
 RunOptions run_options(const Config& config, bool gradients);
 
+// BACKENDS entries (comma list) that run in a Python child (the names of python_backend.cpp's
+// table: torch-eager-py, torch-compile, jax), and among them those that compile once per
+// program structure (torch-compile, jax). A campaign with a Python backend runs in one process
+// (its child and caches live for the whole campaign); with a compiling one, the fuzz targets'
+// mutator makes kCompileValueMutations percent of its mutations value-only by default.
+bool backends_have_python(std::string_view backends);
+bool backends_compile(std::string_view backends);
+inline constexpr int kCompileValueMutations = 90;
+
 // The knob table as aligned text lines, for --help.
 std::string knobs_help();
 

@@ -57,6 +57,11 @@ std::optional<Mutated> mutate_as(const Program& program, MutationKind kind,
 // Draws a kind (value-only ones half of the time) and retries with other draws a few times.
 std::optional<Mutated> mutate_program(const Program& program, const GeneratorOptions& options,
                                       MutationRng& rng);
+// A value-only mutation (Values or Special, retried a few times): the same ops, attributes,
+// shapes and dtype, new leaf data. What BURNMARK_VALUE_MUTATIONS asks of the fuzz targets'
+// mutator, so that a compiling backend (torch-compile) reuses the functions it compiled.
+std::optional<Mutated> mutate_values_only(const Program& program, const GeneratorOptions& options,
+                                          MutationRng& rng);
 
 // Crossover of two programs: a splice (a's first statements, then b's statements from a cut on,
 // their operands before the cut mapped to a's registers of the same shape and dtype) or, when
