@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -112,6 +113,12 @@ std::vector<std::string> child_environment(const Layout& l, const fs::path& know
   // saturates the fuzzer would otherwise bury the new ones in the findings directory.
   // Always set: empty (no list) must not let a worker fall back to a list of its own.
   overrides.emplace_back("BURNMARK_KNOWN_BUGS", known_bugs.string());
+  // torch.compile's kernels go to the campaign's own cache unless the caller chose one: the
+  // machine-wide default (/tmp/torchinductor_<user>) is shared with every torch process on the
+  // machine, and beside others' runs its kernels failed to load (undefined Sleef symbols, a file
+  // too short), reported as compile errors of the programs at hand; a fresh cache ran them clean.
+  if (std::getenv("TORCHINDUCTOR_CACHE_DIR") == nullptr)
+    overrides.emplace_back("TORCHINDUCTOR_CACHE_DIR", (l.scratch / "inductor-cache").string());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view kv(*e);
