@@ -4,6 +4,7 @@
 // plugin declares for f32 only is unsupported (never a divergence) in the other dtypes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -171,7 +172,9 @@ TEST(PluginAbiV4, V3PluginIsRefusedNamingBothVersions) {
 
 // The host lays leaf 0 (f32[2,3], values 0..5) out as asked, but only for a program whose ops
 // all accept strided inputs (add does, neg does not). Expected strides by hand: row-major
-// (3, 1); dims reversed (1, 2); every element 2 apart from offset 3 (6, 2) and (2, 4).
+// (3, 1); dims reversed (1, 2); every element 2 apart from offset 3 (6, 2) and (2, 4). The probe
+// returns its root strided (every other element from offset 1, -1 in the gaps), so these values
+// also show the host reads a strided result through its strides and offset.
 TEST(PluginAbiV4, LeavesArePresentedStridedOnlyToOpsThatAcceptIt) {
   struct Case {
     PluginLeafLayout layout;
@@ -204,6 +207,7 @@ TEST(PluginAbiV4, LeavesArePresentedStridedOnlyToOpsThatAcceptIt) {
                         : dtype == FloatDType::BF16 ? BURNMARK_DTYPE_BF16
                                                     : BURNMARK_DTYPE_F64)
             << what;
+        EXPECT_EQ(std::count(v.begin(), v.end(), -1.0), 0) << what << ": a gap was read";
         // Elements (0,0), (0,1), (1,0), (1,2) of the row-major values 0..5.
         EXPECT_EQ(v[4], 0) << what << " " << op;
         EXPECT_EQ(v[5], 1) << what << " " << op;

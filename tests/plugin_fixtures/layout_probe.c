@@ -2,7 +2,9 @@
  * add (id 0) with strided inputs and neg (id 4) without, in every float dtype, and returns as the
  * root (f64, whatever its shape, which must have at least 8 elements) leaf 0's strides[0],
  * strides[1], storage_offset, dtype, then its elements (0,0), (0,1), (1,0) and (1,2) read
- * through the strides, widened to double; the rest is 0. */
+ * through the strides, widened to double; the rest is 0. The root goes back strided (ABI v4):
+ * element i of its row-major order at 1 + 2 * i of a larger buffer, so the host reads it right
+ * only by honouring the result's strides and offset. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,16 +38,25 @@ static int32_t run(void* context, const BurnmarkProgram* program, const Burnmark
   int64_t n = 1;
   for (int i = 0; i < root->shape.rank; ++i)
     n *= root->shape.dims[i];
-  double* values = calloc((size_t)n, sizeof(double));
+  double* values = calloc((size_t)(2 * n + 1), sizeof(double));
   const BurnmarkLeaf* l = &program->leaves[0];
   const double probe[8] = {(double)l->strides[0], (double)l->strides[1], (double)l->storage_offset,
                            (double)l->dtype,      element(l, 0, 0),      element(l, 0, 1),
                            element(l, 1, 0),      element(l, 1, 2)};
-  for (int64_t i = 0; i < n && i < 8; ++i)
-    values[i] = probe[i];
+  for (int64_t i = 0; i < 2 * n + 1; ++i)
+    values[i] = -1; /* the gaps: read only by a host that ignores the strides */
+  for (int64_t i = 0; i < n; ++i)
+    values[1 + 2 * i] = i < 8 ? probe[i] : 0;
   result->plugin_data = values;
   result->root.shape = root->shape;
   result->root.numel = n;
+  result->root.has_strides = 1;
+  result->root.storage_offset = 1;
+  int64_t step = 2;
+  for (int i = root->shape.rank - 1; i >= 0; --i) {
+    result->root.strides[i] = step;
+    step *= root->shape.dims[i];
+  }
   result->root.dtype = BURNMARK_DTYPE_F64;
   result->root.data = values;
   result->status = BURNMARK_STATUS_OK;
