@@ -10,7 +10,7 @@ target_compile_options(burnmark_plugin_header_c PRIVATE -pedantic-errors)
 # misbehaving, which crashes, exits or hangs for the child-backend tests).
 set(BURNMARK_PLUGIN_FIXTURE_DIR ${CMAKE_CURRENT_BINARY_DIR}/plugin_fixtures)
 set(burnmark_plugin_fixtures)
-foreach(fixture no_entry wrong_version null_entry bad_result misbehaving)
+foreach(fixture no_entry wrong_version v3_plugin layout_probe null_entry bad_result misbehaving)
   add_library(burnmark_fixture_${fixture} MODULE plugin_fixtures/${fixture}.c)
   target_include_directories(burnmark_fixture_${fixture} PRIVATE ${PROJECT_SOURCE_DIR}/include)
   set_target_properties(burnmark_fixture_${fixture} PROPERTIES
@@ -53,4 +53,16 @@ if(TARGET burnmark_planted)
   target_link_libraries(test_planted PRIVATE burnmark_plugin_loader burnmark_ref burnmark_gen
                                              burnmark_oracle burnmark_ir fmt::fmt)
   add_dependencies(test_planted burnmark_planted)
+endif()
+
+# ABI v4: dtypes, strided leaves, per-op declarations, forward mode and H·v, against the real
+# reference and the example and reference plugins.
+if(TARGET burnmark_plugin_example AND TARGET burnmark_plugin_ref AND TARGET burnmark_gen)
+  burnmark_test(test_plugin_v4 test_plugin_v4.cpp)
+  target_link_libraries(test_plugin_v4 PRIVATE burnmark_plugin_loader burnmark_ref burnmark_gen
+                                               burnmark_ir fmt::fmt ${CMAKE_DL_LIBS})
+  target_compile_definitions(test_plugin_v4 PRIVATE
+    BURNMARK_TEST_FIXTURE_DIR="${BURNMARK_PLUGIN_FIXTURE_DIR}")
+  add_dependencies(test_plugin_v4 burnmark_plugin_example burnmark_plugin_ref
+                   ${burnmark_plugin_fixtures})
 endif()

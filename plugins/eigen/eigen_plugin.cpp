@@ -97,6 +97,8 @@ constexpr std::uint32_t kOps[] = {
     138, // chunk
     140, // bmm
 };
+// f32 only and contiguous inputs (the walk gathers strided leaves anyway; the host copies).
+constexpr auto kSupport = burnmark::plugin::op_support(kOps, BURNMARK_DTYPES_F32, false);
 
 #define BURNMARK_EIGEN_STR2(x) #x
 #define BURNMARK_EIGEN_STR(x) BURNMARK_EIGEN_STR2(x)
@@ -130,7 +132,7 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
                                                                            "reverse-mode tape, "
                                                                            "packets:"
                                                                            " " BURNMARK_EIGEN_PACKETS,
-      kOps);
+      kSupport);
   return &table;
 }
 

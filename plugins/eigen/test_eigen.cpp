@@ -50,11 +50,14 @@ TEST(EigenPlugin, DeclaresExactlyTheMappedOps) {
   EXPECT_NE(description.find("packets: "), std::string::npos) << description;
 #endif
   std::vector<std::string> later;
-  for (std::uint32_t i = 0; i < t->num_supported_ops; ++i) {
-    const auto op = op_from_stable_id(t->supported_ops[i]);
-    ASSERT_TRUE(op.has_value()) << t->supported_ops[i];
-    if (t->supported_ops[i] < 22)
-      EXPECT_EQ(t->supported_ops[i], i);
+  for (std::uint32_t i = 0; i < t->num_ops; ++i) {
+    const auto op = op_from_stable_id(t->ops[i].op);
+    ASSERT_TRUE(op.has_value()) << t->ops[i].op;
+    // f32 only, contiguous copies (ABI v4 declarations).
+    EXPECT_EQ(t->ops[i].dtypes, BURNMARK_DTYPES_F32);
+    EXPECT_EQ(t->ops[i].strided_inputs, 0);
+    if (t->ops[i].op < 22)
+      EXPECT_EQ(t->ops[i].op, i);
     else
       later.emplace_back(op_name(*op));
   }
@@ -70,7 +73,7 @@ TEST(EigenPlugin, DeclaresExactlyTheMappedOps) {
       "narrow",     "select",   "expand", "reshape", "permute",    "slice",   "stack",
       "chunk",      "bmm"};
   EXPECT_EQ(later, want);
-  EXPECT_EQ(t->num_supported_ops, 22u + want.size());
+  EXPECT_EQ(t->num_ops, 22u + want.size());
   dlclose(h);
 }
 

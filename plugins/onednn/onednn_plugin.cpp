@@ -556,6 +556,8 @@ constexpr std::uint32_t kOps[] = {0,  1,  2,   3,   4,   5,   6,   7,   8,   9, 
                                   14, 15, 16,  17,  18,  19,  20,  21,  42,  43,  48,  53,  54, 55,
                                   56, 57, 58,  59,  60,  63,  64,  65,  67,  73,  74,  93,  94, 95,
                                   96, 97, 100, 101, 102, 103, 104, 105, 109, 113, 114, 117, 121};
+// f32 only and contiguous inputs (the walk gathers strided leaves anyway; the host copies).
+constexpr auto kSupport = burnmark::plugin::op_support(kOps, BURNMARK_DTYPES_F32, false);
 
 } // namespace
 
@@ -574,7 +576,7 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
                                                                           "forward primitives, "
                                                                           "the reductions' by the "
                                                                           "plugin's own loops",
-      kOps);
+      kSupport);
   return &table;
 }
 

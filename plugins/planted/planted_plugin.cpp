@@ -189,6 +189,8 @@ constexpr std::uint32_t kOps[] = {
     static_cast<std::uint32_t>(OpId::Relu),   static_cast<std::uint32_t>(OpId::Exp),
     static_cast<std::uint32_t>(OpId::SumAll),
 };
+// f32 only and contiguous inputs (the walk gathers strided leaves anyway; the host copies).
+constexpr auto kSupport = burnmark::plugin::op_support(kOps, BURNMARK_DTYPES_F32, false);
 
 // plugin_walk.h's run, after handing the kernels the program (the compose fault reads it).
 std::int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
@@ -202,7 +204,7 @@ constexpr BurnmarkPluginV1 make_table() {
       BURNMARK_PLANTED_NAME,
       "BurnMark planted-fault fixture (" BURNMARK_PLANTED_NAME
       "): add, sub, mul, neg, relu, exp, sum in float32, one fault that needs search",
-      kOps);
+      kSupport);
   t.run = &run;
   return t;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "burnmark/backends/builtin.h"
+#include "burnmark/driver/driver.h"
 #include "burnmark/ir/program.h"
 #include "burnmark/plugin/plugin_walk.h"
 
@@ -24,19 +25,42 @@ Shape from_abi(const BurnmarkShape& s) {
   return shape;
 }
 
+// A leaf's values (or indices) in row-major order, read through its strides and dtype.
+std::vector<double> gather(const BurnmarkLeaf& l) {
+  std::vector<double> values(static_cast<std::size_t>(l.numel));
+  plugin::for_each_strided(
+      l.shape, l.strides, l.storage_offset, [&](std::int64_t o, std::int64_t at) {
+        values[static_cast<std::size_t>(o)] = plugin::load(l.dtype, l.data, at);
+      });
+  return values;
+}
+
+std::optional<FloatDType> float_dtype_of(std::int32_t d) {
+  switch (d) {
+  case BURNMARK_DTYPE_F32: return FloatDType::F32;
+  case BURNMARK_DTYPE_F64: return FloatDType::F64;
+  case BURNMARK_DTYPE_BF16: return FloatDType::BF16;
+  case BURNMARK_DTYPE_F16: return FloatDType::F16;
+  default: return std::nullopt;
+  }
+}
+
 // The inverse of the host's Program -> BurnmarkProgram encoding.
 Program from_abi(const BurnmarkProgram& p) {
   Program program;
+  const std::optional<FloatDType> dtype = float_dtype_of(p.float_dtype);
+  if (!dtype) throw std::runtime_error("unknown float dtype " + std::to_string(p.float_dtype));
+  program.float_dtype = *dtype;
   for (int i = 0; i < p.num_leaves; ++i) {
     const BurnmarkLeaf& l = p.leaves[i];
+    std::vector<double> values = gather(l);
     if (l.dtype == BURNMARK_DTYPE_I64)
       program.leaves.push_back(Leaf{from_abi(l.shape),
                                     {},
                                     DType::I64,
-                                    std::vector<std::int64_t>(l.indices, l.indices + l.numel)});
+                                    std::vector<std::int64_t>(values.begin(), values.end())});
     else
-      program.leaves.push_back(
-          Leaf{from_abi(l.shape), std::vector<double>(l.data, l.data + l.numel)});
+      program.leaves.push_back(Leaf{from_abi(l.shape), std::move(values)});
   }
   for (int i = 0; i < p.num_stmts; ++i) {
     const BurnmarkStmt& s = p.stmts[i];
@@ -44,7 +68,7 @@ Program from_abi(const BurnmarkProgram& p) {
     stmt.shape = from_abi(s.shape);
     stmt.dtype = s.dtype == BURNMARK_DTYPE_BOOL  ? DType::Bool
                  : s.dtype == BURNMARK_DTYPE_I64 ? DType::I64
-                                                 : DType::F32;
+                                                 : DType::F32; // any float dtype
     switch (s.kind) {
     case BURNMARK_STMT_LEAF:
       stmt.kind = StmtKind::Leaf;
@@ -111,13 +135,31 @@ void destroy(void* context) {
   delete static_cast<Backend*>(context);
 }
 
-std::int32_t run(void* context, const BurnmarkProgram* abi_program,
-                 const BurnmarkRunOptions* options, BurnmarkResult* result) {
+// The reference differentiates along BurnMark's own leaf_tangent only (driver.h); any other
+// direction is outside what this plugin can do, so it says so rather than answer wrongly.
+void check_directions(const Program& program, const BurnmarkLeaf* directions) {
+  for (std::size_t k = 0; k < program.leaves.size(); ++k) {
+    if (program.leaves[k].dtype == DType::I64) continue;
+    const std::vector<double> got = gather(directions[k]);
+    if (got != leaf_tangent(program.leaves[k].shape, k).values)
+      throw plugin::Unsupported{0, "directions other than BurnMark's leaf_tangent"};
+  }
+}
+
+std::int32_t run_with(void* context, const BurnmarkProgram* abi_program,
+                      const BurnmarkRunOptions* options, const BurnmarkLeaf* tangents,
+                      const BurnmarkLeaf* directions, BurnmarkResult* result) {
   return plugin::guarded_run(result, [&](plugin::ResultStorage& storage) {
     const Program program = from_abi(*abi_program);
     RunOptions run_options;
     run_options.gradients = options->gradients != 0;
+    run_options.tangents = tangents != nullptr;
+    run_options.hessian = directions != nullptr;
+    if (tangents != nullptr) check_directions(program, tangents);
+    if (directions != nullptr) check_directions(program, directions);
     Outcome outcome = static_cast<Backend*>(context)->run(program, run_options);
+    // Values go back as f64 whatever the program's dtype: the reference's values and bounds
+    // carry more precision than the dtype, and the host compares them bit for bit.
     switch (outcome.status) {
     case Status::Ok:
       storage.set_root(to_abi(outcome.root.shape), std::move(outcome.root.values),
@@ -125,6 +167,10 @@ std::int32_t run(void* context, const BurnmarkProgram* abi_program,
       for (HostTensor& g : outcome.grads)
         storage.add_grad(to_abi(g.shape), std::optional<std::vector<double>>(std::move(g.values)),
                          std::move(g.error_bound));
+      if (tangents != nullptr)
+        storage.set_tangent(to_abi(outcome.tangent.shape), std::move(outcome.tangent.values));
+      for (HostTensor& h : outcome.hvp)
+        storage.add_hvp(to_abi(h.shape), std::optional<std::vector<double>>(std::move(h.values)));
       return;
     case Status::Error: storage.set_error(outcome.message); return;
     // The in-process reference never reports these (only child backends do).
@@ -140,17 +186,33 @@ std::int32_t run(void* context, const BurnmarkProgram* abi_program,
   });
 }
 
+std::int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
+                 BurnmarkResult* result) {
+  return run_with(context, program, options, nullptr, nullptr, result);
+}
+std::int32_t run_jvp(void* context, const BurnmarkProgram* program,
+                     const BurnmarkRunOptions* options, const BurnmarkLeaf* tangents,
+                     BurnmarkResult* result) {
+  return run_with(context, program, options, tangents, nullptr, result);
+}
+std::int32_t run_hvp(void* context, const BurnmarkProgram* program,
+                     const BurnmarkRunOptions* options, const BurnmarkLeaf* directions,
+                     BurnmarkResult* result) {
+  return run_with(context, program, options, nullptr, directions, result);
+}
+
 void release(void*, BurnmarkResult* result) {
   plugin::ResultStorage::release(result);
 }
 
-constexpr std::array<std::uint32_t, kOpCount> all_ops() {
-  std::array<std::uint32_t, kOpCount> ids{};
+// Every op in every float dtype, strided leaves accepted (from_abi gathers them).
+constexpr std::array<BurnmarkOpSupport, kOpCount> all_ops() {
+  std::array<BurnmarkOpSupport, kOpCount> ops{};
   for (std::size_t i = 0; i < kOpCount; ++i)
-    ids[i] = kOpTable[i].stable_id;
-  return ids;
+    ops[i] = BurnmarkOpSupport{kOpTable[i].stable_id, BURNMARK_DTYPES_ALL_FLOAT, 1, 0};
+  return ops;
 }
-constexpr std::array<std::uint32_t, kOpCount> kOps = all_ops();
+constexpr std::array<BurnmarkOpSupport, kOpCount> kOps = all_ops();
 
 } // namespace
 
@@ -162,13 +224,15 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
     t.name = "ref_plugin";
     t.description =
         "BurnMark's CPU reference (double precision) behind the plugin ABI, for testing the ABI";
-    t.supported_ops = kOps.data();
-    t.num_supported_ops = static_cast<std::uint32_t>(kOps.size());
+    t.ops = kOps.data();
+    t.num_ops = static_cast<std::uint32_t>(kOps.size());
     t.computes_gradients = 1;
     t.create = &create;
     t.destroy = &destroy;
     t.run = &run;
     t.release_result = &release;
+    t.run_jvp = &run_jvp;
+    t.run_hvp = &run_hvp;
     return t;
   }();
   return &table;

@@ -1,9 +1,46 @@
-// Program -> BurnmarkProgram: the host's half of the plugin ABI's program encoding.
+// Program -> BurnmarkProgram: the host's half of the plugin ABI's program encoding, including
+// the test-only strided presentation of leaves (PluginLeafLayout).
 #include "abi_program.h"
 
+#include <cmath>
 #include <cstddef>
+#include <cstring>
+#include <limits>
+
+#include "burnmark/plugin/plugin_walk.h"
 
 namespace burnmark {
+
+namespace {
+
+// A layout's step between neighbouring elements and offset of the first one; the gaps are
+// filled with a value no correct plugin reads back unnoticed (NaN, an out-of-range index).
+constexpr std::int64_t kStep = 2;
+constexpr std::int64_t kOffset = 3;
+
+void store(std::int32_t dtype, void* data, std::int64_t at, double v, std::int64_t index) {
+  const auto k = static_cast<std::size_t>(at);
+  switch (dtype) {
+  case BURNMARK_DTYPE_F32: static_cast<float*>(data)[k] = static_cast<float>(v); break;
+  case BURNMARK_DTYPE_F64: static_cast<double*>(data)[k] = v; break;
+  case BURNMARK_DTYPE_BF16: static_cast<std::uint16_t*>(data)[k] = plugin::double_to_bf16(v); break;
+  case BURNMARK_DTYPE_F16: static_cast<std::uint16_t*>(data)[k] = plugin::double_to_half(v); break;
+  case BURNMARK_DTYPE_I64: static_cast<std::int64_t*>(data)[k] = index; break;
+  default: break;
+  }
+}
+
+} // namespace
+
+std::int32_t abi_dtype(FloatDType dtype) {
+  switch (dtype) {
+  case FloatDType::F32: return BURNMARK_DTYPE_F32;
+  case FloatDType::F64: return BURNMARK_DTYPE_F64;
+  case FloatDType::BF16: return BURNMARK_DTYPE_BF16;
+  case FloatDType::F16: return BURNMARK_DTYPE_F16;
+  }
+  return BURNMARK_DTYPE_F32;
+}
 
 BurnmarkShape to_abi_shape(const Shape& shape) {
   BurnmarkShape s{};
@@ -13,23 +50,58 @@ BurnmarkShape to_abi_shape(const Shape& shape) {
   return s;
 }
 
-const BurnmarkProgram& AbiProgram::build(const Program& program) {
-  leaves_.clear();
-  values_.clear();
-  for (const Leaf& leaf : program.leaves)
-    values_.insert(values_.end(), leaf.data.begin(), leaf.data.end());
-  std::size_t offset = 0;
-  for (const Leaf& leaf : program.leaves) {
-    BurnmarkLeaf l{};
-    l.shape = to_abi_shape(leaf.shape);
-    l.numel = leaf.shape.numel();
-    const bool index = leaf.dtype == DType::I64;
-    l.dtype = index ? BURNMARK_DTYPE_I64 : BURNMARK_DTYPE_F32;
-    l.data = index ? nullptr : values_.data() + offset;
-    offset += leaf.data.size();
-    l.indices = index ? leaf.indices.data() : nullptr;
-    leaves_.push_back(l);
+void* AbiProgram::buffer(std::size_t bytes) {
+  buffers_.emplace_back((bytes + 7) / 8 + 1);
+  return buffers_.back().data();
+}
+
+BurnmarkLeaf AbiProgram::encode(const Leaf& leaf, const std::vector<double>* values,
+                                FloatDType dtype, PluginLeafLayout layout) {
+  BurnmarkLeaf l{};
+  l.shape = to_abi_shape(leaf.shape);
+  l.numel = leaf.shape.numel();
+  const bool index = leaf.dtype == DType::I64;
+  l.dtype = index ? BURNMARK_DTYPE_I64 : abi_dtype(dtype);
+  const int rank = leaf.shape.rank();
+  // Row-major strides, or storage in reversed dim order (dim 0 innermost: a transpose's layout).
+  const bool permuted =
+      layout == PluginLeafLayout::Permuted || layout == PluginLeafLayout::PermutedStepped;
+  const bool stepped =
+      layout == PluginLeafLayout::Stepped || layout == PluginLeafLayout::PermutedStepped;
+  std::int64_t step = stepped ? kStep : 1;
+  if (permuted) {
+    for (int i = 0; i < rank; ++i) {
+      l.strides[i] = step;
+      step *= leaf.shape[i];
+    }
+  } else {
+    for (int i = rank - 1; i >= 0; --i) {
+      l.strides[i] = step;
+      step *= leaf.shape[i];
+    }
   }
+  l.storage_offset = stepped ? kOffset : 0;
+  const std::int64_t capacity = l.storage_offset + (stepped ? kStep : 1) * l.numel;
+  void* data = buffer(static_cast<std::size_t>(capacity) * plugin::dtype_size(l.dtype));
+  if (stepped)
+    for (std::int64_t i = 0; i < capacity; ++i)
+      store(l.dtype, data, i, std::numeric_limits<double>::quiet_NaN(), -1);
+  const auto shape = l.shape;
+  plugin::for_each_strided(
+      shape, l.strides, l.storage_offset, [&](std::int64_t o, std::int64_t at) {
+        const auto k = static_cast<std::size_t>(o);
+        store(l.dtype, data, at, index ? 0.0 : (*values)[k], index ? leaf.indices[k] : 0);
+      });
+  l.data = data;
+  return l;
+}
+
+const BurnmarkProgram& AbiProgram::build(const Program& program, PluginLeafLayout layout) {
+  leaves_.clear();
+  buffers_.clear();
+  for (const Leaf& leaf : program.leaves)
+    leaves_.push_back(encode(leaf, &leaf.data, program.float_dtype, layout));
+  const std::int32_t float_dtype = abi_dtype(program.float_dtype);
   stmts_.clear();
   for (const Stmt& stmt : program.stmts) {
     BurnmarkStmt s{};
@@ -38,7 +110,7 @@ const BurnmarkProgram& AbiProgram::build(const Program& program) {
     for (std::int32_t& operand : s.operands)
       operand = -1;
     switch (stmt.dtype) {
-    case DType::F32: s.dtype = BURNMARK_DTYPE_F32; break;
+    case DType::F32: s.dtype = float_dtype; break;
     case DType::Bool: s.dtype = BURNMARK_DTYPE_BOOL; break;
     case DType::I64: s.dtype = BURNMARK_DTYPE_I64; break;
     }
@@ -88,7 +160,27 @@ const BurnmarkProgram& AbiProgram::build(const Program& program) {
   view_.leaves = leaves_.data();
   view_.stmts = stmts_.data();
   view_.root = program.root;
+  view_.float_dtype = float_dtype;
   return view_;
+}
+
+const BurnmarkLeaf* AbiProgram::directions(const Program& program,
+                                           const std::vector<HostTensor>& values) {
+  directions_.clear();
+  for (std::size_t k = 0; k < program.leaves.size(); ++k) {
+    const Leaf& leaf = program.leaves[k];
+    if (leaf.dtype == DType::I64) {
+      BurnmarkLeaf l{};
+      l.shape = to_abi_shape(leaf.shape);
+      l.numel = leaf.shape.numel();
+      l.dtype = BURNMARK_DTYPE_I64;
+      directions_.push_back(l);
+      continue;
+    }
+    directions_.push_back(
+        encode(leaf, &values[k].values, program.float_dtype, PluginLeafLayout::Contiguous));
+  }
+  return directions_.data();
 }
 
 } // namespace burnmark

@@ -62,7 +62,8 @@ PluginLoadResult fail(std::string message) {
 
 } // namespace
 
-PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
+PluginLoadResult load_plugin_backend(std::string_view name_or_path,
+                                     const PluginLoadOptions& options) {
   std::string path;
   if (is_path(name_or_path)) {
     path = std::string(name_or_path);
@@ -122,8 +123,7 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
         "the plugin against this BurnMark's plugin.h",
         path, table->abi_version, BURNMARK_PLUGIN_ABI_VERSION));
   if (table->name == nullptr || table->name[0] == '\0' || table->run == nullptr ||
-      table->release_result == nullptr ||
-      (table->num_supported_ops > 0 && table->supported_ops == nullptr))
+      table->release_result == nullptr || (table->num_ops > 0 && table->ops == nullptr))
     return fail(fmt::format(
         "plugin '{}' has an incomplete table (name, run, release_result and the op list "
         "are required)",
@@ -140,8 +140,8 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path) {
   // Optional: a plugin built before it existed simply has no platform line.
   const auto platform =
       reinterpret_cast<BurnmarkPluginPlatformFn>(dlsym(handle, BURNMARK_PLUGIN_PLATFORM_SYMBOL));
-  return PluginLoadResult{
-      std::make_unique<PluginBackend>(std::move(library), table, context, platform)};
+  return PluginLoadResult{std::make_unique<PluginBackend>(std::move(library), table, context,
+                                                          platform, options.leaf_layout)};
 }
 
 } // namespace burnmark

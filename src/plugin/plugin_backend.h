@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,9 @@ public:
   // `library` keeps the shared object loaded for as long as this backend (and the table and
   // context inside it) lives. `context` is what table->create returned (or null).
   // `platform` is the plugin's burnmark_plugin_platform, or null when it exports none.
+  // `layout` is how leaves are presented when every op of a program accepts strided inputs.
   PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table, void* context,
-                BurnmarkPluginPlatformFn platform);
+                BurnmarkPluginPlatformFn platform, PluginLeafLayout layout);
   ~PluginBackend() override;
   PluginBackend(const PluginBackend&) = delete;
   PluginBackend& operator=(const PluginBackend&) = delete;
@@ -33,12 +35,19 @@ public:
   std::optional<std::vector<Op>> supported_ops() const override;
 
 private:
+  enum class Entry { Run, Jvp, Hvp };
+  // One call of run / run_jvp / run_hvp, its result validated into `out` (root, grads, and the
+  // tangent or the H·v products). Returns false when `out` is final (not Ok).
+  bool call(Entry entry, const Program& program, const RunOptions& options, Outcome& out);
+
   std::shared_ptr<void> library_;
   const BurnmarkPluginV1* table_;
   void* context_;
   std::string name_;
   std::string platform_;
-  std::vector<bool> supported_; // by stable op id
+  std::vector<std::optional<BurnmarkOpSupport>> supported_; // by stable op id
+  PluginLeafLayout layout_;
+  PluginLeafLayout current_layout_ = PluginLeafLayout::Contiguous; // of the run in progress
   AbiProgram abi_;
 };
 

@@ -12,8 +12,12 @@
 
 #include "burnmark/plugin/plugin.h"
 
-static const uint32_t ops[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
-                               11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+/* f32 only, contiguous: run() copies a leaf's buffer as it is. */
+#define OP(id)                                                                                     \
+  { id, BURNMARK_DTYPES_F32, 0, 0 }
+static const BurnmarkOpSupport ops[] = {
+    OP(0),  OP(1),  OP(2),  OP(3),  OP(4),  OP(5),  OP(6),  OP(7),  OP(8),  OP(9),  OP(10),
+    OP(11), OP(12), OP(13), OP(14), OP(15), OP(16), OP(17), OP(18), OP(19), OP(20), OP(21)};
 enum { kNeg = 4 };
 
 typedef struct Buffers {
@@ -101,8 +105,8 @@ static const BurnmarkPluginV1 table = {
     .abi_version = BURNMARK_PLUGIN_ABI_VERSION,
     .name = "planted",
     .description = "test fixture: neg always fails (one planted bug)",
-    .supported_ops = ops,
-    .num_supported_ops = sizeof ops / sizeof ops[0],
+    .ops = ops,
+    .num_ops = sizeof ops / sizeof ops[0],
     .computes_gradients = 1,
     .run = run,
     .release_result = release,

@@ -15,7 +15,12 @@ BURNMARK_PLUGIN_EXPORT int burnmark_fixture_releases;
 int burnmark_fixture_runs = 0;
 int burnmark_fixture_releases = 0;
 
-static const uint32_t ops[] = {0 /* add */, 1 /* sub */, 2 /* mul */, 4 /* neg */, 6 /* exp */};
+#define F32 BURNMARK_DTYPES_F32
+static const BurnmarkOpSupport ops[] = {{0 /* add */, F32, 0, 0},
+                                        {1 /* sub */, F32, 0, 0},
+                                        {2 /* mul */, F32, 0, 0},
+                                        {4 /* neg */, F32, 0, 0},
+                                        {6 /* exp */, F32, 0, 0}};
 
 static int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
                    BurnmarkResult* result) {
@@ -64,8 +69,8 @@ static const BurnmarkPluginV1 table = {
     .abi_version = BURNMARK_PLUGIN_ABI_VERSION,
     .name = "bad_result",
     .description = "test fixture returning malformed results",
-    .supported_ops = ops,
-    .num_supported_ops = sizeof ops / sizeof ops[0],
+    .ops = ops,
+    .num_ops = sizeof ops / sizeof ops[0],
     .computes_gradients = 1,
     .run = run,
     .release_result = release,

@@ -18,14 +18,17 @@
 #include "burnmark/plugin/plugin.h"
 
 #define NUM_OPS 150
-static uint32_t ops[NUM_OPS];
+static BurnmarkOpSupport ops[NUM_OPS];
 
 static int32_t run(void* context, const BurnmarkProgram* program, const BurnmarkRunOptions* options,
                    BurnmarkResult* result) {
   (void)context;
   (void)options;
-  const float first =
-      program->num_leaves > 0 && program->leaves[0].data ? program->leaves[0].data[0] : 0;
+  /* The first element of leaf 0 (an f32 program: the only dtype this fixture declares). */
+  const BurnmarkLeaf* leaf0 = program->num_leaves > 0 ? &program->leaves[0] : NULL;
+  const float first = leaf0 && leaf0->data && leaf0->dtype == BURNMARK_DTYPE_F32
+                          ? ((const float*)leaf0->data)[leaf0->storage_offset]
+                          : 0;
   const char* always = getenv("BURNMARK_FIXTURE_ALWAYS");
   uint32_t bits = 0;
   memcpy(&bits, &first, sizeof bits);
@@ -66,8 +69,8 @@ static const BurnmarkPluginV1 table = {
     .abi_version = BURNMARK_PLUGIN_ABI_VERSION,
     .name = "misbehaving",
     .description = "test fixture that crashes, exits or hangs on request",
-    .supported_ops = ops,
-    .num_supported_ops = NUM_OPS,
+    .ops = ops,
+    .num_ops = NUM_OPS,
     .computes_gradients = 1,
     .run = run,
     .release_result = release,
@@ -77,6 +80,6 @@ BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t ho
 BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1* burnmark_plugin_entry(uint32_t host_abi_version) {
   (void)host_abi_version;
   for (uint32_t i = 0; i < NUM_OPS; ++i)
-    ops[i] = i;
+    ops[i] = (BurnmarkOpSupport){.op = i, .dtypes = BURNMARK_DTYPES_F32};
   return &table;
 }

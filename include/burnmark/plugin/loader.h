@@ -11,6 +11,17 @@
 
 namespace burnmark {
 
+// How the host lays out each leaf it hands a plugin that accepts strided inputs for every op of
+// the program (BurnmarkOpSupport.strided_inputs); a plugin that does not always gets contiguous
+// row-major leaves. For tests of a plugin's stride handling until programs carry layouts of
+// their own: Permuted stores dims in reverse order (a transpose's storage), Stepped puts each
+// element 2 apart from offset 3 in a larger buffer whose gaps hold NaN (-1 for indices).
+enum class PluginLeafLayout { Contiguous, Permuted, Stepped, PermutedStepped };
+
+struct PluginLoadOptions {
+  PluginLeafLayout leaf_layout = PluginLeafLayout::Contiguous;
+};
+
 struct PluginLoadResult {
   std::variant<std::unique_ptr<Backend>, std::string> value; // the backend, or why not
   bool ok() const { return std::holds_alternative<std::unique_ptr<Backend>>(value); }
@@ -25,9 +36,12 @@ struct PluginLoadResult {
 //
 // The backend is named by the plugin's own table (BurnmarkPluginV1::name), not by its file; the
 // registry checks names for duplicates. Its run() reports Status::Unsupported, without calling
-// the plugin, when the program uses an op outside the plugin's list (message "<op> (op id N)")
-// or when gradients are requested from a forward-only plugin; a malformed plugin result (wrong
-// shape, count or dtype) is Status::Error with a message.
-PluginLoadResult load_plugin_backend(std::string_view name_or_path);
+// the plugin, when the program uses an op outside the plugin's list (message "<op> (op id N)"),
+// an op the plugin does not declare for the program's float dtype ("<op> (op id N) in bf16: ..."),
+// forward mode or H·v from a plugin without run_jvp / run_hvp, or gradients from a forward-only
+// plugin; a malformed plugin result (wrong shape, count or dtype) is Status::Error with a
+// message. A plugin built for another ABI version (v3 included) is refused, naming both versions.
+PluginLoadResult load_plugin_backend(std::string_view name_or_path,
+                                     const PluginLoadOptions& options = {});
 
 } // namespace burnmark

@@ -12,13 +12,26 @@
  * meaning. The host passes its version to the entry function; the plugin returns its table
  * whose first field is the version the plugin was built against; the host refuses any mismatch
  * and touches nothing else in the table (not even release functions). The first field of
- * BurnmarkPluginV1 is therefore fixed forever.
+ * BurnmarkPluginV1 is therefore fixed forever (the table keeps its V1 name across versions).
+ *
+ * Older plugins are REFUSED, not adapted: a v3 plugin loaded by a v4 host fails to load with
+ * "speaks plugin ABI version 3, this BurnMark speaks version 4" and is never called. v4 changed
+ * the leaf layout (any dtype, strides), the op list (per-op dtypes) and the table (JVP, H·v), so
+ * an adapter would have to re-encode every program for the old layout; a rebuild against this
+ * header is a few lines (the op list becomes BurnmarkOpSupport entries; see plugin_walk.h).
  *
  * Op ids. Ops are named by their stable numeric id from include/burnmark/ir/ops.def. An id is
  * stable forever: a new op gets a new id, an id is never reused or given a new meaning, and a
  * changed op semantics is a new op. A plugin lists the ids it implements; the host never calls
  * run() with a program containing an op outside that list (it reports the program as
  * unsupported by that plugin instead), so a plugin built today keeps working when ops are added.
+ *
+ * Dtypes and layouts (v4). Each entry of the op list also says in which float dtypes the plugin
+ * runs the op and whether it accepts strided leaves. The host sends a program only when every op
+ * in it is declared for the program's float dtype (otherwise the program is unsupported by the
+ * plugin, never a divergence), and presents leaves strided (strides, storage offset, a larger
+ * buffer) only when every op in it accepts strided inputs; otherwise every leaf is a contiguous
+ * row-major copy (strides row-major, offset 0).
  */
 #ifndef BURNMARK_PLUGIN_PLUGIN_H
 #define BURNMARK_PLUGIN_PLUGIN_H
@@ -34,8 +47,11 @@ extern "C" {
  * binary-op parameters in BurnmarkAttrs.
  * Version 3: rank 5; int64 index leaves (BurnmarkLeaf.dtype and .indices) for the indexing ops;
  * BurnmarkAttrs.include_self (scatter_reduce) and .fill (masked_fill). The table layout
- * (BurnmarkPluginV1) is unchanged. */
-#define BURNMARK_PLUGIN_ABI_VERSION 3u
+ * (BurnmarkPluginV1) is unchanged.
+ * Version 4: dtypes f64, bf16, f16 (BurnmarkProgram.float_dtype, BurnmarkLeaf.data untyped);
+ * strides and storage offsets on leaves and results; per-op dtypes and strided-input flags
+ * (BurnmarkOpSupport replaces the plain id list); optional run_jvp and run_hvp entry points. */
+#define BURNMARK_PLUGIN_ABI_VERSION 4u
 
 /* Name of the one symbol a plugin exports (see BurnmarkPluginEntryFn). */
 #define BURNMARK_PLUGIN_ENTRY_SYMBOL "burnmark_plugin_entry"
@@ -49,6 +65,24 @@ extern "C" {
 
 /* Largest rank of any tensor in a program (burnmark::kMaxRank). */
 #define BURNMARK_MAX_RANK 5
+/* Element types. A buffer's elements are the C type named; bf16 and f16 are uint16_t holding the
+ * bits (bfloat16: the upper half of a float32; f16: IEEE 754 binary16). */
+typedef enum BurnmarkDType {
+  BURNMARK_DTYPE_F32 = 0,  /* float */
+  BURNMARK_DTYPE_F64 = 1,  /* double */
+  BURNMARK_DTYPE_BOOL = 2, /* a mask register (BurnmarkStmt.dtype only; never an input or output) */
+  BURNMARK_DTYPE_I64 = 3,  /* int64_t: an index leaf (never an output) */
+  BURNMARK_DTYPE_BF16 = 4, /* uint16_t bits of a bfloat16 */
+  BURNMARK_DTYPE_F16 = 5   /* uint16_t bits of an IEEE binary16 */
+} BurnmarkDType;
+
+/* Bit masks of float dtypes for BurnmarkOpSupport.dtypes. */
+#define BURNMARK_DTYPE_BIT(dtype) (1u << (unsigned)(dtype))
+#define BURNMARK_DTYPES_F32 BURNMARK_DTYPE_BIT(BURNMARK_DTYPE_F32)
+#define BURNMARK_DTYPES_ALL_FLOAT                                                                  \
+  (BURNMARK_DTYPE_BIT(BURNMARK_DTYPE_F32) | BURNMARK_DTYPE_BIT(BURNMARK_DTYPE_F64) |               \
+   BURNMARK_DTYPE_BIT(BURNMARK_DTYPE_BF16) | BURNMARK_DTYPE_BIT(BURNMARK_DTYPE_F16))
+
 /* Largest number of operands of any op (where: mask, a, b). */
 #define BURNMARK_MAX_OPERANDS 3
 /* Largest element count of any tensor in a program the host sends. Programs with a larger
@@ -96,16 +130,20 @@ typedef struct BurnmarkAttrs {
   double fill;          /* masked_fill: the value written where the mask is set */
 } BurnmarkAttrs;
 
-/* An input tensor: float32 and gradient-tracked, or int64 indices for the indexing ops (operand
- * 1 of gather ... scatter_reduce; never differentiated, values in range for the op's dim, no
- * gradient is expected for it). */
+/* An input tensor: floating (the program's float_dtype) and gradient-tracked, or int64 indices
+ * for the indexing ops (operand 1 of gather ... scatter_reduce; never differentiated, values in
+ * range for the op's dim, no gradient is expected for it). Element (i0, .., ik) is
+ * data[storage_offset + i0 * strides[0] + .. + ik * strides[k]], counted in elements of dtype.
+ * Strides are >= 0 (0 along an expanded dim) and no two elements overlap unless a stride is 0;
+ * a plugin whose ops do not all accept strided inputs always gets row-major strides, offset 0. */
 typedef struct BurnmarkLeaf {
   BurnmarkShape shape;
-  int64_t numel;          /* product of shape.dims[0..rank) (1 for a scalar) */
-  const float* data;      /* F32: numel values, row-major; host-owned, read-only. I64: NULL */
-  int32_t dtype;          /* BURNMARK_DTYPE_F32 or BURNMARK_DTYPE_I64 */
-  int32_t reserved;       /* 0 */
-  const int64_t* indices; /* I64: numel values, row-major; host-owned, read-only. F32: NULL */
+  int64_t numel;                      /* product of shape.dims[0..rank) (1 for a scalar) */
+  const void* data;                   /* host-owned, read-only: the storage the strides index */
+  int32_t dtype;                      /* a BurnmarkDType: the program's float_dtype, or I64 */
+  int32_t reserved;                   /* 0 */
+  int64_t strides[BURNMARK_MAX_RANK]; /* in elements; entries past rank are 0 */
+  int64_t storage_offset;             /* in elements, from data */
 } BurnmarkLeaf;
 
 /* What defines a register. Register i is defined by statement i. */
@@ -123,10 +161,10 @@ typedef struct BurnmarkStmt {
   int32_t source;                          /* ALIAS: an earlier register; -1 otherwise */
   int32_t num_operands;                    /* OP: the op's arity; 0 otherwise */
   int32_t operands[BURNMARK_MAX_OPERANDS]; /* OP: earlier registers; unused entries are -1 */
-  int32_t dtype;       /* BURNMARK_DTYPE_F32; BURNMARK_DTYPE_BOOL for a comparison's mask (and an
-                          alias of one): values 0 or 1, never differentiated, only ever operand 0 of
-                          where or operand 1 of masked_fill, never the root; BURNMARK_DTYPE_I64 for
-                          an index leaf */
+  int32_t dtype; /* the program's float_dtype; BURNMARK_DTYPE_BOOL for a comparison's mask (and an
+                    alias of one): values 0 or 1, never differentiated, only ever operand 0 of
+                    where or operand 1 of masked_fill, never the root; BURNMARK_DTYPE_I64 for
+                    an index leaf */
   int32_t reserved;    /* 0 */
   BurnmarkAttrs attrs; /* OP: the op's attributes; defaults otherwise */
   BurnmarkShape shape; /* the register's shape, as BurnMark's shape rules infer it */
@@ -140,7 +178,8 @@ typedef struct BurnmarkProgram {
   const BurnmarkLeaf* leaves; /* num_leaves entries, in leaf order */
   const BurnmarkStmt* stmts;  /* num_stmts entries; register i is stmts[i] */
   int32_t root;               /* the register whose values (and whose backward) are wanted */
-  int32_t reserved;           /* 0 */
+  int32_t float_dtype; /* BURNMARK_DTYPE_F32, F64, BF16 or F16: the dtype of every float register
+                          and float leaf; each op's result is rounded to it (as LibTorch stores) */
 } BurnmarkProgram;
 
 typedef struct BurnmarkRunOptions {
@@ -168,21 +207,18 @@ typedef enum BurnmarkStatus {
   BURNMARK_STATUS_ERROR = 2
 } BurnmarkStatus;
 
-typedef enum BurnmarkDType {
-  BURNMARK_DTYPE_F32 = 0,  /* data points to float */
-  BURNMARK_DTYPE_F64 = 1,  /* data points to double */
-  BURNMARK_DTYPE_BOOL = 2, /* a mask register (BurnmarkStmt.dtype only; never an output) */
-  BURNMARK_DTYPE_I64 = 3   /* an index leaf (BurnmarkLeaf / BurnmarkStmt only; never an output) */
-} BurnmarkDType;
-
-/* A tensor read out of the plugin, contiguous row-major. */
+/* A tensor read out of the plugin. Element (i0, .., ik) is data[storage_offset + sum i * stride],
+ * with stride = strides[] when has_strides is 1 and row-major (offset ignored) when it is 0. */
 typedef struct BurnmarkTensorOut {
-  BurnmarkShape shape;       /* must equal the shape the host expects (checked) */
-  int64_t numel;             /* number of values at data; must equal the shape's count */
-  int32_t dtype;             /* a BurnmarkDType */
-  int32_t reserved;          /* 0 */
-  const void* data;          /* plugin-owned. For a gradient, NULL means no gradient reached
-                                this leaf, which the host reads as zeros. */
+  BurnmarkShape shape; /* must equal the shape the host expects (checked) */
+  int64_t numel;       /* number of logical values; must equal the shape's count */
+  int32_t dtype;       /* F32, F64, BF16 or F16 (widened exactly by the host; any float
+                          dtype is accepted, the values are compared as they are) */
+  int32_t has_strides; /* 0: contiguous row-major; 1: strides and storage_offset hold */
+  const void* data;    /* plugin-owned. For a gradient, NULL means no gradient reached
+                          this leaf, which the host reads as zeros. */
+  int64_t strides[BURNMARK_MAX_RANK]; /* has_strides: in elements, >= 0 */
+  int64_t storage_offset;             /* has_strides: in elements, from data */
   const double* error_bound; /* nullable, plugin-owned, numel values: per-element bound on how
                                 far a correct float32 result may lie from data. Used only when
                                 this plugin is the trusted side (the first backend); a plugin
@@ -199,12 +235,26 @@ typedef struct BurnmarkResult {
   int32_t num_grads;              /* OK with gradients requested: program->num_leaves; else 0 */
   int32_t reserved;               /* 0 */
   const BurnmarkTensorOut* grads; /* plugin-owned, num_grads entries, in leaf order */
+  BurnmarkTensorOut tangent;      /* run_jvp, OK: J·u, the root's derivative along the tangents */
+  int32_t num_hvps;               /* run_hvp, OK: program->num_leaves; else 0 */
+  int32_t reserved2;              /* 0 */
+  const BurnmarkTensorOut* hvps;  /* run_hvp: plugin-owned, num_hvps entries in leaf order, H·v
+                                     of sum(root); NULL data = zeros (as for grads) */
   void* plugin_data; /* the plugin's own bookkeeping for release_result; host ignores it */
 } BurnmarkResult;
 
 /* ------------------------------------------------------------------------------------------ */
 /* The plugin table.                                                                           */
 /* ------------------------------------------------------------------------------------------ */
+
+/* What the plugin declares about one op. */
+typedef struct BurnmarkOpSupport {
+  uint32_t op;            /* stable op id (ops.def) */
+  uint32_t dtypes;        /* BURNMARK_DTYPE_BIT of each float dtype the op runs in; 0 = none */
+  int32_t strided_inputs; /* 1: the op reads operands through BurnmarkLeaf strides; 0: the host
+                             hands contiguous copies when the program contains this op */
+  int32_t reserved;       /* 0 */
+} BurnmarkOpSupport;
 
 typedef struct BurnmarkPluginV1 {
   /* BURNMARK_PLUGIN_ABI_VERSION as the plugin saw it when compiled. Always the first field. */
@@ -217,9 +267,9 @@ typedef struct BurnmarkPluginV1 {
   const char* name;
   const char* description;
 
-  /* The stable op ids the plugin implements, in any order; static storage. */
-  const uint32_t* supported_ops;
-  uint32_t num_supported_ops;
+  /* The ops the plugin implements, one entry per op id, in any order; static storage. */
+  const BurnmarkOpSupport* ops;
+  uint32_t num_ops;
 
   /* 1: run() can compute gradients (BurnmarkRunOptions.gradients may be 1). 0: forward only. */
   int32_t computes_gradients;
@@ -244,6 +294,22 @@ typedef struct BurnmarkPluginV1 {
   /* Frees the buffers a run() attached to result (called exactly once per run(), whatever the
    * status). The host does not read result afterwards. */
   void (*release_result)(void* context, BurnmarkResult* result);
+
+  /* Nullable: forward mode. As run() (gradients per options), and also result->tangent, the
+   * root's derivative J·u along u = tangents: program->num_leaves host-owned entries valid during
+   * the call, in leaf order, each shaped and typed as its leaf (contiguous; an index leaf's entry
+   * has data NULL). NULL here: the host reports forward mode unsupported by the plugin. Released
+   * by release_result like any run. */
+  int32_t (*run_jvp)(void* context, const BurnmarkProgram* program,
+                     const BurnmarkRunOptions* options, const BurnmarkLeaf* tangents,
+                     BurnmarkResult* result);
+
+  /* Nullable: second order. As run() (gradients per options), and also result->hvps: per leaf
+   * the gradient of <grad sum(root), v> (H·v), with v = directions, laid out as run_jvp's
+   * tangents. NULL here: the host reports second order unsupported by the plugin. */
+  int32_t (*run_hvp)(void* context, const BurnmarkProgram* program,
+                     const BurnmarkRunOptions* options, const BurnmarkLeaf* directions,
+                     BurnmarkResult* result);
 } BurnmarkPluginV1;
 
 /* The one exported symbol, named BURNMARK_PLUGIN_ENTRY_SYMBOL:
