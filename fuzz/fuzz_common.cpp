@@ -3,6 +3,7 @@
 // the outcome vector is reused so memory stays flat across millions of inputs.
 #include "fuzz_common.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <array>
@@ -206,6 +207,10 @@ std::string summary_line(const Harness& h) {
                  " filter_runs={} filter_memo={} filter_minimised={} filter_roots={}",
                  h.known ? h.known->runs() : 0, h.known ? h.known->memo_hits() : 0,
                  h.known ? h.known->minimisations() : 0, h.known ? h.known->root_answers() : 0);
+  // heap_mb=in use/held by malloc (mmapped blocks included): what a run's memory is made of.
+  const struct mallinfo2 heap = mallinfo2();
+  fmt::format_to(std::back_inserter(line), " heap_mb={}/{}", (heap.uordblks + heap.hblkhd) >> 20,
+                 (heap.arena + heap.hblkhd) >> 20);
   // skipped=ref:0,example:12: per backend, in BACKENDS order, the inputs it did not run.
   for (std::size_t i = 0; i < h.backends.size(); ++i)
     fmt::format_to(std::back_inserter(line), "{}{}:{}", i == 0 ? " skipped=" : ",",
@@ -331,6 +336,12 @@ int value_mutation_percent() {
   return backends_compile(c.backends) ? kCompileValueMutations : 0;
 }
 
+// malloc keeps what one program's tensors freed for the next, and over a run the free space it
+// holds grows in steps to the high-water marks of its arenas (30 minutes of ref,libtorch: 296 MB
+// held, 74 MB in use). malloc_trim hands free pages back to the system; every this many inputs
+// it costs a few milliseconds.
+constexpr std::uint64_t kTrimEvery = 20'000;
+
 int test_one_input(const std::uint8_t* data, std::size_t size) {
   Harness& h = harness();
   const std::span<const std::uint8_t> bytes(data, size);
@@ -340,6 +351,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
     h.skipped[i] += h.outcomes[i].status == Status::Unsupported;
   }
   ++h.inputs;
+  if (h.inputs % kTrimEvery == 0) malloc_trim(0);
   if (h.config.mode == HarnessMode::Continuous && h.inputs % kCompileNoteEvery == 0)
     print_compile_note(h);
   if (h.semantic) {

@@ -547,6 +547,30 @@ TEST(ReferenceGradients, LargeProgramsAfterSmallOnesReuseNothingStale) {
   }
 }
 
+// A dot product whose every term is -0 is -0 in a library that adds the terms without a +0
+// accumulator (a single multiply, a pairwise tree) and +0 in one that starts from +0 (a BLAS):
+// the reference leaves that zero's sign uncertain (a bound above 0), but not where one term is
+// +0 (then every order gives +0, so the bound stays 0).
+TEST(ReferenceForward, MatmulOfNegativeZeroProductsHasAnUncertainSign) {
+  const auto matmul = [](std::vector<float> a, std::vector<float> b) {
+    Builder p;
+    const auto k = static_cast<std::int64_t>(a.size());
+    const Reg x = p.leaf({1, k}, std::move(a));
+    const Reg y = p.leaf({k, 1}, std::move(b));
+    return run(p.done(p.op(Op::Matmul, {x, y})), false).root;
+  };
+  const HostTensor one_term = matmul({-1}, {0});
+  ASSERT_EQ(one_term.error_bound.size(), 1u);
+  EXPECT_EQ(one_term.values[0], 0.0);
+  EXPECT_GT(one_term.error_bound[0], 0.0);
+  const HostTensor all_negative = matmul({-1, 2}, {0, -0.0F});
+  EXPECT_GT(all_negative.error_bound[0], 0.0);
+  const HostTensor one_positive = matmul({-1, 2}, {0, 0});
+  EXPECT_EQ(one_positive.values[0], 0.0);
+  EXPECT_FALSE(std::signbit(one_positive.values[0]));
+  EXPECT_EQ(one_positive.error_bound[0], 0.0);
+}
+
 TEST(ReferenceGradients, AliasedLeafKeepsItsGradient) {
   const ParseResult parsed = parse_program("%0 = leaf f32[3] [1.5, -2, 0.25]\n"
                                            "%1 = alias %0 : f32[3]\n"

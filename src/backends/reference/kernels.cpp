@@ -54,6 +54,28 @@ double dot_rounding(double sum, double abs_sum, std::int64_t len) {
   return sum != 0 && to_storage(sum) == 0 ? storage.underflow_step : 0.0;
 }
 
+// True when every product x_p y_p is -0. Their sum is then -0 where a library adds them up
+// without a +0 accumulator (a single multiply, as torch.compile makes of a 1x1x1 matmul; a
+// pairwise tree) and +0 where it starts from one (a BLAS): the sign is the library's choice, as
+// for a product that underflows. Any +0 product makes the sum +0 in every order.
+bool every_product_is_negative_zero(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y,
+                                    std::int64_t y0, std::int64_t ys, std::int64_t len) {
+  for (std::int64_t p = 0; p < len; ++p) {
+    const double prod = x.at(x0 + p * xs).v * y.at(y0 + p * ys).v;
+    if (prod != 0 || !std::signbit(prod)) return false;
+  }
+  return len > 0;
+}
+
+// dot_rounding, and the uncertain sign of an all-(-0) sum (checked only when the sum is 0).
+double dot_rounding_at(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y,
+                       std::int64_t y0, std::int64_t ys, std::int64_t len, double sum,
+                       double abs_sum) {
+  if (abs_sum == 0 && sum == 0 && every_product_is_negative_zero(x, x0, xs, y, y0, ys, len))
+    return storage.underflow_step;
+  return dot_rounding(sum, abs_sum, len);
+}
+
 // One dot product of f32 vectors: products summed in double, rounded once; the bound of a float
 // dot product in unknown order (with or without FMA) is len * u * sum|x_p y_p|.
 Approx dot_checked(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::int64_t y0,
@@ -75,7 +97,7 @@ Approx dot_checked(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y,
     err += scaled(std::fabs(b.v), a.e) + scaled(std::fabs(a.v), b.e) + a.e * b.e;
   }
   if ((flags & kIndeterminate) || partial_sums_may_overflow(abs_sum, flags)) return unknown(sum);
-  const double rounding = dot_rounding(sum, abs_sum, len);
+  const double rounding = dot_rounding_at(x, x0, xs, y, y0, ys, len, sum, abs_sum);
   return finish_exact(sum, err + rounding);
 }
 
@@ -101,7 +123,7 @@ Approx dot(const Buf& x, std::int64_t x0, std::int64_t xs, const Buf& y, std::in
   }
   if (!(abs_sum < storage.overflow * 0x1p-8) || !(err < storage.overflow * 0x1p-8))
     return dot_checked(x, x0, xs, y, y0, ys, len);
-  const double rounding = dot_rounding(sum, abs_sum, len);
+  const double rounding = dot_rounding_at(x, x0, xs, y, y0, ys, len, sum, abs_sum);
   return finish_exact(sum, err + rounding);
 }
 
