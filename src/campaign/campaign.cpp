@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "burnmark/campaign/atomic_file.h"
+#include "burnmark/campaign/timeseries.h"
 #include "burnmark/triage/signature.h"
 #include "burnmark/triage/triage.h"
 
@@ -160,6 +161,7 @@ public:
                               o_.min_free_mb));
     seed_corpus(o_.seeds, l_.corpus);
     log_.open(l_.log, std::ios::app);
+    if (std::string e = series_.open(o_.out); !e.empty()) report("campaign: " + e);
     StopSignals signals;
     if (std::string e = spawn(); !e.empty()) return fail(e);
     start_ = Clock::now();
@@ -177,6 +179,7 @@ public:
       if (now >= next_progress) {
         if (std::string e = book_.flush(std::time(nullptr)); !e.empty()) report("campaign: " + e);
         report(progress_line());
+        record_sample();
         next_progress = now + seconds(o_.progress_every);
         const std::optional<std::uint64_t> mb = free_mb(o_.out);
         if (mb && *mb < o_.min_free_mb && summary_.stopped_early.empty()) {
@@ -214,6 +217,7 @@ public:
     summary_.left_over = count_saved();
     move_crashes();
     if (std::string e = book_.save(std::time(nullptr)); !e.empty()) summary_.error = e;
+    record_sample();
     report(progress_line() +
            (summary_.interrupted              ? " (interrupted)"
             : !summary_.stopped_early.empty() ? " (stopped early: " + summary_.stopped_early + ")"
@@ -235,6 +239,23 @@ private:
   std::string partial_line_;
   Clock::time_point start_;
   Clock::time_point time_up_; // start_ + --time
+  TimeSeriesWriter series_;   // <out>/timeseries.tsv, one line per progress line
+
+  // The progress line's numbers as a line of the time series (`burnmark report` plots them).
+  void record_sample() {
+    const std::chrono::duration<double> elapsed = Clock::now() - start_;
+    const FuzzerStats& f = summary_.stats;
+    const TimeSample s{elapsed.count(),
+                       std::time(nullptr),
+                       f.execs,
+                       f.exec_per_s,
+                       f.coverage,
+                       f.features,
+                       f.corpus,
+                       book_.ledger().entries.size(),
+                       summary_.backend_failures + summary_.crashes};
+    if (std::string e = series_.append(s); !e.empty()) report("campaign: " + e);
+  }
 
   std::string repro_of(const LedgerEntry& e) const {
     for (const std::string* p : {&e.repro_python, &e.repro_shell})
