@@ -28,3 +28,14 @@ target_compile_definitions(test_campaign_reliability PRIVATE
   BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
   BURNMARK_MISBEHAVING_PLUGIN="$<TARGET_FILE:burnmark_fixture_misbehaving>"
   BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# `burnmark report` and the campaign's timeseries.tsv: a real short campaign's page opened in headless
+# Chromium (Debian's chromium, tools/install-deps.sh; skipped without it unless CI is set).
+burnmark_test(test_report test_report.cpp)
+target_link_libraries(test_report PRIVATE burnmark_report burnmark_campaign fmt::fmt)
+add_dependencies(test_report burnmark fuzz_autograd burnmark_fixture_planted)
+target_compile_definitions(test_report PRIVATE
+  BURNMARK_CAMPAIGN_CLI="$<TARGET_FILE:burnmark>"
+  BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
+  BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
+  BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

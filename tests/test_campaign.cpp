@@ -244,12 +244,16 @@ TEST(CampaignFuzzerOutput, ReadsPlainAndForkStatusLines) {
   EXPECT_EQ(s.execs, 4096u);
   EXPECT_EQ(s.coverage, 412u);
   EXPECT_EQ(s.exec_per_s, 2048u);
+  EXPECT_EQ(s.features, 980u);
+  EXPECT_EQ(s.corpus, 37u);
   EXPECT_TRUE(parse_fuzzer_line("#80123: cov: 512 ft: 1201 corp: 60 exec/s 3100 "
                                 "oom/timeout/crash: 0/0/0 time: 12s job: 4 dft_time: 0",
                                 s));
   EXPECT_EQ(s.execs, 80123u);
   EXPECT_EQ(s.coverage, 512u);
   EXPECT_EQ(s.exec_per_s, 3100u);
+  EXPECT_EQ(s.features, 1201u);
+  EXPECT_EQ(s.corpus, 60u);
   EXPECT_FALSE(s.started);
   EXPECT_FALSE(parse_fuzzer_line("INFO: Seed: 1", s));
   EXPECT_TRUE(s.started); // the banner: a libFuzzer target began

@@ -352,7 +352,7 @@ std::size_t widest_line(const std::string& s) {
 }
 
 constexpr const char* kVerbs[] = {"show",  "run",   "encode", "minimize", "triage",
-                                  "sweep", "repro", "bench",  "campaign"};
+                                  "sweep", "repro", "bench",  "campaign", "report"};
 
 TEST(Cli, EveryVerbAnswersHelpWithItsUsageAnExampleWithin100Columns) {
   for (const char* verb : kVerbs)

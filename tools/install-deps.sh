@@ -14,6 +14,8 @@ packages=(
   libdnnl-dev libeigen3-dev                     # the oneDNN and Eigen plugins
   python3-torch                                 # runs the emitted Python repros
   python3-venv                                  # the venv that holds torch 2.15 from PyPI
+  libjs-dygraphs                                # `burnmark report`'s plots (copied beside the page)
+  chromium                                      # test_report opens the page in headless Chromium
 )
 
 missing=()

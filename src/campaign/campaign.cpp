@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "burnmark/campaign/atomic_file.h"
+#include "burnmark/campaign/timeseries.h"
 #include "burnmark/triage/signature.h"
 #include "burnmark/triage/triage.h"
 
@@ -167,6 +168,7 @@ public:
                               o_.min_free_mb));
     seed_corpus(o_.seeds, l_.corpus);
     log_.open(l_.log, std::ios::app);
+    if (std::string e = series_.open(o_.out); !e.empty()) report("campaign: " + e);
     StopSignals signals;
     start_ = Clock::now();
     const auto deadline = start_ + std::chrono::seconds(o_.seconds);
@@ -184,6 +186,7 @@ public:
       if (now >= next_progress) {
         if (std::string e = book_.flush(std::time(nullptr)); !e.empty()) report("campaign: " + e);
         report(progress_line());
+        record_sample();
         next_progress = now + seconds(o_.progress_every);
         const std::optional<std::uint64_t> mb = free_mb(o_.out);
         if (mb && *mb < o_.min_free_mb && summary_.stopped_early.empty()) {
@@ -223,6 +226,7 @@ public:
     summary_.left_over = count_saved();
     move_crashes();
     if (std::string e = book_.save(std::time(nullptr)); !e.empty()) summary_.error = e;
+    record_sample();
     report(progress_line() +
            (summary_.interrupted              ? " (interrupted)"
             : !summary_.stopped_early.empty() ? " (stopped early: " + summary_.stopped_early + ")"
@@ -281,6 +285,24 @@ private:
       return false;
     }
     return true;
+  }
+
+  TimeSeriesWriter series_; // <out>/timeseries.tsv, one line per progress line
+
+  // The progress line's numbers as a line of the time series (`burnmark report` plots them).
+  void record_sample() {
+    const std::chrono::duration<double> elapsed = Clock::now() - start_;
+    const FuzzerStats& f = summary_.stats;
+    const TimeSample s{elapsed.count(),
+                       std::time(nullptr),
+                       execs_before_ + f.execs, // one-process mode: across restarts
+                       f.exec_per_s,
+                       f.coverage,
+                       f.features,
+                       f.corpus,
+                       book_.ledger().entries.size(),
+                       summary_.backend_failures + summary_.crashes};
+    if (std::string e = series_.append(s); !e.empty()) report("campaign: " + e);
   }
 
   std::string repro_of(const LedgerEntry& e) const {

@@ -63,6 +63,8 @@ bool parse_fuzzer_line(std::string_view line, FuzzerStats& stats) {
   stats.execs = *execs;
   stats.coverage = *cov;
   if (const auto e = field(line, " exec/s")) stats.exec_per_s = *e;
+  if (const auto f = field(line, " ft")) stats.features = *f;
+  if (const auto c = field(line, " corp")) stats.corpus = *c;
   ++stats.lines;
   return true;
 }

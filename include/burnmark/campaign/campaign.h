@@ -6,6 +6,7 @@
 //
 // Findings directory layout:
 //   ledger.json, ledger.md   the ledger (see ledger.h)
+//   timeseries.tsv           one line per progress line, appended (see timeseries.h)
 //   <signature>/             minimal.txt, repro_<signature>.{cpp,py}, CMakeLists.txt, inputs
 //   corpus/                  libFuzzer's corpus, seeded from the target's seed corpus
 //   crashes/                 crash-/timeout-/oom- artifacts of real crashes (not divergences)

@@ -16,6 +16,8 @@ struct FuzzerStats {
   std::uint64_t execs = 0; // the "#N" counter (total executions so far)
   std::uint64_t exec_per_s = 0;
   std::uint64_t coverage = 0; // "cov:" (covered PCs/edges)
+  std::uint64_t features = 0; // "ft:" (libFuzzer's features: edges with hit counts and more)
+  std::uint64_t corpus = 0;   // "corp:" (inputs in the corpus)
   std::uint64_t lines = 0;    // status lines seen
   // libFuzzer's start banner ("INFO: Seed: N") was seen: a libFuzzer target that began, even
   // if it was stopped before its first status line.
