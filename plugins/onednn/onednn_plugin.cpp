@@ -2,9 +2,12 @@
 // backward, exported through plugin_walk.h. Values come from oneDNN's own kernels, including
 // its eltwise_backward at kinks and special values: where those differ from LibTorch's
 // conventions the fuzzer is meant to see it, so nothing here patches oneDNN's answer.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -228,6 +231,23 @@ float norm_p(const BurnmarkStmt& s) {
   return static_cast<float>(p);
 }
 
+// The oneDNN data type a statement computes in: the program's float dtype. f64 is never
+// declared (oneDNN has no f64 primitives on the CPU), so the host never sends it.
+dnnl::memory::data_type data_type_of(const BurnmarkStmt& s) {
+  switch (s.dtype) {
+  case BURNMARK_DTYPE_F32: return dnnl::memory::data_type::f32;
+  case BURNMARK_DTYPE_BF16: return dnnl::memory::data_type::bf16;
+  case BURNMARK_DTYPE_F16: return dnnl::memory::data_type::f16;
+  default: break;
+  }
+  throw burnmark::plugin::Unsupported{s.op, std::string(burnmark::plugin::op_id_name(s.op)) +
+                                                ": oneDNN computes in f32, bf16 or f16 only"};
+}
+
+// Registers are floats in every dtype: in a bf16 or f16 program they hold values of that dtype
+// (the walk's leaves are, and every primitive writes 16-bit memory), so the walk's rounding of
+// each result is exact; only the reductions' backward loops (row_grads.h) compute in f32 and
+// are rounded there, once.
 struct OnednnKernels {
   using Scalar = float;
 
@@ -244,6 +264,9 @@ private:
   // A primitive oneDNN has no implementation for is a gap in the library, not a wrong answer.
   template <class F> void guarded(const BurnmarkStmt& s, F&& f) {
     const burnmark::onednn::DnnlOps::SingleThreaded one_thread(ops_);
+    // Every primitive of the statement reads and writes memory of the program's dtype, as
+    // LibTorch stores every intermediate of a backward formula in the tensors' dtype.
+    ops_.set_dtype(data_type_of(s));
     try {
       f();
     } catch (const dnnl::error& e) {
@@ -446,7 +469,7 @@ private:
         sum_to(cv(g), *gin[0]);
       } else {
         Dense<float> t = Dense<float>::zeros(g.shape);
-        ops_.binary(algorithm::binary_mul, cv(g), ConstView{BurnmarkShape{}, &beta}, v(t));
+        ops_.binary_scalar(algorithm::binary_mul, cv(g), beta, v(t));
         sum_to(cv(t), *gin[0]);
       }
       ops_.matmul(cv(g), false, cv(*in[2]), true, v(*gin[1]), alpha);
@@ -556,17 +579,161 @@ constexpr std::uint32_t kOps[] = {0,  1,  2,   3,   4,   5,   6,   7,   8,   9, 
                                   14, 15, 16,  17,  18,  19,  20,  21,  42,  43,  48,  53,  54, 55,
                                   56, 57, 58,  59,  60,  63,  64,  65,  67,  73,  74,  93,  94, 95,
                                   96, 97, 100, 101, 102, 103, 104, 105, 109, 113, 114, 117, 121};
-// f32 only and contiguous inputs (the walk gathers strided leaves anyway; the host copies).
-constexpr auto kSupport = burnmark::plugin::op_support(kOps, BURNMARK_DTYPES_F32, false);
+BurnmarkShape shape_of(std::initializer_list<std::int64_t> dims) {
+  BurnmarkShape s{};
+  for (const std::int64_t d : dims)
+    s.dims[s.rank++] = d;
+  return s;
+}
+
+// A small statement of `op` in `dtype` with its operands: the example the load-time probe runs.
+struct Example {
+  BurnmarkStmt stmt{};
+  std::vector<Dense<float>> operands;
+};
+
+Example example_of(std::uint32_t id, std::int32_t dtype) {
+  const auto op = static_cast<OpId>(id);
+  Example e;
+  BurnmarkStmt& s = e.stmt;
+  s.kind = BURNMARK_STMT_OP;
+  s.op = id;
+  s.dtype = dtype;
+  s.attrs.times = 1;
+  s.attrs.exponent = 2.0;
+  s.attrs.lo = -1.0;
+  s.attrs.hi = 1.0;
+  s.attrs.alpha = 1.0;
+  s.attrs.slope = 0.1;
+  s.attrs.beta = 1.0;
+  s.attrs.threshold = 20.0;
+  const BurnmarkShape m23 = shape_of({2, 3});
+  std::vector<BurnmarkShape> in{m23};
+  s.shape = m23;
+  switch (op) {
+  case OpId::Add:
+  case OpId::Sub:
+  case OpId::Mul:
+  case OpId::Div:
+  case OpId::Maximum:
+  case OpId::Minimum: in = {m23, shape_of({3})}; break; // a broadcast operand
+  case OpId::SumAll:
+  case OpId::MeanAll:
+  case OpId::Prod:
+  case OpId::Amax:
+  case OpId::Amin:
+  case OpId::Max:
+  case OpId::Min:
+  case OpId::VectorNorm: s.shape = BurnmarkShape{}; break;
+  case OpId::SumDim:
+  case OpId::MeanDim:
+  case OpId::ProdDim:
+  case OpId::AmaxDim:
+  case OpId::AminDim:
+  case OpId::MaxDim:
+  case OpId::MinDim:
+  case OpId::NormDim:
+    s.attrs.dim = 1;
+    s.shape = shape_of({2});
+    break;
+  case OpId::Softmax:
+  case OpId::LogSoftmax: s.attrs.dim = 1; break;
+  case OpId::Transpose:
+    s.attrs.dim1 = 1;
+    s.shape = shape_of({3, 2});
+    break;
+  case OpId::Concat:
+    in = {m23, m23};
+    s.shape = shape_of({4, 3});
+    break;
+  case OpId::Repeat:
+    s.attrs.times = 2;
+    s.shape = shape_of({4, 3});
+    break;
+  case OpId::Matmul:
+  case OpId::Mm:
+    in = {m23, shape_of({3, 2})};
+    s.shape = shape_of({2, 2});
+    break;
+  case OpId::Addmm:
+    // beta other than 0 and 1 and alpha other than 1: the sum post-op, the output scale and the
+    // scalar product of the backward.
+    in = {shape_of({2, 2}), m23, shape_of({3, 2})};
+    s.shape = shape_of({2, 2});
+    s.attrs.beta = 0.5;
+    s.attrs.alpha = 2.0;
+    break;
+  default: break; // elementwise: [2, 3] to [2, 3]
+  }
+  s.num_operands = static_cast<std::int32_t>(in.size());
+  for (const BurnmarkShape& shape : in) {
+    Dense<float> d = Dense<float>::zeros(shape);
+    for (std::size_t i = 0; i < d.data.size(); ++i)
+      d.data[i] = 0.5f + 0.25f * static_cast<float>(i); // positive: inside log's and sqrt's domain
+    e.operands.push_back(std::move(d));
+  }
+  return e;
+}
+
+// Whether `op` runs forward and backward in `dtype` here: the kernels run the example, so
+// exactly the primitives the op uses are created, on this CPU and under ONEDNN_MAX_CPU_ISA.
+// oneDNN 2.6 refuses a bf16 or f16 primitive where the ISA lacks the conversions it needs
+// (f16: everything but reorder and concat without avx512_core_fp16).
+bool runs_in(OnednnKernels& k, std::uint32_t op, std::int32_t dtype) {
+  try {
+    Example e = example_of(op, dtype);
+    std::vector<const Dense<float>*> in;
+    std::vector<Dense<float>> grads;
+    for (const Dense<float>& d : e.operands) {
+      in.push_back(&d);
+      grads.push_back(Dense<float>::zeros(d.shape));
+    }
+    std::vector<Dense<float>*> gin;
+    for (Dense<float>& g : grads)
+      gin.push_back(&g);
+    Dense<float> out = Dense<float>::zeros(e.stmt.shape);
+    k.forward(e.stmt, In(in.data(), in.size()), out);
+    Dense<float> g = Dense<float>::zeros(out.shape);
+    std::fill(g.data.begin(), g.data.end(), 1.0f);
+    k.backward(e.stmt, In(in.data(), in.size()), out, g, GradIn(gin.data(), gin.size()));
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// The op list: every op in f32 (as before), and in bf16 and f16 where the probe ran it. Inputs
+// are contiguous copies (the walk gathers strided leaves anyway; the host copies).
+std::vector<BurnmarkOpSupport> declared_support() {
+  std::vector<BurnmarkOpSupport> out;
+  std::unique_ptr<OnednnKernels> k;
+  try {
+    k = std::make_unique<OnednnKernels>();
+  } catch (...) {
+    // No engine: create() will fail the same way and say why; declare no 16-bit dtype.
+  }
+  for (const std::uint32_t op : kOps) {
+    std::uint32_t dtypes = BURNMARK_DTYPES_F32;
+    for (const std::int32_t d : {BURNMARK_DTYPE_BF16, BURNMARK_DTYPE_F16})
+      if (k && runs_in(*k, op, d)) dtypes |= BURNMARK_DTYPE_BIT(d);
+    out.push_back(BurnmarkOpSupport{op, dtypes, 0, 0});
+  }
+  return out;
+}
 
 } // namespace
 
 extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1*
 burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
-  static constexpr BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<OnednnKernels>(
+  // Probed once per process, on the first handshake.
+  static const std::vector<BurnmarkOpSupport> support = declared_support();
+  static const BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<OnednnKernels>(
       "onednn",
       "oneDNN " BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(
-          DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_PATCH) " CPU float32: eltwise, "
+          DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_PATCH) " CPU float32, and "
+                                                                          "bfloat16 and float16 "
+                                                                          "where this CPU has the "
+                                                                          "primitives: eltwise, "
                                                                           "binary, reduction, "
                                                                           "matmul, concat, reorder "
                                                                           "and softmax_v2 "
@@ -576,7 +743,7 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
                                                                           "forward primitives, "
                                                                           "the reductions' by the "
                                                                           "plugin's own loops",
-      kSupport);
+      std::span<const BurnmarkOpSupport>(support));
   return &table;
 }
 
