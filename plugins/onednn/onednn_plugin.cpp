@@ -2,12 +2,9 @@
 // backward, exported through plugin_walk.h. Values come from oneDNN's own kernels, including
 // its eltwise_backward at kinks and special values: where those differ from LibTorch's
 // conventions the fuzzer is meant to see it, so nothing here patches oneDNN's answer.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
-#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -18,6 +15,7 @@
 #include "burnmark/plugin/plugin_walk.h"
 #include "burnmark/util/cpu_vendor.h"
 #include "dnnl_ops.h"
+#include "dtype_probe.h"
 #include "row_grads.h"
 
 namespace {
@@ -579,154 +577,13 @@ constexpr std::uint32_t kOps[] = {0,  1,  2,   3,   4,   5,   6,   7,   8,   9, 
                                   14, 15, 16,  17,  18,  19,  20,  21,  42,  43,  48,  53,  54, 55,
                                   56, 57, 58,  59,  60,  63,  64,  65,  67,  73,  74,  93,  94, 95,
                                   96, 97, 100, 101, 102, 103, 104, 105, 109, 113, 114, 117, 121};
-BurnmarkShape shape_of(std::initializer_list<std::int64_t> dims) {
-  BurnmarkShape s{};
-  for (const std::int64_t d : dims)
-    s.dims[s.rank++] = d;
-  return s;
-}
-
-// A small statement of `op` in `dtype` with its operands: the example the load-time probe runs.
-struct Example {
-  BurnmarkStmt stmt{};
-  std::vector<Dense<float>> operands;
-};
-
-Example example_of(std::uint32_t id, std::int32_t dtype) {
-  const auto op = static_cast<OpId>(id);
-  Example e;
-  BurnmarkStmt& s = e.stmt;
-  s.kind = BURNMARK_STMT_OP;
-  s.op = id;
-  s.dtype = dtype;
-  s.attrs.times = 1;
-  s.attrs.exponent = 2.0;
-  s.attrs.lo = -1.0;
-  s.attrs.hi = 1.0;
-  s.attrs.alpha = 1.0;
-  s.attrs.slope = 0.1;
-  s.attrs.beta = 1.0;
-  s.attrs.threshold = 20.0;
-  const BurnmarkShape m23 = shape_of({2, 3});
-  std::vector<BurnmarkShape> in{m23};
-  s.shape = m23;
-  switch (op) {
-  case OpId::Add:
-  case OpId::Sub:
-  case OpId::Mul:
-  case OpId::Div:
-  case OpId::Maximum:
-  case OpId::Minimum: in = {m23, shape_of({3})}; break; // a broadcast operand
-  case OpId::SumAll:
-  case OpId::MeanAll:
-  case OpId::Prod:
-  case OpId::Amax:
-  case OpId::Amin:
-  case OpId::Max:
-  case OpId::Min:
-  case OpId::VectorNorm: s.shape = BurnmarkShape{}; break;
-  case OpId::SumDim:
-  case OpId::MeanDim:
-  case OpId::ProdDim:
-  case OpId::AmaxDim:
-  case OpId::AminDim:
-  case OpId::MaxDim:
-  case OpId::MinDim:
-  case OpId::NormDim:
-    s.attrs.dim = 1;
-    s.shape = shape_of({2});
-    break;
-  case OpId::Softmax:
-  case OpId::LogSoftmax: s.attrs.dim = 1; break;
-  case OpId::Transpose:
-    s.attrs.dim1 = 1;
-    s.shape = shape_of({3, 2});
-    break;
-  case OpId::Concat:
-    in = {m23, m23};
-    s.shape = shape_of({4, 3});
-    break;
-  case OpId::Repeat:
-    s.attrs.times = 2;
-    s.shape = shape_of({4, 3});
-    break;
-  case OpId::Matmul:
-  case OpId::Mm:
-    in = {m23, shape_of({3, 2})};
-    s.shape = shape_of({2, 2});
-    break;
-  case OpId::Addmm:
-    // beta other than 0 and 1 and alpha other than 1: the sum post-op, the output scale and the
-    // scalar product of the backward.
-    in = {shape_of({2, 2}), m23, shape_of({3, 2})};
-    s.shape = shape_of({2, 2});
-    s.attrs.beta = 0.5;
-    s.attrs.alpha = 2.0;
-    break;
-  default: break; // elementwise: [2, 3] to [2, 3]
-  }
-  s.num_operands = static_cast<std::int32_t>(in.size());
-  for (const BurnmarkShape& shape : in) {
-    Dense<float> d = Dense<float>::zeros(shape);
-    for (std::size_t i = 0; i < d.data.size(); ++i)
-      d.data[i] = 0.5f + 0.25f * static_cast<float>(i); // positive: inside log's and sqrt's domain
-    e.operands.push_back(std::move(d));
-  }
-  return e;
-}
-
-// Whether `op` runs forward and backward in `dtype` here: the kernels run the example, so
-// exactly the primitives the op uses are created, on this CPU and under ONEDNN_MAX_CPU_ISA.
-// oneDNN 2.6 refuses a bf16 or f16 primitive where the ISA lacks the conversions it needs
-// (f16: everything but reorder and concat without avx512_core_fp16).
-bool runs_in(OnednnKernels& k, std::uint32_t op, std::int32_t dtype) {
-  try {
-    Example e = example_of(op, dtype);
-    std::vector<const Dense<float>*> in;
-    std::vector<Dense<float>> grads;
-    for (const Dense<float>& d : e.operands) {
-      in.push_back(&d);
-      grads.push_back(Dense<float>::zeros(d.shape));
-    }
-    std::vector<Dense<float>*> gin;
-    for (Dense<float>& g : grads)
-      gin.push_back(&g);
-    Dense<float> out = Dense<float>::zeros(e.stmt.shape);
-    k.forward(e.stmt, In(in.data(), in.size()), out);
-    Dense<float> g = Dense<float>::zeros(out.shape);
-    std::fill(g.data.begin(), g.data.end(), 1.0f);
-    k.backward(e.stmt, In(in.data(), in.size()), out, g, GradIn(gin.data(), gin.size()));
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
-// The op list: every op in f32 (as before), and in bf16 and f16 where the probe ran it. Inputs
-// are contiguous copies (the walk gathers strided leaves anyway; the host copies).
-std::vector<BurnmarkOpSupport> declared_support() {
-  std::vector<BurnmarkOpSupport> out;
-  std::unique_ptr<OnednnKernels> k;
-  try {
-    k = std::make_unique<OnednnKernels>();
-  } catch (...) {
-    // No engine: create() will fail the same way and say why; declare no 16-bit dtype.
-  }
-  for (const std::uint32_t op : kOps) {
-    std::uint32_t dtypes = BURNMARK_DTYPES_F32;
-    for (const std::int32_t d : {BURNMARK_DTYPE_BF16, BURNMARK_DTYPE_F16})
-      if (k && runs_in(*k, op, d)) dtypes |= BURNMARK_DTYPE_BIT(d);
-    out.push_back(BurnmarkOpSupport{op, dtypes, 0, 0});
-  }
-  return out;
-}
-
 } // namespace
 
 extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1*
 burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
   // Probed once per process, on the first handshake.
-  static const std::vector<BurnmarkOpSupport> support = declared_support();
+  static const std::vector<BurnmarkOpSupport> support =
+      burnmark::onednn::declared_support<OnednnKernels>(kOps);
   static const BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<OnednnKernels>(
       "onednn",
       "oneDNN " BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(
