@@ -111,6 +111,13 @@ bool reduction_max_creates(memory::data_type dt) {
         {algorithm::reduction_max, md({2, 3}, dt), md({2, 1}, dt), 0.f, 0.f}, eng);
   });
 }
+// round is forward only (its gradient is zero, no primitive).
+bool round_creates(memory::data_type dt) {
+  return creates([&](const dnnl::engine& eng) {
+    dnnl::eltwise_forward::primitive_desc(
+        {dnnl::prop_kind::forward_training, algorithm::eltwise_round, md({6}, dt), 0.f, 0.f}, eng);
+  });
+}
 bool reorder_creates(memory::data_type dt) {
   return creates([&](const dnnl::engine& eng) {
     dnnl::reorder::primitive_desc(eng, md({2, 3}, dt), eng, md({2, 3}, dt));
@@ -143,6 +150,7 @@ TEST(OnednnDtypes, DeclarationsMatchWhatPrimitiveCreationAllows) {
     EXPECT_EQ(table.declares("softmax", c.abi), softmax);
     EXPECT_EQ(table.declares("mm", c.abi), matmul);
     EXPECT_EQ(table.declares("amax", c.abi), rmax);
+    EXPECT_EQ(table.declares("round", c.abi), round_creates(c.dt));
     EXPECT_EQ(table.declares("transpose", c.abi), reorder);
     EXPECT_EQ(table.declares("concat", c.abi), reorder);
     std::printf("[ info     ] %s on this CPU: eltwise %d binary %d softmax %d matmul %d "
