@@ -34,7 +34,7 @@ Program parsed(const std::string& text) {
 
 } // namespace
 
-TEST(Layout, EveryLayoutRoundTripsThroughText) {
+TEST(LeafLayout, EveryLayoutRoundTripsThroughText) {
   for (const char* line : kLeafLines) {
     const std::string text =
         std::string("# burnmark program v1\n") + line + "\n%1 = exp %0 : f32[2,3]\nroot %1\n";
@@ -48,7 +48,7 @@ TEST(Layout, EveryLayoutRoundTripsThroughText) {
   EXPECT_EQ(three.leaves[0].layout.dims, (std::vector<int>{1, 2}));
 }
 
-TEST(Layout, ValidateRejectsIllegalLayouts) {
+TEST(LeafLayout, ValidateRejectsIllegalLayouts) {
   const char* bad[] = {
       "%0 = leaf f32[2,3] layout=expanded(0) [1, 2, 3, 4, 5, 6]",   // values differ along dim 0
       "%0 = leaf f32[2,3] layout=permuted(0,1) [1, 2, 3, 4, 5, 6]", // the identity
@@ -70,7 +70,7 @@ TEST(Layout, ValidateRejectsIllegalLayouts) {
 }
 
 // The views by their definitions in layout.h, for a [2,3] leaf (row-major strides [3, 1]).
-TEST(Layout, StridedViewsFollowTheDefinitions) {
+TEST(LeafLayout, StridedViewsFollowTheDefinitions) {
   const Shape s{2, 3};
   const auto view = [&](const char* line) {
     const Program p = parsed(std::string(line) + "\n");
@@ -97,7 +97,7 @@ TEST(Layout, StridedViewsFollowTheDefinitions) {
 // Over many seeds the generator gives leaves of every layout, each kind at every rank it allows,
 // about a quarter of leaf steps' leaves non-contiguous; every program survives the text form
 // and the encoder.
-TEST(Layout, GeneratorReachesEveryLayoutAndEncodesIt) {
+TEST(LeafLayout, GeneratorReachesEveryLayoutAndEncodesIt) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(0, 255);
   const GeneratorOptions options;
@@ -134,7 +134,7 @@ TEST(Layout, GeneratorReachesEveryLayoutAndEncodesIt) {
   EXPECT_LT(laid_out * 4, leaves);
 }
 
-TEST(Layout, RateZeroDrawsNoLayoutAndEncodesNone) {
+TEST(LeafLayout, RateZeroDrawsNoLayoutAndEncodesNone) {
   GeneratorOptions off;
   off.layout_rate = 0;
   std::mt19937 rng(3);
@@ -153,7 +153,7 @@ TEST(Layout, RateZeroDrawsNoLayoutAndEncodesNone) {
 // A program whose decoding ran all max_steps steps short of min_ops, with a leaf step right
 // before an op with edge values: the encoder must keep that leaf a step of its own (it once
 // merged it into the op's edge step and came out a step short).
-TEST(Layout, EncoderKeepsStepCountWhenShortOfMinOps) {
+TEST(LeafLayout, EncoderKeepsStepCountWhenShortOfMinOps) {
   GeneratorOptions o;
   o.max_leaves = 8;
   o.min_ops = 40;

@@ -334,7 +334,7 @@ private:
   }
 
   // The layout tag and choices the decoder's draw_layout reads.
-  void layout(const Layout& l, int rank) {
+  void layout(const LeafLayout& l, int rank) {
     if (k_.layout_tags == 0) {
       if (!l.contiguous())
         fail("the leaf has a layout, but with layout_rate 0 every leaf is contiguous");

@@ -159,7 +159,7 @@ private:
   // A leaf step's leaf: its layout (generator.h, "Layouts"), then its values, an expanded
   // leaf's cycled over its compact shape and broadcast.
   void push_step_leaf(const Shape& shape) {
-    Layout layout = draw_layout(shape);
+    LeafLayout layout = draw_layout(shape);
     const Shape compact = compact_shape(layout, shape);
     Leaf& leaf = program_.leaves.emplace_back();
     ++float_leaves_;
@@ -170,8 +170,8 @@ private:
     push_leaf_stmt(shape, DType::F32);
   }
 
-  Layout draw_layout(const Shape& shape) {
-    Layout l;
+  LeafLayout draw_layout(const Shape& shape) {
+    LeafLayout l;
     if (k_.layout_tags == 0 || in_.byte() < 256 - k_.layout_tags) return l;
     std::array<LayoutKind, 4> kinds{};
     const int n = layout_kinds(shape.rank(), kinds);

@@ -6,7 +6,7 @@
 
 namespace burnmark {
 
-std::string layout_text(const Layout& l) {
+std::string layout_text(const LeafLayout& l) {
   switch (l.kind) {
   case LayoutKind::Contiguous: return {};
   case LayoutKind::Permuted: return fmt::format(" layout=permuted({})", fmt::join(l.dims, ","));
@@ -17,7 +17,7 @@ std::string layout_text(const Layout& l) {
   return {};
 }
 
-std::string check_layout(const Layout& l, const Shape& s) {
+std::string check_layout(const LeafLayout& l, const Shape& s) {
   const int rank = s.rank();
   // Only the fields of the kind may be set, so that one layout has one representation.
   const bool no_dims = l.dims.empty(), no_slice = l.dim == 0 && l.step == 0,
@@ -63,7 +63,7 @@ std::string check_layout(const Layout& l, const Shape& s) {
   return "unknown layout";
 }
 
-Shape compact_shape(const Layout& l, const Shape& s) {
+Shape compact_shape(const LeafLayout& l, const Shape& s) {
   Shape c = s;
   if (l.kind == LayoutKind::Expanded)
     for (int d : l.dims)
@@ -71,7 +71,7 @@ Shape compact_shape(const Layout& l, const Shape& s) {
   return c;
 }
 
-StridedView strided_view(const Layout& l, const Shape& s) {
+StridedView strided_view(const LeafLayout& l, const Shape& s) {
   StridedView v;
   const int rank = s.rank();
   switch (l.kind) {
@@ -128,7 +128,8 @@ std::int64_t compact_index(const Shape& s, const Shape& c, std::int64_t i) {
 
 } // namespace
 
-std::vector<double> compact_data(const Layout& l, const Shape& s, const std::vector<double>& data) {
+std::vector<double> compact_data(const LeafLayout& l, const Shape& s,
+                                 const std::vector<double>& data) {
   const Shape c = compact_shape(l, s);
   if (c == s) return data;
   std::vector<double> out(static_cast<std::size_t>(c.numel()));
@@ -139,7 +140,7 @@ std::vector<double> compact_data(const Layout& l, const Shape& s, const std::vec
   return out;
 }
 
-std::vector<double> expand_data(const Layout& l, const Shape& s,
+std::vector<double> expand_data(const LeafLayout& l, const Shape& s,
                                 const std::vector<double>& compact) {
   const Shape c = compact_shape(l, s);
   if (c == s) return compact;

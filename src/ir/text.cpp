@@ -367,7 +367,7 @@ struct LineParser {
     return literal(")");
   }
   // A leaf's optional " layout=kind(...)" (layout.h); absent means contiguous.
-  bool layout(Layout& out) {
+  bool layout(LeafLayout& out) {
     if (!peek("layout")) return true;
     word();
     if (!literal("=")) return false;

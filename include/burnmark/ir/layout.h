@@ -29,22 +29,22 @@ inline constexpr int kLayoutKindCount = 5;
 inline constexpr int kMaxLayoutStep = 4;
 inline constexpr int kMaxLayoutOffset = 16;
 
-struct Layout {
+struct LeafLayout {
   LayoutKind kind = LayoutKind::Contiguous;
   std::vector<int> dims; // permuted: every dim, outermost in storage first; expanded: ascending
   int dim = 0;           // slice
   int step = 0;          // slice: 2..kMaxLayoutStep
   int offset = 0;        // offset: 1..kMaxLayoutOffset
   bool contiguous() const { return kind == LayoutKind::Contiguous; }
-  bool operator==(const Layout&) const = default;
+  bool operator==(const LeafLayout&) const = default;
 };
 
 // The text form after a leaf's type: "" for contiguous, else " layout=slice(dim=1, step=2)".
-std::string layout_text(const Layout& layout);
+std::string layout_text(const LeafLayout& layout);
 
 // Empty when `layout` is a legal layout of a leaf of shape s: permuted of rank >= 2 and not the
 // identity, dims and steps and offsets in range, expanded dims ascending and distinct.
-std::string check_layout(const Layout& layout, const Shape& s);
+std::string check_layout(const LeafLayout& layout, const Shape& s);
 
 // The as_strided view: element strides, storage offset and the buffer's element count.
 struct StridedView {
@@ -52,15 +52,15 @@ struct StridedView {
   std::int64_t storage_offset = 0;
   std::int64_t storage_size = 0;
 };
-StridedView strided_view(const Layout& layout, const Shape& s);
+StridedView strided_view(const LeafLayout& layout, const Shape& s);
 
 // The shape whose values the buffer holds: s with every expanded dim 1 (s itself otherwise).
-Shape compact_shape(const Layout& layout, const Shape& s);
+Shape compact_shape(const LeafLayout& layout, const Shape& s);
 // Row-major data of shape s reduced to compact_shape (index 0 along expanded dims), and back
 // (broadcast along them).
-std::vector<double> compact_data(const Layout& layout, const Shape& s,
+std::vector<double> compact_data(const LeafLayout& layout, const Shape& s,
                                  const std::vector<double>& data);
-std::vector<double> expand_data(const Layout& layout, const Shape& s,
+std::vector<double> expand_data(const LeafLayout& layout, const Shape& s,
                                 const std::vector<double>& compact);
 
 } // namespace burnmark

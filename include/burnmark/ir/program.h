@@ -22,7 +22,7 @@ struct Leaf {
   std::vector<double> data;
   DType dtype = DType::F32;               // f32, or i64 for an index tensor (never a mask)
   std::vector<std::int64_t> indices = {}; // i64: row-major, shape.numel() values; f32: empty
-  Layout layout = {}; // f32 only: how backends that materialise layouts lay the values out
+  LeafLayout layout = {}; // f32 only: how backends that materialise layouts lay the values out
   bool operator==(const Leaf&) const;
 };
 

@@ -75,7 +75,7 @@ torch::Tensor LibTorchFramework::leaf(const Leaf& leaf, bool track_gradient) {
   return t;
 }
 
-torch::Tensor with_leaf_layout(const torch::Tensor& values, const Layout& layout) {
+torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& layout) {
   const Shape shape = shape_of(values);
   const StridedView view = strided_view(layout, shape);
   const c10::IntArrayRef strides(view.strides.data(), static_cast<std::size_t>(shape.rank()));

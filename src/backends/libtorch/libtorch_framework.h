@@ -61,6 +61,6 @@ private:
 
 // `values` (contiguous, no gradient) laid out as `layout` says (layout.h): a view of a fresh
 // buffer with that layout's strides and storage offset, holding the same values.
-torch::Tensor with_leaf_layout(const torch::Tensor& values, const Layout& layout);
+torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& layout);
 
 } // namespace burnmark
