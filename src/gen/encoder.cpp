@@ -669,6 +669,8 @@ private:
           fail("tril/triu diagonal must be -2..2 to be encodable");
         write(at.times + kMaxDiagonalOffset, 2 * kMaxDiagonalOffset + 1);
       } else if (instr.op == Op::Movedim) {
+        // The decoder falls back to another op for a movedim of rank < 2.
+        if (rank < 2) fail("the generator moves dims of rank >= 2 only");
         write_dim(at.dim);
         write_dim(at.dim1);
       } else if (instr.op == Op::Select) {
