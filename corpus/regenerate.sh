@@ -22,7 +22,7 @@ if [[ -z $burnmark ]]; then
 fi
 
 # The seeds must decode under the fuzzers' default knobs, whatever this shell has set.
-unset MAX_LEAVES MIN_OPS FUZZ_MIN_DIM FUZZ_MAX_DIM BURNMARK_SPECIAL_RATE BURNMARK_EDGE_RATE BURNMARK_DTYPES
+unset MAX_LEAVES MIN_OPS FUZZ_MIN_DIM FUZZ_MAX_DIM BURNMARK_SPECIAL_RATE BURNMARK_EDGE_RATE BURNMARK_LAYOUT_RATE BURNMARK_DTYPES
 
 shopt -s nullglob
 programs=("$root"/corpus/programs/*.txt)

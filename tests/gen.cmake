@@ -14,3 +14,6 @@ target_link_libraries(test_gen_ops PRIVATE burnmark_gen)
 # the bytes on random programs, and what each kind of mutation changes.
 burnmark_test(test_mutate test_mutate.cpp)
 target_link_libraries(test_mutate PRIVATE burnmark_gen_mutate)
+# Leaf layouts: text round trips, validation, strided views, the generator reaching each.
+burnmark_test(test_layout test_layout.cpp)
+target_link_libraries(test_layout PRIVATE burnmark_gen)

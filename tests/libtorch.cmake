@@ -39,3 +39,7 @@ if(TARGET burnmark_ref)
   target_link_libraries(test_second_order_zeros PRIVATE burnmark_ref burnmark_libtorch
                                                         burnmark_oracle burnmark_ir)
 endif()
+# Leaf layouts built for real in LibTorch, and every LibTorch backend unchanged by them.
+burnmark_test(test_libtorch_layout test_libtorch_layout.cpp)
+target_link_libraries(test_libtorch_layout PRIVATE burnmark_libtorch burnmark_ir ${TORCH_LIBRARIES})
+target_include_directories(test_libtorch_layout PRIVATE ${PROJECT_SOURCE_DIR}/src/backends/libtorch)

@@ -19,3 +19,6 @@ burnmark_test(test_compile_repro test_compile_repro.cpp)
 target_link_libraries(test_compile_repro PRIVATE burnmark_repro burnmark_ir fmt::fmt)
 target_compile_definitions(test_compile_repro PRIVATE
   BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+# Reproducers of programs with laid-out leaves (as_laid_out), the Python one run with PyTorch.
+burnmark_test(test_repro_layout test_repro_layout.cpp)
+target_link_libraries(test_repro_layout PRIVATE burnmark_repro burnmark_ir)

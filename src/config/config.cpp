@@ -271,6 +271,7 @@ GeneratorOptions generator_options(const Config& c) {
   g.max_elements = c.max_elements;
   g.special_rate = c.special_rate;
   g.edge_rate = c.edge_rate;
+  g.layout_rate = c.layout_rate;
   g.dtypes = c.dtypes;
   g.forward_mode = c.tangents != 0;
   g.second_order = c.hvp != 0;

@@ -28,6 +28,10 @@ Knobs normalize(const GeneratorOptions& o) {
     k.edge_tags = 0;
   else
     k.edge_tags = std::clamp(static_cast<int>(std::lround(o.edge_rate * 256.0)), 1, 255);
+  if (!(o.layout_rate > 0.0))
+    k.layout_tags = 0;
+  else
+    k.layout_tags = std::clamp(static_cast<int>(std::lround(o.layout_rate * 256.0)), 1, 255);
   k.dtype_count = 0;
   for (FloatDType d : o.dtypes)
     if (std::find(k.dtypes.begin(), k.dtypes.begin() + k.dtype_count, d) ==

@@ -31,6 +31,10 @@ struct Knobs {
   // An op with edge values takes a fresh leaf of them as operand 0 when the op's tag byte is
   // >= 256 - edge_tags (0: no tag byte is read; at most 255, so "no edge leaf" stays encodable).
   int edge_tags;
+  // A leaf step's leaf takes a non-contiguous layout when its layout tag byte (read after its
+  // shape) is >= 256 - layout_tags (0: no tag byte is read; at most 255, so contiguous stays
+  // encodable).
+  int layout_tags;
   std::array<FloatDType, std::size(kFloatDTypes)> dtypes; // distinct, in the options' order
   std::uint32_t dtype_count;                              // at least 1
   bool forward_mode;
@@ -220,6 +224,28 @@ bool matrix_leaf_shape(const Knobs& k, const Shape& s);
 void square_registers(std::span<const Stmt> regs, std::vector<Reg>& out);
 constexpr bool square_op(Op op) {
   return op == Op::Det || op == Op::Slogdet || op == Op::Inv;
+}
+
+// ---- leaf layouts ----
+
+// The non-contiguous layout kinds a leaf of rank `rank` may take, in choice order: permuted from
+// rank 2, slice and expanded from rank 1, offset at any rank. Returns how many.
+inline int layout_kinds(int rank, std::array<LayoutKind, 4>& out) {
+  int n = 0;
+  if (rank >= 2) out[static_cast<std::size_t>(n++)] = LayoutKind::Permuted;
+  if (rank >= 1) {
+    out[static_cast<std::size_t>(n++)] = LayoutKind::Slice;
+    out[static_cast<std::size_t>(n++)] = LayoutKind::Expanded;
+  }
+  out[static_cast<std::size_t>(n++)] = LayoutKind::Offset;
+  return n;
+}
+// Expanded dims as a bit mask (bit d: dim d), chosen as mask - 1 among 2^rank - 1.
+inline std::uint32_t expanded_mask(const std::vector<int>& dims) {
+  std::uint32_t mask = 0;
+  for (int d : dims)
+    mask |= 1u << d;
+  return mask;
 }
 
 // ---- leaf values ----

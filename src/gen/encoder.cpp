@@ -23,6 +23,9 @@ using namespace gen_detail;
 // Signals an unencodable statement; caught in encode() and turned into EncodeResult's error.
 struct Unencodable {
   std::string why;
+  // Set when the program has fewer op statements than min_ops but its encoding fewer steps than
+  // max_steps: that many edge-leaf merges must be undone (see Encoder::unmerged_edges_).
+  int steps_short = 0;
 };
 
 template <class Table, class Value>
@@ -47,8 +50,8 @@ bool same_bits(std::int64_t a, std::int64_t b) {
 
 class Encoder {
 public:
-  Encoder(const Program& program, const GeneratorOptions& options)
-      : p_(program), k_(normalize(options)) {}
+  Encoder(const Program& program, const GeneratorOptions& options, int unmerged_edges = 0)
+      : p_(program), k_(normalize(options)), unmerged_edges_(unmerged_edges) {}
 
   // Why statement i's op is not drawn under these knobs (drawn() said no).
   std::string why_not_drawn(std::size_t i, Op op) const {
@@ -119,7 +122,8 @@ public:
           }
           // A leaf that only feeds the op right after it may be that op's edge leaf, which the
           // decoder makes inside the op step; encoding it so keeps the step count.
-          if (const std::optional<Reg> like = edge_leaf_stand_in(i)) {
+          if (const std::optional<Reg> like = edge_leaf_stand_in(i);
+              like && unmerged_edges_-- <= 0) {
             ++leaves;
             i = op_step(i + 1, *like);
             ++ops;
@@ -152,7 +156,8 @@ public:
     // The decoder keeps stepping past the end of the bytes until min_ops op steps are done.
     if (ops < k_.min_ops && steps < static_cast<std::size_t>(k_.max_steps))
       throw Unencodable{
-          fmt::format("the program has {} op statements but min_ops is {}", ops, k_.min_ops)};
+          fmt::format("the program has {} op statements but min_ops is {}", ops, k_.min_ops),
+          static_cast<int>(static_cast<std::size_t>(k_.max_steps) - steps)};
     return out_.take();
   }
 
@@ -193,7 +198,12 @@ private:
     const Stmt& next = p_.stmts[i + 1];
     return next.kind == StmtKind::Op && square_op(next.instr.op) &&
            next.instr.operands[0] == static_cast<Reg>(i) &&
-           matrix_leaf_shape(k_, p_.stmts[i].shape);
+           matrix_leaf_shape(k_, p_.stmts[i].shape) && contiguous_leaf(i);
+  }
+
+  // Only leaf steps lay a leaf out; edge and matrix leaves are contiguous.
+  bool contiguous_leaf(std::size_t i) const {
+    return p_.leaves[static_cast<std::size_t>(p_.stmts[i].leaf)].layout.contiguous();
   }
 
   int leaves_in_prefix() const {
@@ -279,7 +289,7 @@ private:
     const auto leaf = static_cast<Reg>(i);
     // The decoder makes edge leaves of rank >= 1 only.
     if (next.instr.operands[0] != leaf || p_.stmts[i].shape.rank() < 1 ||
-        !dims_in_range(k_, p_.stmts[i].shape))
+        !dims_in_range(k_, p_.stmts[i].shape) || !contiguous_leaf(i))
       return std::nullopt;
     for (std::size_t k = 1; k < next.instr.operands.size(); ++k)
       if (next.instr.operands[k] == leaf) return std::nullopt;
@@ -318,7 +328,41 @@ private:
       dim(s[i], dim_upper(k_, product, s.rank() - 1 - i));
       product *= s[i];
     }
-    values(leaf.data, [&](double v, std::size_t element) { value(v, element); });
+    layout(leaf.layout, s.rank());
+    values(compact_data(leaf.layout, s, leaf.data),
+           [&](double v, std::size_t element) { value(v, element); });
+  }
+
+  // The layout tag and choices the decoder's draw_layout reads.
+  void layout(const LeafLayout& l, int rank) {
+    if (k_.layout_tags == 0) {
+      if (!l.contiguous())
+        fail("the leaf has a layout, but with layout_rate 0 every leaf is contiguous");
+      return;
+    }
+    if (l.contiguous()) return out_.byte(0);
+    out_.byte(255);
+    std::array<LayoutKind, 4> kinds{};
+    const int n = layout_kinds(rank, kinds);
+    const auto at = std::find(kinds.begin(), kinds.begin() + n, l.kind);
+    out_.choice(static_cast<std::uint32_t>(at - kinds.begin()), static_cast<std::uint32_t>(n));
+    switch (l.kind) {
+    case LayoutKind::Contiguous: break;
+    case LayoutKind::Permuted:
+      out_.choice(static_cast<std::uint32_t>(permutation_index(permutation_code(l.dims), rank) - 1),
+                  static_cast<std::uint32_t>(permutation_count(rank) - 1));
+      break;
+    case LayoutKind::Slice:
+      out_.choice(static_cast<std::uint32_t>(l.dim), static_cast<std::uint32_t>(rank));
+      out_.choice(static_cast<std::uint32_t>(l.step - 2),
+                  static_cast<std::uint32_t>(kMaxLayoutStep - 1));
+      break;
+    case LayoutKind::Expanded: out_.choice(expanded_mask(l.dims) - 1, (1u << rank) - 1); break;
+    case LayoutKind::Offset:
+      out_.choice(static_cast<std::uint32_t>(l.offset - 1),
+                  static_cast<std::uint32_t>(kMaxLayoutOffset));
+      break;
+    }
   }
 
   // The seed length, then each seed entry through `entry`.
@@ -625,6 +669,8 @@ private:
           fail("tril/triu diagonal must be -2..2 to be encodable");
         write(at.times + kMaxDiagonalOffset, 2 * kMaxDiagonalOffset + 1);
       } else if (instr.op == Op::Movedim) {
+        // The decoder falls back to another op for a movedim of rank < 2.
+        if (rank < 2) fail("the generator moves dims of rank >= 2 only");
         write_dim(at.dim);
         write_dim(at.dim1);
       } else if (instr.op == Op::Select) {
@@ -739,6 +785,8 @@ private:
   Knobs k_;
   FloatDType dtype_ = FloatDType::F32;
   Reg reg_ = 0;
+  // Edge-leaf merges still to skip (encode's second pass): each such leaf is a leaf step.
+  int unmerged_edges_ = 0;
   int edge_leaf_ = -1; // the register of the edge leaf the current op step carries, if any
   ByteWriter out_;
   std::vector<Reg> candidates_;
@@ -753,7 +801,15 @@ EncodeResult encode(const Program& program, const GeneratorOptions& options) {
   try {
     return EncodeResult{Encoder(program, options).run()};
   } catch (const Unencodable& e) {
-    return EncodeResult{e.why};
+    if (e.steps_short == 0) return EncodeResult{e.why};
+    // The decoder ran all max_steps steps: a leaf the first pass merged into the edge step of
+    // the op after it was (as far as the bytes can tell) a leaf step of its own, so encode that
+    // many of them as leaf steps instead.
+    try {
+      return EncodeResult{Encoder(program, options, e.steps_short).run()};
+    } catch (const Unencodable& again) {
+      return EncodeResult{again.why};
+    }
   }
 }
 

@@ -32,13 +32,13 @@ public:
     dtype_ = k_.dtypes[k_.dtype_count > 1 ? in_.choice(k_.dtype_count) : 0];
     program_.float_dtype = dtype_;
     op_wheel(k_, dtype_, wheel_);
-    push_leaf(fresh_shape(false));
+    push_step_leaf(fresh_shape(false));
     int ops = 0;
     for (int step = 0; step < k_.max_steps; ++step) {
       if (in_.empty() && ops >= k_.min_ops) break;
       if (in_.choice(kStepAlternatives) >= kFirstLeafStep) {
         if (float_leaves_ < k_.max_leaves)
-          push_leaf(leaf_shape());
+          push_step_leaf(leaf_shape());
         else
           push_alias(alias_source());
       } else {
@@ -154,6 +154,55 @@ private:
 
   void push_leaf(const Shape& shape) {
     push_leaf(shape, [&] { return seed_value(); });
+  }
+
+  // A leaf step's leaf: its layout (generator.h, "Layouts"), then its values, an expanded
+  // leaf's cycled over its compact shape and broadcast.
+  void push_step_leaf(const Shape& shape) {
+    LeafLayout layout = draw_layout(shape);
+    const Shape compact = compact_shape(layout, shape);
+    Leaf& leaf = program_.leaves.emplace_back();
+    ++float_leaves_;
+    leaf.shape = shape;
+    cycled_seed(compact.numel(), leaf.data, [&] { return seed_value(); });
+    leaf.data = expand_data(layout, shape, leaf.data);
+    leaf.layout = std::move(layout);
+    push_leaf_stmt(shape, DType::F32);
+  }
+
+  LeafLayout draw_layout(const Shape& shape) {
+    LeafLayout l;
+    if (k_.layout_tags == 0 || in_.byte() < 256 - k_.layout_tags) return l;
+    std::array<LayoutKind, 4> kinds{};
+    const int n = layout_kinds(shape.rank(), kinds);
+    l.kind = kinds[in_.choice(static_cast<std::uint32_t>(n))];
+    const int rank = shape.rank();
+    switch (l.kind) {
+    case LayoutKind::Contiguous: break;
+    case LayoutKind::Permuted: {
+      // Any order but the identity (index 0).
+      const int code = nth_permutation_code(
+          rank, 1 + static_cast<int>(
+                        in_.choice(static_cast<std::uint32_t>(permutation_count(rank) - 1))));
+      const auto dims = permutation_dims(code, rank);
+      l.dims.assign(dims->begin(), dims->begin() + rank);
+      break;
+    }
+    case LayoutKind::Slice:
+      l.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(rank)));
+      l.step = 2 + static_cast<int>(in_.choice(static_cast<std::uint32_t>(kMaxLayoutStep - 1)));
+      break;
+    case LayoutKind::Expanded: {
+      const std::uint32_t mask = 1 + in_.choice((1u << rank) - 1);
+      for (int d = 0; d < rank; ++d)
+        if (mask & (1u << d)) l.dims.push_back(d);
+      break;
+    }
+    case LayoutKind::Offset:
+      l.offset = 1 + static_cast<int>(in_.choice(static_cast<std::uint32_t>(kMaxLayoutOffset)));
+      break;
+    }
+    return l;
   }
 
   // Fills `out` with numel values: a seed of 1..kMaxSeedLen entries from next_value, cycled.

@@ -12,7 +12,7 @@ namespace burnmark {
 bool Leaf::operator==(const Leaf& other) const {
   // Bitwise, so that NaN payloads and -0 count: the text and byte encodings must keep them.
   return shape == other.shape && dtype == other.dtype && indices == other.indices &&
-         data.size() == other.data.size() &&
+         layout == other.layout && data.size() == other.data.size() &&
          (data.empty() ||
           std::memcmp(data.data(), other.data.data(), data.size() * sizeof(double)) == 0);
 }
@@ -77,6 +77,16 @@ std::string validate(const Program& p) {
           return where + "leaf value " + double_literal(v, "nan", "inf") + " is not a " +
                  std::string(float_dtype_name(p.float_dtype)) + " value";
       if (s.dtype != leaf.dtype) return where + "register type differs from its leaf's";
+      if (!leaf.layout.contiguous()) {
+        if (index) return where + "an index leaf is contiguous";
+        if (std::string why = check_layout(leaf.layout, leaf.shape); !why.empty())
+          return where + why;
+        // Bitwise: the buffer holds one value per expanded line, and every element reads it.
+        const std::vector<double> expanded =
+            expand_data(leaf.layout, leaf.shape, compact_data(leaf.layout, leaf.shape, leaf.data));
+        if (std::memcmp(expanded.data(), leaf.data.data(), leaf.data.size() * sizeof(double)) != 0)
+          return where + "an expanded leaf's values differ along an expanded dim";
+      }
       break;
     }
     case StmtKind::Alias:

@@ -124,7 +124,8 @@ std::string stmt_to_text(const Program& p, Reg reg) {
   const Stmt& s = p.stmts[static_cast<std::size_t>(reg)];
   switch (s.kind) {
   case StmtKind::Leaf:
-    return fmt::format("%{} = leaf {}", reg, shape_text(s.shape, s.dtype, p.float_dtype));
+    return fmt::format("%{} = leaf {}{}", reg, shape_text(s.shape, s.dtype, p.float_dtype),
+                       layout_text(p.leaves[static_cast<std::size_t>(s.leaf)].layout));
   case StmtKind::Alias:
     return fmt::format("%{} = alias %{} : {}", reg, s.source,
                        shape_text(s.shape, s.dtype, p.float_dtype));
@@ -352,6 +353,53 @@ struct LineParser {
     a.times = permutation_code(dims);
     return literal("]");
   }
+  // A parenthesised list of dims: "(1,0)".
+  bool dim_list(std::vector<int>& out) {
+    if (!literal("(")) return false;
+    while (!peek(")")) {
+      long long d = 0;
+      if (!out.empty() && !literal(",")) return false;
+      if (!integer(d)) return false;
+      if (d < 0 || d >= kMaxRank || out.size() >= static_cast<std::size_t>(kMaxRank))
+        return fail("layout dims are 0.." + std::to_string(kMaxRank - 1));
+      out.push_back(static_cast<int>(d));
+    }
+    return literal(")");
+  }
+  // A leaf's optional " layout=kind(...)" (layout.h); absent means contiguous.
+  bool layout(LeafLayout& out) {
+    if (!peek("layout")) return true;
+    word();
+    if (!literal("=")) return false;
+    const std::string_view kind = word();
+    long long v = 0;
+    if (kind == "permuted") {
+      out.kind = LayoutKind::Permuted;
+      return dim_list(out.dims);
+    }
+    if (kind == "expanded") {
+      out.kind = LayoutKind::Expanded;
+      return dim_list(out.dims);
+    }
+    if (kind == "slice") {
+      out.kind = LayoutKind::Slice;
+      if (!literal("(") || !literal("dim") || !literal("=") || !integer(v)) return false;
+      if (v < 0 || v >= kMaxRank) return fail("slice dim out of range");
+      out.dim = static_cast<int>(v);
+      if (!key("step") || !integer(v)) return false;
+      if (v < 0 || v > kMaxLayoutStep) return fail("slice step out of range");
+      out.step = static_cast<int>(v);
+      return literal(")");
+    }
+    if (kind == "offset") {
+      out.kind = LayoutKind::Offset;
+      if (!literal("(") || !integer(v)) return false;
+      if (v < 0 || v > kMaxLayoutOffset) return fail("offset out of range");
+      out.offset = static_cast<int>(v);
+      return literal(")");
+    }
+    return fail("unknown layout '" + std::string(kind) + "' (permuted, slice, expanded or offset)");
+  }
   bool attrs(Op op, Attrs& a) {
     switch (op_info(op).attr_kind) {
     case AttrKind::None: return true;
@@ -465,7 +513,8 @@ ParseResult parse_program(std::string_view text) {
     Stmt s;
     if (head == "leaf") {
       Leaf leaf;
-      if (!lp.typed_shape(leaf.shape, leaf.dtype) || !lp.literal("[")) return error(lp.error);
+      if (!lp.typed_shape(leaf.shape, leaf.dtype) || !lp.layout(leaf.layout) || !lp.literal("["))
+        return error(lp.error);
       if (leaf.dtype == DType::Bool) return error("a leaf is f32 or i64, never a mask");
       for (bool first = true; !lp.peek("]"); first = false) {
         if (!first && !lp.literal(",")) return error(lp.error);

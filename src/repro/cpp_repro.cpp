@@ -312,6 +312,19 @@ torch::Tensor leaf64(std::vector<std::int64_t> shape, bool requires_grad, const 
   return t.to(kDType).requires_grad_(requires_grad);
 }
 
+// `values` as a view, at these strides and storage offset, of a fresh buffer of `storage`
+// elements (NaN where the view does not reach): a BurnMark leaf layout. A stride-0 dim is an
+// expanded one: the buffer holds its index 0 (all its values are equal).
+torch::Tensor as_laid_out(const torch::Tensor& values, std::vector<std::int64_t> stride,
+                          std::int64_t offset, std::int64_t storage) {
+  torch::Tensor buffer = torch::full({storage}, kNaN, values.options().requires_grad(false));
+  torch::Tensor compact = values.detach();
+  for (std::size_t d = 0; d < stride.size(); ++d)
+    if (stride[d] == 0) compact = compact.narrow(static_cast<std::int64_t>(d), 0, 1);
+  buffer.as_strided(compact.sizes(), stride, offset).copy_(compact);
+  return buffer.as_strided(values.sizes(), stride, offset).detach();
+}
+
 // NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included).
 // Finite values: with no bound, diverge when |got - expected| > tolerance * max(1, |got|,
 // |expected|); with a bound E (the rounding a correct implementation may add), when
@@ -412,11 +425,22 @@ std::string emit_cpp_repro(const ReproCase& repro) {
       std::vector<std::string> bits;
       for (double v : leaf.data)
         bits.push_back(repro_detail::value_bits(v, p.float_dtype));
-      out += fmt::format("  // %{} = leaf {}{}\n", r, float_dtype_name(p.float_dtype),
-                         s.shape.to_string());
-      out += fmt::format("  const torch::Tensor {} = {}({}, {}, {{{}}});\n", reg(r),
-                         p.float_dtype == FloatDType::F64 ? "leaf64" : "leaf", int_list(s.shape),
-                         repro.check_gradients, repro_detail::join_wrapped(bits, 8, "      "));
+      out += fmt::format("  // {}\n", stmt_to_text(p, r));
+      const bool laid_out = !leaf.layout.contiguous();
+      std::string made =
+          fmt::format("{}({}, {}, {{{}}})", p.float_dtype == FloatDType::F64 ? "leaf64" : "leaf",
+                      int_list(s.shape), repro.check_gradients && !laid_out,
+                      repro_detail::join_wrapped(bits, 8, "      "));
+      if (laid_out) {
+        const StridedView view = strided_view(leaf.layout, s.shape);
+        Shape strides; // the strides as a list of the same spelling as a shape's
+        for (int d = 0; d < s.shape.rank(); ++d)
+          strides.push_back(view.strides[static_cast<std::size_t>(d)]);
+        made =
+            fmt::format("as_laid_out({}, {}, {}, {}).requires_grad_({})", made, int_list(strides),
+                        view.storage_offset, view.storage_size, repro.check_gradients);
+      }
+      out += fmt::format("  const torch::Tensor {} = {};\n", reg(r), made);
       break;
     }
     case StmtKind::Alias:

@@ -60,6 +60,13 @@ std::string int_list(const Shape& s) {
   return out + "]";
 }
 
+std::string stride_list(const StridedView& view, int rank) {
+  std::string out = "[";
+  for (int i = 0; i < rank; ++i)
+    out += (i ? ", " : "") + std::to_string(view.strides[static_cast<std::size_t>(i)]);
+  return out + "]";
+}
+
 std::string expected_list(const std::vector<double>& values) {
   std::vector<std::string> items;
   for (double v : values)
@@ -378,6 +385,7 @@ std::string emit_python_repro(const ReproCase& repro) {
   const std::string head = std::move(out);
   out.clear();
   bool uses_bits = false;
+  bool uses_layouts = false; // some leaf is not contiguous
   // Eager: one line per statement in order. Scripted: the leaves are made fresh for every run,
   // the other statements are the scripted function's body.
   std::string leaves;
@@ -414,21 +422,31 @@ std::string emit_python_repro(const ReproCase& repro) {
       }
       const bool decimal = decimals.size() == leaf.data.size();
       uses_bits = uses_bits || !decimal;
-      to += fmt::format("{}# %{} = leaf {}{}\n", ind, r, float_dtype_name(p.float_dtype),
-                        s.shape.to_string());
-      const std::string made =
+      to += fmt::format("{}# {}\n", ind, stmt_to_text(p, r));
+      // A leaf the program lays out is that layout in every backend (libtorch-strided's too);
+      // libtorch-strided re-lays out the others by register.
+      const bool laid_out_leaf = !leaf.layout.contiguous();
+      const bool relaid = strided && !laid_out_leaf;
+      const bool grad_now = repro.check_gradients && !relaid && !laid_out_leaf;
+      std::string made =
           decimal ? fmt::format("torch.tensor([{}], dtype=DTYPE){}.requires_grad_({})",
                                 repro_detail::join_wrapped(decimals, 8, ind + "    "),
                                 s.shape.rank() == 1 ? "" : ".reshape(" + int_list(s.shape) + ")",
-                                py_bool(repro.check_gradients && !strided))
-                  : fmt::format("leaf({}, {}, [{}])", int_list(s.shape),
-                                py_bool(repro.check_gradients && !strided),
+                                py_bool(grad_now))
+                  : fmt::format("leaf({}, {}, [{}])", int_list(s.shape), py_bool(grad_now),
                                 repro_detail::join_wrapped(bits, 8, ind + "    "));
+      if (laid_out_leaf) {
+        uses_layouts = true;
+        const StridedView view = strided_view(leaf.layout, s.shape);
+        made = fmt::format("as_laid_out({}, {}, {}, {}).requires_grad_({})", made,
+                           stride_list(view, s.shape.rank()), view.storage_offset,
+                           view.storage_size, py_bool(repro.check_gradients));
+      }
       // Forward mode: the program sees the dual tensor, the gradient is read from the leaf.
       to += fmt::format("{}{} = {}\n", ind, dual ? leaf_name(r) : reg(r),
-                        strided ? fmt::format("layout({}, {}).detach().requires_grad_({})", made, r,
-                                              py_bool(repro.check_gradients))
-                                : made);
+                        relaid ? fmt::format("layout({}, {}).detach().requires_grad_({})", made, r,
+                                             py_bool(repro.check_gradients))
+                               : made);
       if (dual)
         to += fmt::format("{}{} = fwAD.make_dual({}, tangent({}, {}))\n", ind, reg(r), leaf_name(r),
                           int_list(s.shape), s.leaf);
@@ -549,6 +567,7 @@ std::string emit_python_repro(const ReproCase& repro) {
   script += fmt::format("DTYPE = torch.{}\n\n", torch_dtype_name(p.float_dtype));
   script += out;
   if (uses_bits) script += kBitsHelper;
+  if (uses_layouts) script += kLeafLayoutHelper;
   if (strided) script += kLayoutHelper;
   if (dual || hessian) script += kTangentHelpers;
   if (hessian) script += kHessianHelper;

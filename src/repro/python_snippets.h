@@ -35,6 +35,22 @@ def leaf(shape, requires_grad, bits):
 
 )";
 
+// Only when some leaf has a layout (burnmark/ir/layout.h).
+inline constexpr const char* kLeafLayoutHelper = R"(
+def as_laid_out(values, stride, offset, storage):
+    """The values of `values` as a view, at these strides and storage offset, of a fresh buffer
+    of `storage` elements (NaN where the view does not reach): a BurnMark leaf layout. A stride-0
+    dim is an expanded one: the buffer holds its index 0 (all its values are equal)."""
+    buffer = torch.full((storage,), nan, dtype=values.dtype)
+    compact = values.detach()
+    for d, s in enumerate(stride):
+        if s == 0:
+            compact = compact.narrow(d, 0, 1)
+    buffer.as_strided(compact.shape, stride, offset).copy_(compact)
+    return buffer.as_strided(values.shape, stride, offset)
+
+)";
+
 inline constexpr const char* kHelpers = R"(
 # ---- Checking: BurnMark's comparison, so that the exit status says whether PyTorch agrees ----
 

@@ -14,6 +14,13 @@
 // rank >= 1), whose seed entries are each one of the op's edge values or, for the last
 // alternative, an ordinary seed entry; the op then takes that leaf as its first operand.
 //
+// Layouts: when layout_rate > 0, a leaf made by a leaf step (the first leaf included) reads a
+// tag byte t after its shape; t >= 256 - L (L = round(256 * layout_rate), 1..255) gives it a
+// non-contiguous layout: a choice among the kinds its rank allows (layout_kinds), then the
+// kind's parameters (layout.h). An expanded leaf's seed is cycled over its compact shape (the
+// expanded dims 1) and broadcast, so its values are identical along those dims. Edge, matrix
+// and index leaves stay contiguous.
+//
 // Dtype: with several dtypes in the options, a choice among them comes first. Leaf values, edge
 // values and attributes are then rounded to the program's dtype as they are drawn, and in f16
 // programs the special values are f16's own (see kSpecialValuesF16); f64 programs draw from
@@ -67,6 +74,7 @@ struct GeneratorOptions {
   int max_steps = 48;         // leaf + op steps after the first leaf
   double special_rate = 0.05; // share of leaf seed entries drawn from the special values
   double edge_rate = 0.15;    // share of op steps whose operand 0 is a fresh leaf of edge values
+  double layout_rate = 0.25;  // share of leaf steps' leaves with a non-contiguous layout
   // BURNMARK_DTYPES: the float dtypes programs are drawn from (duplicates ignored, empty = f32).
   // With more than one, the program's first byte picks it.
   std::vector<FloatDType> dtypes = {FloatDType::F32};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "burnmark/ir/float_dtype.h"
+#include "burnmark/ir/layout.h"
 #include "burnmark/ir/op.h"
 #include "burnmark/ir/shape.h"
 
@@ -21,6 +22,7 @@ struct Leaf {
   std::vector<double> data;
   DType dtype = DType::F32;               // f32, or i64 for an index tensor (never a mask)
   std::vector<std::int64_t> indices = {}; // i64: row-major, shape.numel() values; f32: empty
+  LeafLayout layout = {}; // f32 only: how backends that materialise layouts lay the values out
   bool operator==(const Leaf&) const;
 };
 
@@ -66,8 +68,9 @@ struct Program {
 // defined exactly once in order, stored shapes equal what the shape rules infer, leaf data
 // lengths match, every shape is within the cap, operands have the types their op takes (a mask
 // or an index only where one is taken; an index operand is an i64 leaf whose values are in
-// range for its op), the root exists and is f32, and every leaf value and
-// scalar attribute is representable in the program's float dtype.
+// range for its op), the root exists and is f32, a leaf's layout is legal for its shape (f32
+// leaves only; an expanded leaf's values identical along its expanded dims), and every leaf value
+// and scalar attribute is representable in the program's float dtype.
 std::string validate(const Program& program);
 
 // The scalar attributes (clamp bounds, slopes, fill values, ...) rounded to a float dtype: the

@@ -7,6 +7,7 @@
 #include "libtorch_framework.h"
 
 #include "burnmark/ir/shape_rules.h"
+#include <ATen/MemoryOverlap.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/forward_grad.h>
 
@@ -14,6 +15,7 @@
 #include <torch/nn/functional/normalization.h>
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -68,8 +70,28 @@ torch::Tensor LibTorchFramework::leaf(const Leaf& leaf, bool track_gradient) {
   std::memcpy(t.data_ptr<double>(), leaf.data.data(), leaf.data.size() * sizeof(double));
   // Exact: a program's leaf values are representable in its dtype (validate).
   if (float_type_ != torch::kFloat64) t = t.to(float_type_);
+  if (!leaf.layout.contiguous()) t = with_leaf_layout(t, leaf.layout);
   if (track_gradient) t.set_requires_grad(true);
   return t;
+}
+
+torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& layout) {
+  const Shape shape = shape_of(values);
+  const StridedView view = strided_view(layout, shape);
+  const c10::IntArrayRef strides(view.strides.data(), static_cast<std::size_t>(shape.rank()));
+  // NaN where no element of the view lies, so that a kernel reading past its view shows.
+  const torch::Tensor buffer =
+      torch::full({view.storage_size}, std::numeric_limits<double>::quiet_NaN(),
+                  values.options().requires_grad(false));
+  // The buffer's own elements: index 0 along expanded dims (whose values are all equal).
+  torch::Tensor compact = values.detach();
+  if (layout.kind == LayoutKind::Expanded)
+    for (int d : layout.dims)
+      compact = compact.narrow(d, 0, 1);
+  buffer.as_strided(compact.sizes(), strides, view.storage_offset).copy_(compact);
+  // detach(): the view is a leaf of its own, with its strides and offset, not a view autograd
+  // would route back to the buffer.
+  return buffer.as_strided(sizes_of(shape), strides, view.storage_offset).detach();
 }
 
 torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tensor* const> operands,
@@ -280,7 +302,13 @@ torch::Tensor LibTorchFramework::from_host(const HostTensor& host) const {
 
 torch::Tensor LibTorchFramework::dual(const Tensor& primal, const HostTensor& tangent) {
   if (!dual_level_) dual_level_ = torch::autograd::ForwardADLevel::get_next_idx();
-  return at::_make_dual(primal, from_host(tangent), static_cast<std::int64_t>(*dual_level_));
+  // LibTorch gives a tangent its primal's layout, which an expanded leaf's stride 0 cannot hold
+  // for a tangent that varies along the expanded dim (it refuses: "more than one element of the
+  // written-to tensor refers to a single memory location"). The dual is then of a contiguous
+  // copy, a differentiable one, so reverse mode still reaches the expanded leaf itself.
+  const bool overlapping = at::has_internal_overlap(primal) == at::MemOverlap::Yes;
+  return at::_make_dual(overlapping ? primal.clone(at::MemoryFormat::Contiguous) : primal,
+                        from_host(tangent), static_cast<std::int64_t>(*dual_level_));
 }
 
 std::vector<std::optional<HostTensor>>

@@ -59,4 +59,8 @@ private:
   std::optional<std::uint64_t> dual_level_;
 };
 
+// `values` (contiguous, no gradient) laid out as `layout` says (layout.h): a view of a fresh
+// buffer with that layout's strides and storage offset, holding the same values.
+torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& layout);
+
 } // namespace burnmark

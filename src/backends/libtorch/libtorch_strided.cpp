@@ -25,9 +25,12 @@ torch::Tensor with_register_layout(const torch::Tensor& t, int reg) {
 }
 
 torch::Tensor LibTorchStridedFramework::leaf(const Leaf& leaf, bool track_gradient) {
-  // A leaf in a layout is the view itself, detached from how it was built: its strides and
-  // storage offset stay, and its gradient is its own.
-  torch::Tensor t = with_register_layout(eager_.leaf(leaf, false), next_register_++).detach();
+  // A leaf the program lays out keeps its layout (every LibTorch backend builds it); a
+  // contiguous one takes its register's. A leaf in a layout is the view itself, detached from
+  // how it was built: its strides and storage offset stay, and its gradient is its own.
+  const int reg = next_register_++;
+  if (!leaf.layout.contiguous()) return eager_.leaf(leaf, track_gradient);
+  torch::Tensor t = with_register_layout(eager_.leaf(leaf, false), reg).detach();
   if (track_gradient) t.set_requires_grad(true);
   return t;
 }

@@ -1,5 +1,7 @@
 // libtorch-strided's half of the Framework concept: LibTorch eager on the same values in other
-// memory layouts. Every leaf and every op result is re-laid out, by register number r, as
+// memory layouts. Leaves with a layout in the program keep it (LibTorchFramework::leaf builds it
+// for every LibTorch backend); every other leaf and every op result is re-laid out, by register
+// number r, as
 //   r % 3 == 0  transposed storage (the dims reversed in memory, then permuted back),
 //   r % 3 == 1  every other element of a buffer twice as long in the last dim (stride 2),
 //   r % 3 == 2  a contiguous view at storage offset 1 (one float past an aligned start),
