@@ -39,3 +39,14 @@ target_compile_definitions(test_report PRIVATE
   BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
   BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
   BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# `burnmark campaign --merge`: the merge rules on hand-made ledgers, then two short planted
+# campaigns merged by the command (corpora by fuzz_autograd's -merge=1).
+burnmark_test(test_campaign_merge test_campaign_merge.cpp)
+target_link_libraries(test_campaign_merge PRIVATE burnmark_campaign fmt::fmt)
+add_dependencies(test_campaign_merge burnmark fuzz_autograd burnmark_fixture_planted)
+target_compile_definitions(test_campaign_merge PRIVATE
+  BURNMARK_CAMPAIGN_CLI="$<TARGET_FILE:burnmark>"
+  BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
+  BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
+  BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

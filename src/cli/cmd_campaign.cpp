@@ -16,6 +16,7 @@
 #include "app.h"
 #include "burnmark/campaign/campaign.h"
 #include "burnmark/campaign/dir_lock.h"
+#include "burnmark/campaign/merge.h"
 #include "burnmark/gen/generator.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -65,9 +66,62 @@ std::optional<int> positive(std::string_view text) {
 struct CampaignArgs {
   std::string target = "fuzz_autograd";
   std::optional<std::string> time, workers, min_free, out, fuzzer, seeds, known_path;
+  std::vector<std::string> merge; // --merge DIR...: merge these campaign directories into --out
 };
 
+// --merge: the ledgers, findings, crashes and corpora of several campaign directories (from
+// several machines) into --out (merge.h). The target is the ledgers'; its fuzzer merges the
+// corpora (-merge=1), with the arguments after -- appended.
+int merge(const CampaignArgs& a, std::span<const std::string> after_dashes) {
+  MergeOptions options;
+  options.out = a.out.value_or("findings");
+  options.extra_fuzzer_args.assign(after_dashes.begin(), after_dashes.end());
+  std::string target;
+  for (const std::string& dir : a.merge) {
+    options.sources.emplace_back(dir);
+    Ledger ledger;
+    if (target.empty() && load_ledger(dir, ledger).empty()) target = ledger.target;
+  }
+  if (target.empty()) target = a.target;
+  if (a.fuzzer) {
+    options.fuzzer = *a.fuzzer;
+  } else if (const std::optional<fs::path> found = find_fuzzer(target)) {
+    options.fuzzer = *found;
+  } else {
+    return usage_error(fmt::format("campaign: cannot find the {} binary next to this build "
+                                   "(<build>/fuzz/{}) to merge the corpora; pass --fuzzer PATH",
+                                   target, target));
+  }
+  if (::access(options.fuzzer.c_str(), X_OK) != 0)
+    return usage_error(fmt::format("campaign: {}: not an executable", options.fuzzer.string()));
+  const Config config = config_or_exit();
+  std::error_code ec;
+  const std::string known_file = a.known_path.value_or(config.known_bugs);
+  if (!known_file.empty()) options.known_bugs = fs::absolute(known_file, ec);
+
+  fs::create_directories(options.out, ec);
+  // As a campaign: nothing else may rewrite the merged ledger meanwhile.
+  CampaignLock lock;
+  std::string takeover;
+  if (const std::string error = lock.acquire(options.out, takeover); !error.empty())
+    return usage_error("campaign: " + error);
+  const MergeSummary s = merge_campaigns(options, std::time(nullptr));
+  if (!s.error.empty()) return usage_error("campaign: --merge: " + s.error);
+  Ledger merged;
+  std::uint64_t inputs = 0;
+  if (load_ledger(options.out, merged).empty())
+    for (const LedgerEntry& e : merged.entries)
+      inputs += e.count;
+  fmt::print("MERGE target={} sources={} ledger={} added={} joined={} inputs={} inputs_added={} "
+             "crashes_added={} corpus={}->{} ledger_file={}\n",
+             s.target, options.sources.size(), merged.entries.size(), s.entries_added,
+             s.entries_joined, inputs, s.inputs_added, s.crashes_added, s.corpus_before,
+             s.corpus_after, (options.out / "ledger.md").string());
+  return kExitAgree;
+}
+
 int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
+  if (!a.merge.empty()) return merge(a, after_dashes);
   const std::string& target = a.target;
   CampaignOptions options;
   options.out = a.out.value_or("findings");
@@ -249,6 +303,12 @@ Action define_campaign(CLI::App& app) {
   text("--min-free", a->min_free, "MB",
        "free space the findings folder must keep; below it the campaign does not start, or stops "
        "(default 64)");
+  app.add_option("--merge", a->merge,
+                 "merge these campaign directories (ledgers, findings, crashes, corpora) into "
+                 "--out instead of fuzzing; counts are the distinct saved inputs, so merging a "
+                 "directory twice adds nothing")
+      ->type_name("DIR...")
+      ->expected(1, -1);
   return [a](std::span<const std::string> after_dashes) { return campaign(*a, after_dashes); };
 }
 

@@ -227,6 +227,9 @@ std::string default_known_bugs_path() {
   std::error_code ec;
   const std::filesystem::path dir = binary_dir();
   if (!dir.empty()) {
+    const std::filesystem::path beside = dir / "known_bugs.txt";
+    if (std::filesystem::is_regular_file(beside, ec))
+      return std::filesystem::weakly_canonical(beside, ec).string();
     const std::filesystem::path installed = dir / ".." / "share" / "burnmark" / "known_bugs.txt";
     if (std::filesystem::is_regular_file(installed, ec))
       return std::filesystem::weakly_canonical(installed, ec).string();

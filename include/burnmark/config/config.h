@@ -73,9 +73,11 @@ ConfigResult load_config(const EnvLookup& lookup);
 ConfigResult load_config_from_environment();
 Config default_config();
 
-// BURNMARK_KNOWN_BUGS=auto (its default): <binary's dir>/../share/burnmark/known_bugs.txt when
-// installed, else the source tree's corpus/known_bugs.txt (a build tree); empty when neither
-// exists. Never relative to the working directory.
+// BURNMARK_KNOWN_BUGS=auto (its default): <binary's dir>/known_bugs.txt beside the binary (an
+// OSS-Fuzz $OUT, whose runner passes no environment of ours, .clusterfuzzlite/build.sh), else
+// <binary's dir>/../share/burnmark/known_bugs.txt when installed, else the source tree's
+// corpus/known_bugs.txt (a build tree); empty when none exists. Never relative to the working
+// directory.
 std::string default_known_bugs_path();
 
 // Loads from the environment or prints "burnmark: <message>" on stderr and exits with status 2.
