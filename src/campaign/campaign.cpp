@@ -23,8 +23,7 @@
 #include "burnmark/campaign/timeseries.h"
 #include "burnmark/triage/signature.h"
 #include "burnmark/triage/triage.h"
-
-extern char** environ;
+#include "spawn_env.h"
 
 namespace burnmark {
 
@@ -101,7 +100,7 @@ void seed_corpus(const fs::path& seeds, const fs::path& corpus) {
 
 // The parent's environment with the campaign's overrides replacing any inherited value.
 std::vector<std::string> child_environment(const Layout& l, const fs::path& known_bugs) {
-  std::vector<std::pair<std::string, std::string>> overrides = {
+  campaign_detail::EnvOverrides overrides = {
       {"MODE", "continuous"},
       {"BURNMARK_FINDINGS_DIR", l.saved.string()},
       // Workers' reports go to libFuzzer's per-job logs, which nobody reads: keep them short.
@@ -120,25 +119,7 @@ std::vector<std::string> child_environment(const Layout& l, const fs::path& know
   // too short), reported as compile errors of the programs at hand; a fresh cache ran them clean.
   if (std::getenv("TORCHINDUCTOR_CACHE_DIR") == nullptr)
     overrides.emplace_back("TORCHINDUCTOR_CACHE_DIR", (l.scratch / "inductor-cache").string());
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view kv(*e);
-    const bool overridden = std::any_of(overrides.begin(), overrides.end(), [&](const auto& o) {
-      return kv.starts_with(o.first + "=");
-    });
-    if (!overridden) env.emplace_back(kv);
-  }
-  for (const auto& [k, v] : overrides)
-    env.push_back(k + "=" + v);
-  return env;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (std::string& s : v)
-    out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
+  return campaign_detail::environment_with(overrides);
 }
 
 // "finding-<16 hex>" whose bytes hash to the name: written completely.
@@ -352,8 +333,9 @@ private:
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-    const int rc = ::posix_spawn(&child_, argv[0].c_str(), &actions, &attr, c_strings(argv).data(),
-                                 c_strings(env).data());
+    const int rc = ::posix_spawn(&child_, argv[0].c_str(), &actions, &attr,
+                                 campaign_detail::c_strings(argv).data(),
+                                 campaign_detail::c_strings(env).data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     ::close(fds[1]);

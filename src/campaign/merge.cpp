@@ -14,8 +14,7 @@
 #include <fmt/format.h>
 
 #include "burnmark/campaign/findings.h"
-
-extern char** environ;
+#include "spawn_env.h"
 
 namespace burnmark {
 
@@ -77,23 +76,13 @@ std::uint64_t files_in(const fs::path& dir) {
 // The fuzzer as a campaign runs it (MODE=continuous, so a diverging input is no crash that would
 // stop the merge), but saving nothing: the merge only measures coverage.
 std::vector<std::string> merge_environment(const fs::path& known_bugs) {
-  const std::vector<std::pair<std::string, std::string>> overrides = {
+  return campaign_detail::environment_with({
       {"MODE", "continuous"},
       {"BURNMARK_FINDINGS_DIR", ""},
       {"BURNMARK_FULL_REPORTS", "0"},
       {"BURNMARK_SUMMARY_EVERY", "1000000"},
       {"BURNMARK_KNOWN_BUGS", known_bugs.string()},
-  };
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view kv(*e);
-    if (std::none_of(overrides.begin(), overrides.end(),
-                     [&](const auto& o) { return kv.starts_with(o.first + "="); }))
-      env.emplace_back(kv);
-  }
-  for (const auto& [k, v] : overrides)
-    env.push_back(k + "=" + v);
-  return env;
+  });
 }
 
 // `fuzzer -merge=1 <out>/corpus <source>/corpus...`, its output appended to .scratch/merge.log.
@@ -109,13 +98,6 @@ std::string merge_corpora(const MergeOptions& o, const std::vector<fs::path>& co
   for (const fs::path& c : corpora)
     argv.push_back(c.string());
   std::vector<std::string> env = merge_environment(o.known_bugs);
-  const auto c_strings = [](std::vector<std::string>& v) {
-    std::vector<char*> p;
-    for (std::string& s : v)
-      p.push_back(s.data());
-    p.push_back(nullptr);
-    return p;
-  };
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return fmt::format("cannot write {}: {}", log.string(), std::strerror(errno));
   posix_spawn_file_actions_t actions;
@@ -123,8 +105,9 @@ std::string merge_corpora(const MergeOptions& o, const std::vector<fs::path>& co
   posix_spawn_file_actions_adddup2(&actions, fd, 1);
   posix_spawn_file_actions_adddup2(&actions, fd, 2);
   pid_t child = -1;
-  const int rc = ::posix_spawn(&child, argv[0].c_str(), &actions, nullptr, c_strings(argv).data(),
-                               c_strings(env).data());
+  const int rc = ::posix_spawn(&child, argv[0].c_str(), &actions, nullptr,
+                               campaign_detail::c_strings(argv).data(),
+                               campaign_detail::c_strings(env).data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(fd);
   if (rc != 0) return fmt::format("cannot run {}: {}", o.fuzzer.string(), std::strerror(rc));
