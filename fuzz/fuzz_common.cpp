@@ -211,6 +211,9 @@ std::string summary_line(const Harness& h) {
   const struct mallinfo2 heap = mallinfo2();
   fmt::format_to(std::back_inserter(line), " heap_mb={}/{}", (heap.uordblks + heap.hblkhd) >> 20,
                  (heap.arena + heap.hblkhd) >> 20);
+  // ... of which the filter's memo (bounded: KnownBugFilter::kMemoCapacity)
+  fmt::format_to(std::back_inserter(line), " filter_memo_mb={}",
+                 h.known ? h.known->memo_bytes() >> 20 : 0);
   // skipped=ref:0,example:12: per backend, in BACKENDS order, the inputs it did not run.
   for (std::size_t i = 0; i < h.backends.size(); ++i)
     fmt::format_to(std::back_inserter(line), "{}{}:{}", i == 0 ? " skipped=" : ",",
@@ -341,6 +344,9 @@ int value_mutation_percent() {
 // held, 74 MB in use). malloc_trim hands free pages back to the system; every this many inputs
 // it costs a few milliseconds.
 constexpr std::uint64_t kTrimEvery = 20'000;
+// Continuous mode: a SUMMARY line every this many inputs too, besides every
+// BURNMARK_SUMMARY_EVERY findings (a minute or two of ref,libtorch).
+constexpr std::uint64_t kSummaryInputsEvery = 100'000;
 
 int test_one_input(const std::uint8_t* data, std::size_t size) {
   Harness& h = harness();
@@ -354,6 +360,9 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   if (h.inputs % kTrimEvery == 0) malloc_trim(0);
   if (h.config.mode == HarnessMode::Continuous && h.inputs % kCompileNoteEvery == 0)
     print_compile_note(h);
+  // A long run with few findings still shows its memory (heap_mb, filter_memo_mb) as it goes.
+  if (h.config.mode == HarnessMode::Continuous && h.inputs % kSummaryInputsEvery == 0)
+    std::fputs(summary_line(h).c_str(), stderr);
   if (h.semantic) {
     semantic_features(program, h.outcomes, h.features);
     mark_features(h.features, burnmark_semantic_counters);

@@ -40,7 +40,7 @@ Program exp_into_sigmoid(bool minus_inf) {
 
 TEST(Runner, AMemoisedCheckRunsAProgramOnceAndNeverAnswersAnother) {
   Bench bench;
-  bench.runner.memoise(8);
+  bench.runner.memoise({8, 1u << 20});
   const Program a = exp_into_sigmoid(false);
   const Verdict first = bench.runner.check(a);
   EXPECT_EQ(bench.runner.runs(), 1u);
@@ -78,6 +78,31 @@ TEST(Runner, AMemoisedCheckRunsAProgramOnceAndNeverAnswersAnother) {
     EXPECT_EQ(divergence_classes(bench.runner.check(p)), divergence_classes(first));
   }
   EXPECT_EQ(bench.runner.runs(), 16u);
+}
+
+// The byte bound holds however large the programs: a 12-element program with its verdict takes
+// a kilobyte or two, so an 8 KB memo holds a few of them (not the 1,000 its entry bound
+// allows), and a program whose leaf alone is larger than the memo is never kept.
+TEST(Runner, TheMemoIsBoundedInBytesAsWellAsInEntries) {
+  Bench bench;
+  bench.runner.memoise({1000, 8192});
+  for (int i = 0; i < 40; ++i) {
+    Program p = exp_into_sigmoid(false);
+    p.leaves[0].data[1] = 0.01 * i;
+    bench.runner.check(p);
+    EXPECT_LE(bench.runner.memo_bytes(), 8192u);
+  }
+  const std::size_t bytes_of_one =
+      12 * sizeof(double); // the leaf's values alone, a lower bound on an entry
+  EXPECT_GT(bench.runner.memo_bytes(), bytes_of_one) << "small programs are kept";
+
+  Builder b;
+  const Reg x = b.leaf({40, 40}, std::vector<float>(40 * 40, 0.5f)); // 12,800 bytes of values
+  const Program big = b.done(b.op(Op::SumAll, {b.op(Op::Exp, {x})}));
+  const std::size_t runs = bench.runner.runs();
+  bench.runner.check(big);
+  bench.runner.check(big);
+  EXPECT_EQ(bench.runner.runs(), runs + 2) << "larger than the whole memo: run each time";
 }
 
 TEST(Suppression, TheFilterAnswersARepeatWithoutRunsAndANewBugOfTheSameShapeAsNew) {

@@ -39,15 +39,38 @@ const auto* find_entry(const Memo& memo, std::uint64_t hash, const Program& prog
   return static_cast<decltype(&it->second.front())>(nullptr);
 }
 
+// What an entry holds on the heap, about: leaf values and indices, statements and their
+// operands, and the answer's values. Programs grow over a run (libFuzzer lengthens its inputs
+// step by step), so a bound in entries alone is not a bound in memory.
+std::size_t approx_bytes(const Program& p) {
+  std::size_t bytes = sizeof(Program) + p.leaves.size() * sizeof(Leaf) +
+                      p.stmts.size() * (sizeof(Stmt) + 2 * sizeof(Reg));
+  for (const Leaf& l : p.leaves)
+    bytes += l.data.size() * sizeof(double) + l.indices.size() * sizeof(std::int64_t);
+  return bytes;
+}
+std::size_t approx_bytes(const Verdict& v) {
+  return sizeof(Verdict) + v.divergences.size() * sizeof(Divergence);
+}
+std::size_t approx_bytes(const std::optional<std::vector<double>>& g) {
+  return sizeof(g) + (g ? g->size() * sizeof(double) : 0);
+}
+
 template <class Memo, class Answer>
-void keep_entry(Memo& memo, std::size_t capacity, std::uint64_t hash, const Program& program,
-                Reg reg, const Answer& answer) {
-  if (memo.size >= capacity) {
-    memo.entries.clear();
+void keep_entry(Memo& memo, const MemoCapacity& capacity, std::uint64_t hash,
+                const Program& program, Reg reg, const Answer& answer) {
+  const std::size_t bytes = approx_bytes(program) + approx_bytes(answer);
+  if (bytes > capacity.bytes) return; // one entry larger than the whole memo: not kept
+  if (memo.size >= capacity.entries || memo.bytes + bytes > capacity.bytes) {
+    // Starting over (not evicting one by one) keeps the bookkeeping free; the hits come from
+    // the short prefixes many consecutive inputs share, which come back within a few inputs.
+    memo.entries = {};
     memo.size = 0;
+    memo.bytes = 0;
   }
   memo.entries[hash].push_back({program, reg, answer});
   ++memo.size;
+  memo.bytes += bytes;
 }
 
 } // namespace
@@ -82,14 +105,14 @@ std::uint64_t program_hash(const Program& p) {
   return h.h;
 }
 
-void Runner::memoise(std::size_t capacity) {
+void Runner::memoise(MemoCapacity capacity) {
   memo_capacity_ = capacity;
   checks_ = {};
   upstream_ = {};
 }
 
 Verdict Runner::check(const Program& program) {
-  if (memo_capacity_ == 0) {
+  if (memo_capacity_.entries == 0) {
     bool keep = false;
     return run_check(program, keep);
   }
@@ -142,7 +165,7 @@ std::optional<std::vector<double>> Runner::leaf_gradient(const Program& program,
 }
 
 std::optional<std::vector<double>> Runner::upstream_gradient(const Program& program, Reg reg) {
-  if (memo_capacity_ == 0) return run_upstream_gradient(program, reg);
+  if (memo_capacity_.entries == 0) return run_upstream_gradient(program, reg);
   const std::uint64_t hash = program_hash(program) ^ (static_cast<std::uint64_t>(reg) << 32);
   if (const auto* e = find_entry(upstream_, hash, program, reg)) {
     ++memo_hits_;

@@ -21,6 +21,12 @@
 
 namespace burnmark {
 
+// How much Runner::memoise keeps of each kind of answer.
+struct MemoCapacity {
+  std::size_t entries = 0;
+  std::size_t bytes = 0;
+};
+
 class Runner {
 public:
   // backends[0] is the reference; the Runner does not own them. With `conventions` (not owned
@@ -44,14 +50,17 @@ public:
   // then that leaf's gradient (two reference-only runs). nullopt if the reference cannot say.
   std::optional<std::vector<double>> upstream_gradient(const Program& program, Reg reg);
 
-  // Remember the answers of check() and upstream_gradient() for up to `capacity` programs each
-  // (0, the default: none), keyed on the whole program: leaf values bit for bit, attributes,
+  // Remember the answers of check() and upstream_gradient() for up to `capacity.entries`
+  // programs and about `capacity.bytes` of programs and answers each (0 entries, the default:
+  // none), keyed on the whole program: leaf values bit for bit, attributes,
   // shapes, dtypes (and upstream_gradient's register). A program met again (analyse() re-checks the
   // same prefixes for every input that shares them) gets the answer its first run gave, which is
   // what a rerun gives: the backends and the oracle are deterministic on a program. A different
   // program, however close, never gets another's answer. Verdicts holding a crash, hang or OOM (a
   // child process's fate, not the program's) are not kept. When full, the memo starts over.
-  void memoise(std::size_t capacity);
+  void memoise(MemoCapacity capacity);
+  // The memo's size now, both kinds together: what memory it holds (about).
+  std::size_t memo_bytes() const { return checks_.bytes + upstream_.bytes; }
 
   // Programs executed so far (each runs every backend once, or the reference alone); answers
   // taken from the memo are not executions.
@@ -78,8 +87,9 @@ private:
     // in full).
     std::unordered_map<std::uint64_t, std::vector<Entry>> entries;
     std::size_t size = 0;
+    std::size_t bytes = 0; // about: see approx_bytes in runner.cpp
   };
-  std::size_t memo_capacity_ = 0;
+  MemoCapacity memo_capacity_;
   std::size_t memo_hits_ = 0;
   Memo<Verdict> checks_;
   Memo<std::optional<std::vector<double>>> upstream_;

@@ -101,9 +101,12 @@ public:
   std::size_t runs() const { return runner_.runs(); }
   std::size_t memo_hits() const { return runner_.memo_hits(); }
 
-  // Programs (of each kind: verdicts, upstream gradients) the memo holds before it starts over:
-  // bounded memory (about 30 MB), and most of the hits (the short prefixes many inputs share).
-  static constexpr std::size_t kMemoCapacity = 1024;
+  // Programs (of each kind: verdicts, upstream gradients) the memo holds before it starts over,
+  // and the memory they may take: most of the hits come from the short prefixes many inputs
+  // share, and a run's programs grow as libFuzzer lengthens its inputs, so the byte bound is the
+  // one that holds memory flat over a long campaign.
+  static constexpr MemoCapacity kMemoCapacity{1024, 8u << 20};
+  std::size_t memo_bytes() const { return runner_.memo_bytes(); }
 
 private:
   Suppressions suppressions_;
