@@ -21,3 +21,9 @@ target_link_libraries(test_conventions PRIVATE burnmark_ref burnmark_triage)
 burnmark_test(test_reference_linalg test_reference_linalg.cpp)
 target_link_libraries(test_reference_linalg PRIVATE burnmark_ref burnmark_oracle burnmark_ir)
 target_include_directories(test_reference_linalg PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+
+# What the reference's tape keeps between programs (bounded whatever programs it has met).
+burnmark_test(test_reference_memory test_reference_memory.cpp)
+target_link_libraries(test_reference_memory PRIVATE burnmark_ref burnmark_ir)
+target_include_directories(test_reference_memory PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                           ${PROJECT_SOURCE_DIR}/src/backends/reference)

@@ -125,6 +125,9 @@ public:
     grads_of_ = -1;
     release_large_buffers();
   }
+  // Elements the node buffers hold now, values and bounds counted once: what the tape keeps
+  // between programs after reset() (bounded: see release_large_buffers in tape.cpp).
+  std::int64_t kept_elements() const;
   // A correct f32 implementation may raise on this program (see Outcome::error_possible).
   bool error_possible() const { return scratch_.error_possible; }
   Tensor leaf(const Leaf& leaf, bool requires_grad);
