@@ -3,8 +3,8 @@
 #   lib/burnmark/plugins/       the plugins built here (plugins/CMakeLists.txt installs them)
 #   include/burnmark/           the plugin headers, self-contained: plugin.h, plugin_walk.h and
 #                               the ops.def they include, nothing of the host's internals
-#   share/burnmark/             the data files, laid out as in corpus/: known_bugs.txt and the
-#                               fuzz targets' seed corpora
+#   share/burnmark/             the data files, laid out as in corpus/: known_bugs.txt,
+#                               patches.txt and the fuzz targets' seed corpora
 #   lib/cmake/BurnMark/         the CMake package: find_package(BurnMark) gives BurnMark::plugin,
 #                               burnmark_add_plugin() and the installed programs' paths
 include(CMakePackageConfigHelpers)
@@ -21,7 +21,7 @@ install(FILES include/burnmark/plugin/plugin.h include/burnmark/plugin/plugin_wa
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burnmark/plugin)
 install(FILES include/burnmark/ir/ops.def DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/burnmark/ir)
 
-install(FILES corpus/known_bugs.txt DESTINATION ${BURNMARK_INSTALL_DATADIR})
+install(FILES corpus/known_bugs.txt corpus/patches.txt DESTINATION ${BURNMARK_INSTALL_DATADIR})
 # The Python backends' server and runners (src/backends/python), found beside bin/ at run time.
 install(FILES src/backends/python/burnmark_child.py src/backends/python/runner_common.py
               src/backends/python/runner_torch.py src/backends/python/runner_jax.py

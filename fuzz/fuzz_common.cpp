@@ -288,7 +288,8 @@ void initialize(const char* target_name, bool gradients) {
       h.config.backends,
       RegistryOptions{h.config.threads, h.config.child_timeout, h.config.isolate != 0,
                       static_cast<std::size_t>(h.config.child_memory), "/proc/self/exe",
-                      h.config.torch_python, h.config.compile_dynamic != 0, h.config.jax_python});
+                      h.config.torch_python, h.config.compile_dynamic != 0, h.config.jax_python,
+                      active_plugin_patches_or_exit(h.config)});
   if (!backends.ok()) die(backends.error());
   h.backends = backends.take();
   // BURNMARK_OPS=auto: only the ops every plugin under test lists, so its inputs are not

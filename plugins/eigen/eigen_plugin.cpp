@@ -3,8 +3,10 @@
 // listed in kOps.
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "burnmark/util/cpu_vendor.h"
+#include "eigen_patches.h"
 #include "eigen_tensor.h"
 
 namespace {
@@ -18,11 +20,16 @@ struct EigenKernels {
       if (x != nullptr && x->shape.rank > burnmark::eigen::kRank)
         throw burnmark::plugin::Unsupported{s.op, "rank above 4"};
     burnmark::eigen::forward(s, in, out);
+    burnmark::eigen::apply_patches(patches, s, in, out);
   }
   void backward(const BurnmarkStmt& s, burnmark::eigen::In in, const burnmark::eigen::Dense& out,
                 const burnmark::eigen::Dense& grad_out, burnmark::eigen::GradIn grad_in) {
     burnmark::eigen::backward(s, in, out, grad_out, grad_in);
   }
+  // Fix-and-continue patches (eigen_patches.h), set by the host through set_patches.
+  bool enable_patch(std::string_view id) { return patches.enable(id); }
+  void clear_patches() { patches.clear(); }
+  burnmark::eigen::Patches patches;
 };
 
 // The ops this plugin maps onto Eigen expressions, by stable id: the first vocabulary (0..21),

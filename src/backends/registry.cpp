@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -275,10 +276,14 @@ BackendsResult make_backends(std::string_view spec, const RegistryOptions& optio
       backends.push_back(make_child_backend(std::get<ChildSpec>(std::move(*child))));
       continue;
     }
-    PluginLoadResult plugin = load_plugin_backend(entry);
+    PluginLoadOptions load;
+    load.patches = options.patches;
+    PluginLoadResult plugin = load_plugin_backend(entry, load);
     if (!plugin.ok())
       return fail(fmt::format("BACKENDS: unknown backend '{}' ({}): {}", entry, valid_choices(),
                               plugin.error()));
+    for (const std::string& warning : plugin.warnings)
+      std::fprintf(stderr, "burnmark: %s\n", warning.c_str());
     backends.push_back(plugin.take());
   }
   // A plugin may call itself by a built-in's name (or two paths may be the same plugin).

@@ -55,11 +55,12 @@ std::optional<Program> load_program(std::string_view path, const GeneratorOption
 }
 
 std::optional<std::vector<std::unique_ptr<Backend>>> make_backends_or_report(const Config& config) {
-  BackendsResult r = make_backends(
-      config.backends,
-      RegistryOptions{config.threads, config.child_timeout, config.isolate != 0,
-                      static_cast<std::size_t>(config.child_memory), "/proc/self/exe",
-                      config.torch_python, config.compile_dynamic != 0, config.jax_python});
+  BackendsResult r =
+      make_backends(config.backends,
+                    RegistryOptions{config.threads, config.child_timeout, config.isolate != 0,
+                                    static_cast<std::size_t>(config.child_memory), "/proc/self/exe",
+                                    config.torch_python, config.compile_dynamic != 0,
+                                    config.jax_python, active_plugin_patches_or_exit(config)});
   if (!r.ok()) {
     usage_error(r.error());
     return std::nullopt;

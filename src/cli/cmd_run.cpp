@@ -1,6 +1,7 @@
 // `burnmark run [--forward-only] FILE`: replays one program on BACKENDS and shows why they agree
 // or not. The exit status is the verdict, so scripts can bisect and minimise with it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app.h"
 #include "burnmark/backends/builtin.h"
@@ -42,6 +43,8 @@ Action define_run(CLI::App& app) {
         fmt::print("platform {}: {}\n", b->name(), platform);
       if (const std::string note = b->note(); !note.empty() && note != b->platform())
         fmt::print("note {}: {}\n", b->name(), note);
+      if (const std::vector<std::string> patches = b->active_patches(); !patches.empty())
+        fmt::print("patches {}: {}\n", b->name(), fmt::join(patches, ", "));
     }
     // Divergences a registered convention explains stay divergences; the CONVENTION lines say
     // which side of which convention each such backend took, and which backends took the

@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "burnmark/driver/driver.h"
+#include "burnmark/patches/patches.h"
 
 namespace burnmark {
 
@@ -140,6 +141,10 @@ Error cross_check(const Config& c) {
   if (c.mutator != "structure" && c.mutator != "bytes" && c.mutator != "mixed")
     return fmt::format("BURNMARK_MUTATOR: unknown mutator '{}' (valid: structure, bytes, mixed)",
                        printable(c.mutator));
+  // A patch id is checked against the table now, so a typo stops every entry point at once.
+  if (auto active = active_plugin_patches(c.patches, default_patches_path());
+      std::holds_alternative<std::string>(active))
+    return std::get<std::string>(active);
   // A list named but absent would silently skip nothing: every known bug would stop a run again.
   if (!c.known_bugs.empty()) {
     std::error_code ec;
@@ -223,24 +228,44 @@ bool backends_compile(std::string_view backends) {
   return backends_name_any(backends, {"torch-compile", "jax"});
 }
 
-std::string default_known_bugs_path() {
+namespace {
+// A data file of corpus/ (known_bugs.txt, patches.txt): beside the binary, else installed,
+// else the checkout's; empty when none exists.
+std::string default_data_path(std::string_view name) {
   std::error_code ec;
   const std::filesystem::path dir = binary_dir();
   if (!dir.empty()) {
-    const std::filesystem::path beside = dir / "known_bugs.txt";
+    const std::filesystem::path beside = dir / name;
     if (std::filesystem::is_regular_file(beside, ec))
       return std::filesystem::weakly_canonical(beside, ec).string();
-    const std::filesystem::path installed = dir / ".." / "share" / "burnmark" / "known_bugs.txt";
+    const std::filesystem::path installed = dir / ".." / "share" / "burnmark" / name;
     if (std::filesystem::is_regular_file(installed, ec))
       return std::filesystem::weakly_canonical(installed, ec).string();
   }
 #ifdef BURNMARK_SOURCE_DIR
   // A build tree: its binaries are not installed, the list is the checkout's.
-  const std::filesystem::path source =
-      std::filesystem::path(BURNMARK_SOURCE_DIR) / "corpus" / "known_bugs.txt";
+  const std::filesystem::path source = std::filesystem::path(BURNMARK_SOURCE_DIR) / "corpus" / name;
   if (std::filesystem::is_regular_file(source, ec)) return source.string();
 #endif
   return {};
+}
+} // namespace
+
+std::string default_known_bugs_path() {
+  return default_data_path("known_bugs.txt");
+}
+
+std::string default_patches_path() {
+  return default_data_path("patches.txt");
+}
+
+std::vector<PluginPatch> active_plugin_patches_or_exit(const Config& config) {
+  auto active = active_plugin_patches(config.patches, default_patches_path());
+  if (const auto* error = std::get_if<std::string>(&active)) {
+    std::fprintf(stderr, "burnmark: %s\n", error->c_str());
+    std::exit(2);
+  }
+  return std::get<std::vector<PluginPatch>>(std::move(active));
 }
 
 ConfigResult load_config_from_environment() {

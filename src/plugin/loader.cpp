@@ -3,6 +3,8 @@
 // and needs to know which of several things to fix.
 #include "burnmark/plugin/loader.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -58,6 +61,52 @@ std::vector<std::string> search_dirs() {
 
 PluginLoadResult fail(std::string message) {
   return PluginLoadResult{std::move(message)};
+}
+
+// Hands the plugin the active patches that name it (set_patches) and returns those it applies.
+// An id it does not know is dropped with one warning and the rest handed over again, so one
+// stale id never costs the others; a plugin without set_patches applies none.
+std::vector<std::string> apply_patches(const BurnmarkPluginV1& table, void* context,
+                                       const std::vector<PluginPatch>& patches,
+                                       std::vector<std::string>& warnings) {
+  std::vector<std::string> ids;
+  for (const PluginPatch& p : patches)
+    if (p.plugin == table.name && std::find(ids.begin(), ids.end(), p.id) == ids.end())
+      ids.push_back(p.id);
+  if (ids.empty()) return ids;
+  if (table.set_patches == nullptr) {
+    for (const std::string& id : ids)
+      warnings.push_back(
+          fmt::format("plugin '{}' takes no patches: patch '{}' not applied", table.name, id));
+    return {};
+  }
+  while (true) {
+    std::vector<const char*> c_ids;
+    for (const std::string& id : ids)
+      c_ids.push_back(id.c_str());
+    const char* unknown = nullptr;
+    if (table.set_patches(context, c_ids.data(), static_cast<std::uint32_t>(c_ids.size()),
+                          &unknown) == 0)
+      return ids;
+    // Compared by content: the plugin must point into ids[], but a copy must not loop forever.
+    const auto it = unknown == nullptr
+                        ? ids.end()
+                        : std::find(ids.begin(), ids.end(), std::string_view(unknown));
+    if (it == ids.end()) {
+      warnings.push_back(fmt::format(
+          "plugin '{}' refused its patches without naming an unknown one: none applied ({})",
+          table.name, fmt::join(ids, ", ")));
+      table.set_patches(context, nullptr, 0, &unknown);
+      return {};
+    }
+    warnings.push_back(fmt::format(
+        "plugin '{}' does not know patch '{}' (corpus/patches.txt): not applied", table.name, *it));
+    ids.erase(it);
+    if (ids.empty()) {
+      table.set_patches(context, nullptr, 0, &unknown);
+      return ids;
+    }
+  }
 }
 
 } // namespace
@@ -137,11 +186,15 @@ PluginLoadResult load_plugin_backend(std::string_view name_or_path,
       return fail(
           fmt::format("plugin '{}' failed to initialise: {}", path, why ? why : "no reason given"));
   }
+  std::vector<std::string> warnings;
+  std::vector<std::string> applied = apply_patches(*table, context, options.patches, warnings);
   // Optional: a plugin built before it existed simply has no platform line.
   const auto platform =
       reinterpret_cast<BurnmarkPluginPlatformFn>(dlsym(handle, BURNMARK_PLUGIN_PLATFORM_SYMBOL));
-  return PluginLoadResult{std::make_unique<PluginBackend>(std::move(library), table, context,
-                                                          platform, options.leaf_layout)};
+  PluginLoadResult loaded{std::make_unique<PluginBackend>(
+      std::move(library), table, context, platform, options.leaf_layout, std::move(applied))};
+  loaded.warnings = std::move(warnings);
+  return loaded;
 }
 
 } // namespace burnmark

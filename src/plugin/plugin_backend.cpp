@@ -84,9 +84,9 @@ std::string dtype_names(std::uint32_t mask) {
 
 PluginBackend::PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table,
                              void* context, BurnmarkPluginPlatformFn platform,
-                             PluginLeafLayout layout)
+                             PluginLeafLayout layout, std::vector<std::string> patches)
     : library_(std::move(library)), table_(table), context_(context), name_(table->name),
-      layout_(layout) {
+      layout_(layout), patches_(std::move(patches)) {
   if (platform != nullptr)
     if (const char* line = platform(context); line != nullptr) platform_ = line;
   for (std::uint32_t i = 0; i < table->num_ops; ++i) {

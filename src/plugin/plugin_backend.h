@@ -19,8 +19,10 @@ public:
   // context inside it) lives. `context` is what table->create returned (or null).
   // `platform` is the plugin's burnmark_plugin_platform, or null when it exports none.
   // `layout` is how leaves are presented when every op of a program accepts strided inputs.
+  // `patches` are the patch ids the plugin's set_patches accepted.
   PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table, void* context,
-                BurnmarkPluginPlatformFn platform, PluginLeafLayout layout);
+                BurnmarkPluginPlatformFn platform, PluginLeafLayout layout,
+                std::vector<std::string> patches = {});
   ~PluginBackend() override;
   PluginBackend(const PluginBackend&) = delete;
   PluginBackend& operator=(const PluginBackend&) = delete;
@@ -33,6 +35,7 @@ public:
   }
   std::string platform() const override { return platform_; }
   std::optional<std::vector<Op>> supported_ops() const override;
+  std::vector<std::string> active_patches() const override { return patches_; }
 
 private:
   enum class Entry { Run, Jvp, Hvp };
@@ -47,6 +50,7 @@ private:
   std::string platform_;
   std::vector<std::optional<BurnmarkOpSupport>> supported_; // by stable op id
   PluginLeafLayout layout_;
+  std::vector<std::string> patches_;
   PluginLeafLayout current_layout_ = PluginLeafLayout::Contiguous; // of the run in progress
   AbiProgram abi_;
 };

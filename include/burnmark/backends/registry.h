@@ -11,6 +11,7 @@
 
 #include "burnmark/driver/driver.h"
 #include "burnmark/oracle/oracle.h"
+#include "burnmark/plugin/loader.h"
 
 namespace burnmark {
 
@@ -29,6 +30,9 @@ struct RegistryOptions {
   // BURNMARK_JAX_PYTHON_EXE: the jax backend's interpreter; "auto" = the checkout's
   // .deps/jax-0.10.2/bin/python.
   std::string jax_python = "auto";
+  // BURNMARK_PATCHES resolved (active_plugin_patches): handed to every plugin loaded in this
+  // process; a patch a plugin does not know is reported on stderr and not applied.
+  std::vector<PluginPatch> patches = {};
 };
 
 struct BackendsResult {

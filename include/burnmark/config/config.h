@@ -14,6 +14,7 @@
 
 #include "burnmark/gen/generator.h"
 #include "burnmark/oracle/oracle.h"
+#include "burnmark/plugin/loader.h"
 
 namespace burnmark {
 
@@ -79,6 +80,16 @@ Config default_config();
 // corpus/known_bugs.txt (a build tree); empty when none exists. Never relative to the working
 // directory.
 std::string default_known_bugs_path();
+
+// The patch table BURNMARK_PATCHES selects from, found as the known-bug list is (beside the
+// binary, installed share/burnmark/patches.txt, the checkout's corpus/patches.txt); empty when
+// none exists.
+std::string default_patches_path();
+
+// BURNMARK_PATCHES resolved against default_patches_path() for RegistryOptions::patches.
+// load_config has checked every id; a table that became unreadable since prints
+// "burnmark: <message>" and exits with status 2, as config_or_exit does.
+std::vector<PluginPatch> active_plugin_patches_or_exit(const Config& config);
 
 // Loads from the environment or prints "burnmark: <message>" on stderr and exits with status 2.
 Config config_or_exit();

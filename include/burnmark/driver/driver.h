@@ -190,6 +190,10 @@ public:
   // was measured on. Empty for a backend whose results do not depend on the processor (the
   // reference). A child's is known once it has started (after its first run).
   virtual std::string platform() const { return {}; }
+  // The fix-and-continue patches (docs/patches.md) this backend applies, by corpus/patches.txt
+  // id: known bugs it works around at their op, so programs composing that op stay comparable.
+  // Empty for an unpatched backend (the default).
+  virtual std::vector<std::string> active_patches() const { return {}; }
   // The ops this backend runs, when it runs only some (a plugin's op list: programs with any
   // other op are Unsupported); nullopt when it runs every op. BURNMARK_OPS=auto draws from these.
   virtual std::optional<std::vector<Op>> supported_ops() const { return std::nullopt; }

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "burnmark/driver/driver.h"
 
@@ -18,12 +19,26 @@ namespace burnmark {
 // element 2 apart from offset 3 in a larger buffer whose gaps hold NaN (-1 for indices).
 enum class PluginLeafLayout { Contiguous, Permuted, Stepped, PermutedStepped };
 
+// A fix-and-continue patch to activate (docs/patches.md): `id` is its corpus/patches.txt id,
+// `plugin` the name of the plugin that implements it (its backend column without "plugin:").
+struct PluginPatch {
+  std::string plugin;
+  std::string id;
+};
+
 struct PluginLoadOptions {
   PluginLeafLayout leaf_layout = PluginLeafLayout::Contiguous;
+  // The active patches (BURNMARK_PATCHES), of every plugin: those naming this plugin's table
+  // name are passed to its set_patches entry. A patch the plugin does not know (or a plugin
+  // without set_patches) is not applied and gives one line in PluginLoadResult::warnings.
+  std::vector<PluginPatch> patches = {};
 };
 
 struct PluginLoadResult {
   std::variant<std::unique_ptr<Backend>, std::string> value; // the backend, or why not
+  // Loaded, but something asked for was not done: one line each ("plugin 'eigen' does not know
+  // patch 'x': not applied"). The registry prints them on stderr.
+  std::vector<std::string> warnings = {};
   bool ok() const { return std::holds_alternative<std::unique_ptr<Backend>>(value); }
   std::unique_ptr<Backend> take() { return std::move(std::get<std::unique_ptr<Backend>>(value)); }
   const std::string& error() const { return std::get<std::string>(value); }
@@ -41,6 +56,7 @@ struct PluginLoadResult {
 // forward mode or H·v from a plugin without run_jvp / run_hvp, or gradients from a forward-only
 // plugin; a malformed plugin result (wrong shape, count or dtype) is Status::Error with a
 // message. A plugin built for another ABI version (v3 included) is refused, naming both versions.
+// The backend's active_patches() are the patches its set_patches accepted.
 PluginLoadResult load_plugin_backend(std::string_view name_or_path,
                                      const PluginLoadOptions& options = {});
 

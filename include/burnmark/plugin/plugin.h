@@ -50,7 +50,8 @@ extern "C" {
  * (BurnmarkPluginV1) is unchanged.
  * Version 4: dtypes f64, bf16, f16 (BurnmarkProgram.float_dtype, BurnmarkLeaf.data untyped);
  * strides and storage offsets on leaves and results; per-op dtypes and strided-input flags
- * (BurnmarkOpSupport replaces the plain id list); optional run_jvp and run_hvp entry points. */
+ * (BurnmarkOpSupport replaces the plain id list); optional run_jvp, run_hvp and set_patches
+ * entry points. */
 #define BURNMARK_PLUGIN_ABI_VERSION 4u
 
 /* Name of the one symbol a plugin exports (see BurnmarkPluginEntryFn). */
@@ -310,6 +311,18 @@ typedef struct BurnmarkPluginV1 {
   int32_t (*run_hvp)(void* context, const BurnmarkProgram* program,
                      const BurnmarkRunOptions* options, const BurnmarkLeaf* directions,
                      BurnmarkResult* result);
+
+  /* Nullable: fix-and-continue patches (docs/patches.md), each a small workaround in the plugin
+   * for one known bug, named by its id in BurnMark's corpus/patches.txt (= its bugs.md id). NULL:
+   * the plugin knows no patches. The host calls it after create() and before the first run(),
+   * with the ids of the active patches for this plugin: ids[0..count) are host-owned NUL-terminated
+   * strings valid during the call only (the plugin copies what it keeps; count may be 0). Each
+   * call replaces the whole active set. Returns 0 when every id is known and the set is active.
+   * Otherwise returns nonzero, leaves NO patch active, and points *unknown_id at the first id it
+   * does not know (one of ids[], so host-owned); the host reports that id as not applied and may
+   * call again without it. Must not throw across the boundary. (Added to v4 before its release.) */
+  int32_t (*set_patches)(void* context, const char* const* ids, uint32_t count,
+                         const char** unknown_id);
 } BurnmarkPluginV1;
 
 /* The one exported symbol, named BURNMARK_PLUGIN_ENTRY_SYMBOL:

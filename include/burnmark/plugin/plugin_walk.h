@@ -20,6 +20,11 @@
 //     void backward(const BurnmarkStmt& s, std::span<const Dense<Scalar>* const> in,
 //                   const Dense<Scalar>& out, const Dense<Scalar>& grad_out,
 //                   std::span<Dense<Scalar>* const> grad_in);
+//     // Optional, both or neither; present = the plugin takes fix-and-continue patches
+//     // (plugin.h's set_patches, docs/patches.md). enable_patch returns false for an id it does
+//     // not know; clear_patches deactivates them all.
+//     bool enable_patch(std::string_view id);
+//     void clear_patches();
 //   };
 //
 // and exports it with make_plugin_table (see plugins/example/example_plugin.cpp) and an op list
@@ -37,6 +42,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -552,6 +558,13 @@ void walk(K& kernels, const BurnmarkProgram& program, const BurnmarkRunOptions& 
   }
 }
 
+// A Kernels type that takes patches (see the top of this file).
+template <class K>
+concept PatchableKernels = requires(K k, std::string_view id) {
+  { k.enable_patch(id) } -> std::same_as<bool>;
+  k.clear_patches();
+};
+
 namespace detail {
 
 inline thread_local std::string create_error;
@@ -576,12 +589,31 @@ template <ForwardKernels K> struct Thunks {
     });
   }
   static void release(void*, BurnmarkResult* result) { ResultStorage::release(result); }
+  // All or nothing, as plugin.h asks: an unknown id leaves no patch active.
+  static std::int32_t set_patches(void* context, const char* const* ids, std::uint32_t count,
+                                  const char** unknown_id) {
+    K& kernels = *static_cast<K*>(context);
+    try {
+      kernels.clear_patches();
+      for (std::uint32_t i = 0; i < count; ++i)
+        if (!kernels.enable_patch(ids[i])) {
+          kernels.clear_patches();
+          if (unknown_id != nullptr) *unknown_id = ids[i];
+          return 1;
+        }
+      return 0;
+    } catch (...) {
+      kernels.clear_patches();
+      return 1;
+    }
+  }
 };
 
 } // namespace detail
 
 // The plugin table for Kernels type K. `name`, `description` and `ops` must have static storage.
-// run_jvp and run_hvp are left NULL: the walk does reverse mode only.
+// run_jvp and run_hvp are left NULL: the walk does reverse mode only. set_patches is set when K
+// is PatchableKernels.
 template <ForwardKernels K>
 constexpr BurnmarkPluginV1 make_plugin_table(const char* name, const char* description,
                                              std::span<const BurnmarkOpSupport> ops) {
@@ -596,6 +628,7 @@ constexpr BurnmarkPluginV1 make_plugin_table(const char* name, const char* descr
   t.destroy = &detail::Thunks<K>::destroy;
   t.run = &detail::Thunks<K>::run;
   t.release_result = &detail::Thunks<K>::release;
+  if constexpr (PatchableKernels<K>) t.set_patches = &detail::Thunks<K>::set_patches;
   return t;
 }
 

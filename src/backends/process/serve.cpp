@@ -40,7 +40,11 @@ void serve_backend_if_requested() {
   };
   ConfigResult config = load_config_from_environment();
   const int threads = config.ok() ? config.config().threads : 1;
-  BackendsResult made = make_backends(inner, RegistryOptions{threads});
+  RegistryOptions options{threads};
+  // A plugin in a child applies the patches it would apply in the parent (BURNMARK_PATCHES is
+  // inherited with the rest of the environment).
+  if (config.ok()) options.patches = active_plugin_patches_or_exit(config.config());
+  BackendsResult made = make_backends(inner, options);
   if (!made.ok()) die(made.error());
   std::vector<std::unique_ptr<Backend>> backends = made.take();
   if (backends.size() != 1) die(fmt::format("'{}' is not one backend", inner));

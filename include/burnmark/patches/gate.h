@@ -1,0 +1,40 @@
+// The validation gate of a fix-and-continue patch (docs/patches.md, `burnmark patches check`):
+// the bug's minimal program must still diverge with the patch off and must agree with it on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "burnmark/driver/driver.h"
+#include "burnmark/oracle/oracle.h"
+#include "burnmark/patches/patches.h"
+
+namespace burnmark {
+
+struct PatchCheck {
+  enum class Status {
+    Pass,           // off: diverges; on: agrees
+    NotLoadBearing, // off: agrees already (fixed upstream, or the patch was never needed)
+    StillDiverges,  // on: diverges (the workaround does not cover the bug's program)
+    Error,          // could not be checked: no program, plugin not loadable, id unknown to it
+  };
+  std::string id;
+  std::string backend;
+  Status status = Status::Error;
+  std::string off; // what the program did with the patch off ("diverges: forward, 2 elements")
+  std::string on;  // with only this patch on
+  bool passed() const { return status == Status::Pass; }
+};
+
+// Replays `bugs_dir`/<id>.txt on the reference (`ref`) and the patch's plugin, loaded twice:
+// with no patch active, then with this patch alone. `run` and `oracle` are what `burnmark run`
+// uses (gradients on); the plugin is found as BACKENDS finds it (BURNMARK_PLUGIN_PATH, then the
+// build tree).
+PatchCheck check_patch(const Patch& patch, const std::string& bugs_dir, const RunOptions& run,
+                       const OracleOptions& oracle);
+
+// One fixed-shape line: "PATCH <id> <backend> pass: off diverges (...), on agrees", "... fail:
+// off agrees: fixed upstream or not load-bearing", "... fail: on diverges (...)", "... error: ...".
+std::string format_patch_check(const PatchCheck& check);
+
+} // namespace burnmark

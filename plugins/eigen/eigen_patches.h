@@ -1,0 +1,52 @@
+// The Eigen plugin's fix-and-continue patches (docs/patches.md): each one a small, local
+// workaround for one known bug of Eigen 3.4 (bugs.md, "Eigen 3.4"), named by its bugs.md id as
+// corpus/patches.txt lists it. Off unless the host activates them (plugin.h's set_patches,
+// BURNMARK_PATCHES); with none active the plugin computes exactly what Eigen computes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+#include "eigen_tensor.h"
+
+namespace burnmark::eigen {
+
+// The patches this plugin knows, in kPatchIds order.
+enum class PatchId : std::size_t {
+  SqrtNegzero,
+  SqrtInf,
+  SqrtSubnormal,
+  RsqrtSubnormal,
+  LogSubnormal,
+};
+inline constexpr std::array<std::string_view, 5> kPatchIds = {
+    "eigen-sqrt-negzero", "eigen-sqrt-inf", "eigen-sqrt-subnormal", "eigen-rsqrt-subnormal",
+    "eigen-log-subnormal"};
+
+class Patches {
+public:
+  // False for an id this plugin does not know.
+  bool enable(std::string_view id) {
+    for (std::size_t i = 0; i < kPatchIds.size(); ++i)
+      if (kPatchIds[i] == id) return active_[i] = true;
+    return false;
+  }
+  void clear() { active_ = {}; }
+  bool on(PatchId id) const { return active_[static_cast<std::size_t>(id)]; }
+  bool any() const {
+    for (bool a : active_)
+      if (a) return true;
+    return false;
+  }
+
+private:
+  std::array<bool, kPatchIds.size()> active_{};
+};
+
+// After Eigen's forward kernel for `s` wrote `out`: recomputes, through a scalar std:: path, the
+// elements an active patch covers. Forward only: the backward of each patched op reads the
+// corrected result (sqrt, rsqrt) or only its input (log, log2), so it needs no patch of its own.
+void apply_patches(const Patches& patches, const BurnmarkStmt& s, In in, Dense& out);
+
+} // namespace burnmark::eigen

@@ -1,0 +1,96 @@
+// The patch gate (see burnmark/patches/gate.h): reference vs the plugin with the patch off, then
+// on.
+#include "burnmark/patches/gate.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <memory>
+
+#include "burnmark/backends/builtin.h"
+#include "burnmark/ir/input_file.h"
+#include "burnmark/ir/text.h"
+#include "burnmark/plugin/loader.h"
+
+namespace burnmark {
+namespace {
+
+// What one replay showed, for the report line; `diverged` says which way it went.
+std::string replay(Backend& reference, Backend& plugin, const Program& program,
+                   const RunOptions& run, const OracleOptions& oracle, bool& diverged) {
+  std::vector<Outcome> outcomes;
+  outcomes.push_back(run_backend(reference, program, run));
+  outcomes.push_back(run_backend(plugin, program, run));
+  const Verdict verdict = compare(outcomes, oracle);
+  diverged = !verdict.agree();
+  if (verdict.compared == 0) {
+    // Skipped (an op the plugin does not list) is neither agreement nor divergence.
+    diverged = false;
+    return fmt::format("not run by {}: {}", plugin.name(), outcomes[1].message);
+  }
+  if (!diverged) return "agrees";
+  const Divergence& d = verdict.divergences.front();
+  std::size_t elements = 0;
+  for (const Divergence& each : verdict.divergences)
+    elements += each.count;
+  return fmt::format("diverges ({}{}, {} element{}, first {} vs {})", kind_name(d.kind),
+                     d.kind == DivergenceKind::Gradient ? fmt::format(" of leaf {}", d.leaf) : "",
+                     elements, elements == 1 ? "" : "s", d.expected, d.actual);
+}
+
+} // namespace
+
+PatchCheck check_patch(const Patch& patch, const std::string& bugs_dir, const RunOptions& run,
+                       const OracleOptions& oracle) {
+  PatchCheck check;
+  check.id = patch.id;
+  check.backend = patch.backend;
+  const auto error = [&](std::string why) {
+    check.status = PatchCheck::Status::Error;
+    check.off = std::move(why);
+    return check;
+  };
+  std::string why;
+  const std::filesystem::path file = std::filesystem::path(bugs_dir) / (patch.id + ".txt");
+  const std::optional<std::string> text = read_input_file(file, why);
+  if (!text) return error(fmt::format("no bug program: {}", why));
+  const ParseResult parsed = parse_program(*text);
+  if (!parsed.ok()) return error(fmt::format("{}: {}", file.string(), parsed.error()));
+
+  PluginLoadResult off = load_plugin_backend(patch.plugin);
+  if (!off.ok()) return error(off.error());
+  PluginLoadOptions with;
+  with.patches.push_back(PluginPatch{patch.plugin, patch.id});
+  PluginLoadResult on = load_plugin_backend(patch.plugin, with);
+  if (!on.ok()) return error(on.error());
+  if (!on.warnings.empty()) return error(on.warnings.front());
+  std::unique_ptr<Backend> unpatched = off.take(), patched = on.take();
+  const std::unique_ptr<Backend> reference = make_reference_backend();
+
+  bool off_diverges = false, on_diverges = false;
+  check.off = replay(*reference, *unpatched, parsed.program(), run, oracle, off_diverges);
+  check.on = replay(*reference, *patched, parsed.program(), run, oracle, on_diverges);
+  if (!off_diverges) {
+    check.status =
+        check.off == "agrees" ? PatchCheck::Status::NotLoadBearing : PatchCheck::Status::Error;
+  } else if (on_diverges || check.on != "agrees") {
+    check.status = PatchCheck::Status::StillDiverges;
+  } else {
+    check.status = PatchCheck::Status::Pass;
+  }
+  return check;
+}
+
+std::string format_patch_check(const PatchCheck& c) {
+  const std::string head = fmt::format("PATCH {} {}", c.id, c.backend);
+  switch (c.status) {
+  case PatchCheck::Status::Pass: return fmt::format("{} pass: off {}, on {}", head, c.off, c.on);
+  case PatchCheck::Status::NotLoadBearing:
+    return fmt::format("{} fail: off agrees: fixed upstream or not load-bearing", head);
+  case PatchCheck::Status::StillDiverges:
+    return fmt::format("{} fail: off {}, on {}", head, c.off, c.on);
+  case PatchCheck::Status::Error: return fmt::format("{} error: {}", head, c.off);
+  }
+  return head;
+}
+
+} // namespace burnmark

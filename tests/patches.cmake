@@ -1,0 +1,20 @@
+# Fix-and-continue patches (docs/patches.md): the patch table, BURNMARK_PATCHES, the loader's
+# set_patches handshake, the Eigen plugin's patches and `burnmark patches check` for real.
+burnmark_test(test_patches test_patches.cpp)
+target_link_libraries(test_patches PRIVATE burnmark_patch_gate burnmark_config burnmark_registry
+                                           burnmark_oracle burnmark_ir fmt::fmt)
+target_include_directories(test_patches PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+add_dependencies(test_patches burnmark)
+target_compile_definitions(test_patches PRIVATE BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                                BURNMARK_CLI_PATH="$<TARGET_FILE:burnmark>")
+foreach(plugin eigen example)
+  if(TARGET burnmark_plugin_${plugin})
+    add_dependencies(test_patches burnmark_plugin_${plugin})
+  endif()
+endforeach()
+if(TARGET burnmark_plugin_eigen)
+  target_compile_definitions(test_patches PRIVATE BURNMARK_TEST_HAVE_EIGEN=1)
+endif()
+if(TARGET burnmark_plugin_example)
+  target_compile_definitions(test_patches PRIVATE BURNMARK_TEST_HAVE_EXAMPLE=1)
+endif()
