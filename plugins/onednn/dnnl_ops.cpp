@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "burnmark/plugin/plugin_walk.h"
+
 namespace burnmark::onednn {
 namespace {
 
@@ -34,11 +36,8 @@ Dims plain_strides(const Dims& d) {
   return s;
 }
 
-memory::desc md(const Dims& dims, const Dims& strides) {
-  return memory::desc(dims, memory::data_type::f32, strides);
-}
-memory::desc md(const Dims& dims) {
-  return md(dims, plain_strides(dims));
+memory::desc md_typed(const Dims& dims, const Dims& strides, memory::data_type dt) {
+  return memory::desc(dims, dt, strides);
 }
 
 BurnmarkShape shape_of(const Dims& d) {
@@ -101,16 +100,40 @@ DnnlOps::DnnlOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
 #endif
 }
 
+// The data type is part of every key: the same shapes make another primitive in bf16.
 template <class Make> dnnl::primitive& DnnlOps::cached(const std::string& key, Make&& make) {
-  auto it = cache_.find(key);
+  const std::string typed = key + static_cast<char>(dt_);
+  auto it = cache_.find(typed);
   if (it != cache_.end()) return it->second;
   if (cache_.size() >= kMaxCachedPrimitives) cache_.clear();
-  return cache_.emplace(key, make()).first->second;
+  return cache_.emplace(typed, make()).first->second;
 }
 
 void DnnlOps::run(dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
   p.execute(stream_, args);
   stream_.wait();
+  // 16-bit results back into the caller's floats: widening is exact.
+  for (const auto& [to, from] : write_back_) {
+    const std::vector<std::uint16_t>& bits = staged_[from];
+    for (std::size_t i = 0; i < bits.size(); ++i)
+      to[i] = static_cast<float>(dt_ == memory::data_type::bf16 ? plugin::bf16_to_double(bits[i])
+                                                                : plugin::half_to_double(bits[i]));
+  }
+  write_back_.clear();
+  staged_.clear();
+}
+
+void DnnlOps::set_dtype(memory::data_type dt) {
+  if (dt != memory::data_type::f32 && dt != memory::data_type::bf16 && dt != memory::data_type::f16)
+    throw std::invalid_argument("DnnlOps computes in f32, bf16 or f16");
+  dt_ = dt;
+}
+
+memory::desc DnnlOps::md_(const Dims& dims, const Dims& strides) const {
+  return md_typed(dims, strides, dt_);
+}
+memory::desc DnnlOps::md_(const Dims& dims) const {
+  return md_(dims, plain_strides(dims));
 }
 
 // One thread: BurnMark's tensors have at most 8192 elements, where OpenMP's fork and join cost
@@ -129,20 +152,37 @@ DnnlOps::SingleThreaded::~SingleThreaded() {
 }
 
 // oneDNN memory takes a non-const handle; inputs are only ever bound as sources, which
-// primitives read and never write.
-memory DnnlOps::mem(const memory::desc& d, const float* data) {
-  return memory(d, engine_, const_cast<float*>(data));
+// primitives read and never write. In bf16 and f16 the floats are staged as 16-bit patterns
+// (the walk's registers hold values of the dtype, so that is exact; a constant the plugin makes
+// is rounded to nearest even, as LibTorch's cast does).
+memory DnnlOps::in(const memory::desc& d, ConstView v) {
+  if (dt_ == memory::data_type::f32) return memory(d, engine_, const_cast<float*>(v.data));
+  const auto n = static_cast<std::size_t>(count(v.shape));
+  std::vector<std::uint16_t>& bits = staged_.emplace_back(n);
+  for (std::size_t i = 0; i < n; ++i)
+    bits[i] = dt_ == memory::data_type::bf16 ? plugin::double_to_bf16(v.data[i])
+                                             : plugin::double_to_half(v.data[i]);
+  return memory(d, engine_, bits.data());
+}
+
+// A destination: staged like a source (the sum post-op reads its prior contents) and copied back
+// into the caller's floats once the primitive has run.
+memory DnnlOps::out(const memory::desc& d, View v) {
+  if (dt_ == memory::data_type::f32) return memory(d, engine_, v.data);
+  memory m = in(d, ConstView{v.shape, v.data});
+  write_back_.emplace_back(v.data, staged_.size() - 1);
+  return m;
 }
 
 void DnnlOps::eltwise(algorithm alg, float alpha, float beta, ConstView src, View dst) {
   const Dims d{count(src.shape)};
   auto& p = cached(Key('E').add(alg).add(alpha).add(beta).add(d).str(), [&] {
-    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), alpha,
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, alg, md_(d), alpha,
                                            beta);
     return dnnl::primitive(
         dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(d), src.data)}, {DNNL_ARG_DST, mem(md(d), dst.data)}});
+  run(p, {{DNNL_ARG_SRC, in(md_(d), src)}, {DNNL_ARG_DST, out(md_(d), dst)}});
 }
 
 void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView saved,
@@ -151,18 +191,18 @@ void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView
   auto& p = cached(Key('e').add(alg).add(alpha).add(beta).add(d).str(), [&] {
     // A backward primitive descriptor needs its forward one as a hint.
     const dnnl::eltwise_forward::primitive_desc hint(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), alpha, beta),
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md_(d), alpha, beta),
         engine_);
-    const dnnl::eltwise_backward::desc desc(alg, md(d), md(d), alpha, beta);
+    const dnnl::eltwise_backward::desc desc(alg, md_(d), md_(d), alpha, beta);
     return dnnl::primitive(
         dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(desc, engine_, hint)));
   });
   // The *_use_dst_for_bwd algorithms read DST, the others SRC; the unused one is ignored.
-  const memory s = mem(md(d), saved.data);
+  const memory s = in(md_(d), saved);
   run(p, {{DNNL_ARG_SRC, s},
           {DNNL_ARG_DST, s},
-          {DNNL_ARG_DIFF_DST, mem(md(d), diff_dst.data)},
-          {DNNL_ARG_DIFF_SRC, mem(md(d), diff_src.data)}});
+          {DNNL_ARG_DIFF_DST, in(md_(d), diff_dst)},
+          {DNNL_ARG_DIFF_SRC, out(md_(d), diff_src)}});
 }
 
 void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
@@ -184,16 +224,32 @@ void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
     da = dd;
   }
   auto& p = cached(Key('B').add(alg).add(db).add(dd).str(), [&] {
-    const dnnl::binary::desc desc(alg, md(dd), md(db), md(dd));
+    const dnnl::binary::desc desc(alg, md_(dd), md_(db), md_(dd));
     return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC_0, mem(md(dd), a.data)},
-          {DNNL_ARG_SRC_1, mem(md(db), b.data)},
-          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_SRC_0, in(md_(dd), a)},
+          {DNNL_ARG_SRC_1, in(md_(db), b)},
+          {DNNL_ARG_DST, out(md_(dd), dst)}});
 }
 
 void DnnlOps::divide_by(ConstView src, float divisor, View dst) {
-  binary(algorithm::binary_div, src, ConstView{BurnmarkShape{}, &divisor}, dst);
+  binary_scalar(algorithm::binary_div, src, divisor, dst);
+}
+
+// The scalar stays an f32 operand in every dtype (oneDNN's binary takes src1 in another data
+// type): LibTorch computes a 16-bit tensor op a scalar in f32 (opmath) and rounds the result
+// once, and a count like 300 is not a bf16 value.
+void DnnlOps::binary_scalar(algorithm alg, ConstView src, float scalar, View dst) {
+  const int rank = std::max(dst.shape.rank, 1);
+  const Dims dd = dims_of(dst.shape, rank), db(static_cast<std::size_t>(rank), 1);
+  const memory::desc scalar_md = md_typed(db, plain_strides(db), memory::data_type::f32);
+  auto& p = cached(Key('b').add(alg).add(dd).str(), [&] {
+    const dnnl::binary::desc desc(alg, md_(dd), scalar_md, md_(dd));
+    return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
+  });
+  run(p, {{DNNL_ARG_SRC_0, in(md_(dd), src)},
+          {DNNL_ARG_SRC_1, memory(scalar_md, engine_, &scalar)},
+          {DNNL_ARG_DST, out(md_(dd), dst)}});
 }
 
 void DnnlOps::reduce_to(algorithm alg, ConstView src, View dst) {
@@ -205,10 +261,10 @@ void DnnlOps::reduce_to(algorithm alg, ConstView src, View dst) {
     return;
   }
   auto& p = cached(Key('R').add(alg).add(ds).add(dd).str(), [&] {
-    const dnnl::reduction::desc desc(alg, md(ds), md(dd), 0.0f, 0.0f);
+    const dnnl::reduction::desc desc(alg, md_(ds), md_(dd), 0.0f, 0.0f);
     return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(ds), src.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_SRC, in(md_(ds), src)}, {DNNL_ARG_DST, out(md_(dd), dst)}});
 }
 
 void DnnlOps::expand(ConstView src, View dst) {
@@ -219,9 +275,9 @@ void DnnlOps::expand(ConstView src, View dst) {
     if (ds[i] != dd[i]) strides[i] = 0;
   auto& p = cached(Key('X').add(dd).add(strides).str(), [&] {
     return dnnl::primitive(
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md_(dd, strides), engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_FROM, in(md_(dd, strides), src)}, {DNNL_ARG_TO, out(md_(dd), dst)}});
 }
 
 void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
@@ -230,9 +286,9 @@ void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
   std::swap(strides[static_cast<std::size_t>(d0)], strides[static_cast<std::size_t>(d1)]);
   auto& p = cached(Key('T').add(dd).add(strides).str(), [&] {
     return dnnl::primitive(
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md_(dd, strides), engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_FROM, in(md_(dd, strides), src)}, {DNNL_ARG_TO, out(md_(dd), dst)}});
 }
 
 namespace {
@@ -270,23 +326,23 @@ void DnnlOps::concat(ConstView a, ConstView b, int dim, View dst) {
              dd = dims_of(dst.shape, dst.shape.rank);
   auto& p = cached(Key('C').add(static_cast<std::int64_t>(dim)).add(da).add(db).str(), [&] {
     return dnnl::primitive(
-        dnnl::concat(dnnl::concat::primitive_desc(md(dd), dim, {md(da), md(db)}, engine_)));
+        dnnl::concat(dnnl::concat::primitive_desc(md_(dd), dim, {md_(da), md_(db)}, engine_)));
   });
-  run(p, {{DNNL_ARG_MULTIPLE_SRC, mem(md(da), a.data)},
-          {DNNL_ARG_MULTIPLE_SRC + 1, mem(md(db), b.data)},
-          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_MULTIPLE_SRC, in(md_(da), a)},
+          {DNNL_ARG_MULTIPLE_SRC + 1, in(md_(db), b)},
+          {DNNL_ARG_DST, out(md_(dd), dst)}});
 }
 
 void DnnlOps::slice(ConstView src, int dim, std::int64_t offset, View dst) {
   const Dims ds = dims_of(src.shape, src.shape.rank), dd = dims_of(dst.shape, dst.shape.rank);
   Dims offsets(ds.size(), 0);
   offsets[static_cast<std::size_t>(dim)] = offset;
-  const memory::desc part = md(ds).submemory_desc(dd, offsets);
+  const memory::desc part = md_(ds).submemory_desc(dd, offsets);
   auto& p = cached(Key('S').add(ds).add(dd).add(offsets).str(), [&] {
     return dnnl::primitive(
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md(dd))));
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, mem(part, src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_FROM, in(part, src)}, {DNNL_ARG_TO, out(md_(dd), dst)}});
 }
 
 void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst,
@@ -317,7 +373,7 @@ void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_
                       .add(static_cast<std::int64_t>(accumulate))
                       .add(sum_scale);
   auto& p = cached(key.str(), [&] {
-    const dnnl::matmul::desc desc(md(da, sa), md(db, sb), md(dd));
+    const dnnl::matmul::desc desc(md_(da, sa), md_(db, sb), md_(dd));
     dnnl::primitive_attr attr;
     if (scale != 1.0f) attr.set_output_scales(0, {scale});
     if (accumulate) {
@@ -327,20 +383,20 @@ void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_
     }
     return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(da, sa), a.data)},
-          {DNNL_ARG_WEIGHTS, mem(md(db, sb), b.data)},
-          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_SRC, in(md_(da, sa), a)},
+          {DNNL_ARG_WEIGHTS, in(md_(db, sb), b)},
+          {DNNL_ARG_DST, out(md_(dd), dst)}});
 }
 
 void DnnlOps::softmax(algorithm alg, ConstView src, int axis, View dst) {
   const Dims d = dims_of(src.shape, src.shape.rank);
   auto& p = cached(Key('Z').add(alg).add(static_cast<std::int64_t>(axis)).add(d).str(), [&] {
-    const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), md(d),
-                                              axis);
+    const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_training, alg, md_(d),
+                                              md_(d), axis);
     return dnnl::primitive(
         dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(d), src.data)}, {DNNL_ARG_DST, mem(md(d), dst.data)}});
+  run(p, {{DNNL_ARG_SRC, in(md_(d), src)}, {DNNL_ARG_DST, out(md_(d), dst)}});
 }
 
 void DnnlOps::softmax_backward(algorithm alg, ConstView dst, ConstView diff_dst, int axis,
@@ -348,25 +404,26 @@ void DnnlOps::softmax_backward(algorithm alg, ConstView dst, ConstView diff_dst,
   const Dims d = dims_of(dst.shape, dst.shape.rank);
   auto& p = cached(Key('z').add(alg).add(static_cast<std::int64_t>(axis)).add(d).str(), [&] {
     const dnnl::softmax_v2_forward::primitive_desc hint(
-        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), md(d), axis),
+        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, alg, md_(d), md_(d),
+                                       axis),
         engine_);
-    const dnnl::softmax_v2_backward::desc desc(alg, md(d), md(d), md(d), axis);
+    const dnnl::softmax_v2_backward::desc desc(alg, md_(d), md_(d), md_(d), axis);
     return dnnl::primitive(
         dnnl::softmax_v2_backward(dnnl::softmax_v2_backward::primitive_desc(desc, engine_, hint)));
   });
-  run(p, {{DNNL_ARG_DST, mem(md(d), dst.data)},
-          {DNNL_ARG_DIFF_DST, mem(md(d), diff_dst.data)},
-          {DNNL_ARG_DIFF_SRC, mem(md(d), diff_src.data)}});
+  run(p, {{DNNL_ARG_DST, in(md_(d), dst)},
+          {DNNL_ARG_DIFF_DST, in(md_(d), diff_dst)},
+          {DNNL_ARG_DIFF_SRC, out(md_(d), diff_src)}});
 }
 
 void DnnlOps::reduce(algorithm alg, float p_, float eps, ConstView src, View dst) {
   const int rank = std::max(src.shape.rank, 1);
   const Dims ds = dims_of(src.shape, rank), dd = dims_of(dst.shape, rank);
   auto& p = cached(Key('r').add(alg).add(p_).add(eps).add(ds).add(dd).str(), [&] {
-    const dnnl::reduction::desc desc(alg, md(ds), md(dd), p_, eps);
+    const dnnl::reduction::desc desc(alg, md_(ds), md_(dd), p_, eps);
     return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(ds), src.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {{DNNL_ARG_SRC, in(md_(ds), src)}, {DNNL_ARG_DST, out(md_(dd), dst)}});
 }
 
 } // namespace burnmark::onednn

@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -34,6 +36,11 @@ class DnnlOps {
 public:
   DnnlOps();
 
+  // The data type of the memory every following primitive reads and writes: f32, bf16 or f16.
+  // Buffers stay float; in bf16 and f16 they are staged to 16 bits around each primitive.
+  void set_dtype(dnnl::memory::data_type dt);
+  dnnl::memory::data_type dtype() const { return dt_; }
+
   // dst = alg(src) elementwise; alpha and beta as oneDNN defines them per algorithm.
   void eltwise(dnnl::algorithm alg, float alpha, float beta, ConstView src, View dst);
   // diff_src = the backward of alg at `saved` (the forward's src, or its dst for the
@@ -44,6 +51,8 @@ public:
   void binary(dnnl::algorithm alg, ConstView a, ConstView b, View dst);
   // dst = src / divisor, divisor a scalar.
   void divide_by(ConstView src, float divisor, View dst);
+  // dst = src alg scalar, the scalar an f32 operand whatever the dtype.
+  void binary_scalar(dnnl::algorithm alg, ConstView src, float scalar, View dst);
   // Sums (reduction_sum) or averages (reduction_mean) src down to dst's shape, which src's
   // broadcasts from: what undoes broadcasting in every backward, and the forward reductions.
   void reduce_to(dnnl::algorithm alg, ConstView src, View dst);
@@ -95,7 +104,12 @@ private:
   // Returns the cached primitive under key, or makes one with make() and caches it.
   template <class Make> dnnl::primitive& cached(const std::string& key, Make&& make);
   void run(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args);
-  dnnl::memory mem(const dnnl::memory::desc& md, const float* data);
+  // A memory descriptor of the current data type.
+  dnnl::memory::desc md_(const Dims& dims, const Dims& strides) const;
+  dnnl::memory::desc md_(const Dims& dims) const;
+  // The caller's buffer bound as a primitive's source or destination (staged in bf16 and f16).
+  dnnl::memory in(const dnnl::memory::desc& md, ConstView v);
+  dnnl::memory out(const dnnl::memory::desc& md, View v);
 
   // OpenMP's thread count for the calling thread (nullptr when oneDNN does not use OpenMP).
   int (*omp_get_max_threads_)() = nullptr;
@@ -104,6 +118,11 @@ private:
   dnnl::stream stream_;
   std::unordered_map<std::string, dnnl::primitive> cache_;
   std::vector<float> scratch_;
+  dnnl::memory::data_type dt_ = dnnl::memory::data_type::f32;
+  // 16-bit copies bound to the primitive about to run, and which of them go back to which
+  // float buffer after it (run() empties both).
+  std::deque<std::vector<std::uint16_t>> staged_;
+  std::vector<std::pair<float*, std::size_t>> write_back_;
 };
 
 } // namespace burnmark::onednn
