@@ -109,18 +109,38 @@ template <class Make> dnnl::primitive& DnnlOps::cached(const std::string& key, M
   return cache_.emplace(typed, make()).first->second;
 }
 
-void DnnlOps::run(dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
-  p.execute(stream_, args);
+void DnnlOps::run(dnnl::primitive& p, std::initializer_list<Arg> args) {
+  std::vector<std::vector<std::uint16_t>> staged; // one per 16-bit argument, in args' order
+  std::unordered_map<int, memory> bound;
+  for (const Arg& a : args) {
+    const memory::data_type dt = a.md.data_type();
+    if (dt == memory::data_type::f32) {
+      // Sources are only ever read by a primitive; oneDNN takes a non-const handle regardless.
+      bound.emplace(a.id, memory(a.md, engine_, a.to ? a.to : const_cast<float*>(a.from)));
+      continue;
+    }
+    // The walk's registers hold values of the dtype, so narrowing them is exact; a constant the
+    // plugin makes is rounded to nearest even, as LibTorch's cast does. An output is staged too:
+    // the sum post-op reads its prior contents.
+    std::vector<std::uint16_t>& bits = staged.emplace_back(a.count);
+    for (std::size_t i = 0; i < a.count; ++i)
+      bits[i] = dt == memory::data_type::bf16 ? plugin::double_to_bf16(a.from[i])
+                                              : plugin::double_to_half(a.from[i]);
+    bound.emplace(a.id, memory(a.md, engine_, bits.data()));
+  }
+  p.execute(stream_, bound);
   stream_.wait();
   // 16-bit results back into the caller's floats: widening is exact.
-  for (const auto& [to, from] : write_back_) {
-    const std::vector<std::uint16_t>& bits = staged_[from];
-    for (std::size_t i = 0; i < bits.size(); ++i)
-      to[i] = static_cast<float>(dt_ == memory::data_type::bf16 ? plugin::bf16_to_double(bits[i])
-                                                                : plugin::half_to_double(bits[i]));
+  std::size_t k = 0;
+  for (const Arg& a : args) {
+    const memory::data_type dt = a.md.data_type();
+    if (dt == memory::data_type::f32) continue;
+    const std::vector<std::uint16_t>& bits = staged[k++];
+    if (a.to == nullptr) continue;
+    for (std::size_t i = 0; i < a.count; ++i)
+      a.to[i] = static_cast<float>(dt == memory::data_type::bf16 ? plugin::bf16_to_double(bits[i])
+                                                                 : plugin::half_to_double(bits[i]));
   }
-  write_back_.clear();
-  staged_.clear();
 }
 
 void DnnlOps::set_dtype(memory::data_type dt) {
@@ -151,27 +171,12 @@ DnnlOps::SingleThreaded::~SingleThreaded() {
   if (ops_.omp_set_num_threads_ != nullptr && saved_ != 1) ops_.omp_set_num_threads_(saved_);
 }
 
-// oneDNN memory takes a non-const handle; inputs are only ever bound as sources, which
-// primitives read and never write. In bf16 and f16 the floats are staged as 16-bit patterns
-// (the walk's registers hold values of the dtype, so that is exact; a constant the plugin makes
-// is rounded to nearest even, as LibTorch's cast does).
-memory DnnlOps::in(const memory::desc& d, ConstView v) {
-  if (dt_ == memory::data_type::f32) return memory(d, engine_, const_cast<float*>(v.data));
-  const auto n = static_cast<std::size_t>(count(v.shape));
-  std::vector<std::uint16_t>& bits = staged_.emplace_back(n);
-  for (std::size_t i = 0; i < n; ++i)
-    bits[i] = dt_ == memory::data_type::bf16 ? plugin::double_to_bf16(v.data[i])
-                                             : plugin::double_to_half(v.data[i]);
-  return memory(d, engine_, bits.data());
+DnnlOps::Arg DnnlOps::in(int id, const memory::desc& d, ConstView v) {
+  return Arg{id, d, v.data, nullptr, static_cast<std::size_t>(count(v.shape))};
 }
 
-// A destination: staged like a source (the sum post-op reads its prior contents) and copied back
-// into the caller's floats once the primitive has run.
-memory DnnlOps::out(const memory::desc& d, View v) {
-  if (dt_ == memory::data_type::f32) return memory(d, engine_, v.data);
-  memory m = in(d, ConstView{v.shape, v.data});
-  write_back_.emplace_back(v.data, staged_.size() - 1);
-  return m;
+DnnlOps::Arg DnnlOps::out(int id, const memory::desc& d, View v) {
+  return Arg{id, d, v.data, v.data, static_cast<std::size_t>(count(v.shape))};
 }
 
 void DnnlOps::eltwise(algorithm alg, float alpha, float beta, ConstView src, View dst) {
@@ -182,7 +187,7 @@ void DnnlOps::eltwise(algorithm alg, float alpha, float beta, ConstView src, Vie
     return dnnl::primitive(
         dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, in(md_(d), src)}, {DNNL_ARG_DST, out(md_(d), dst)}});
+  run(p, {in(DNNL_ARG_SRC, md_(d), src), out(DNNL_ARG_DST, md_(d), dst)});
 }
 
 void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView saved,
@@ -198,11 +203,8 @@ void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView
         dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(desc, engine_, hint)));
   });
   // The *_use_dst_for_bwd algorithms read DST, the others SRC; the unused one is ignored.
-  const memory s = in(md_(d), saved);
-  run(p, {{DNNL_ARG_SRC, s},
-          {DNNL_ARG_DST, s},
-          {DNNL_ARG_DIFF_DST, in(md_(d), diff_dst)},
-          {DNNL_ARG_DIFF_SRC, out(md_(d), diff_src)}});
+  run(p, {in(DNNL_ARG_SRC, md_(d), saved), in(DNNL_ARG_DST, md_(d), saved),
+          in(DNNL_ARG_DIFF_DST, md_(d), diff_dst), out(DNNL_ARG_DIFF_SRC, md_(d), diff_src)});
 }
 
 void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
@@ -227,9 +229,8 @@ void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
     const dnnl::binary::desc desc(alg, md_(dd), md_(db), md_(dd));
     return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC_0, in(md_(dd), a)},
-          {DNNL_ARG_SRC_1, in(md_(db), b)},
-          {DNNL_ARG_DST, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_SRC_0, md_(dd), a), in(DNNL_ARG_SRC_1, md_(db), b),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::divide_by(ConstView src, float divisor, View dst) {
@@ -247,9 +248,9 @@ void DnnlOps::binary_scalar(algorithm alg, ConstView src, float scalar, View dst
     const dnnl::binary::desc desc(alg, md_(dd), scalar_md, md_(dd));
     return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC_0, in(md_(dd), src)},
-          {DNNL_ARG_SRC_1, memory(scalar_md, engine_, &scalar)},
-          {DNNL_ARG_DST, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_SRC_0, md_(dd), src),
+          in(DNNL_ARG_SRC_1, scalar_md, ConstView{BurnmarkShape{}, &scalar}),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::reduce_to(algorithm alg, ConstView src, View dst) {
@@ -264,7 +265,7 @@ void DnnlOps::reduce_to(algorithm alg, ConstView src, View dst) {
     const dnnl::reduction::desc desc(alg, md_(ds), md_(dd), 0.0f, 0.0f);
     return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, in(md_(ds), src)}, {DNNL_ARG_DST, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_SRC, md_(ds), src), out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::expand(ConstView src, View dst) {
@@ -277,7 +278,7 @@ void DnnlOps::expand(ConstView src, View dst) {
     return dnnl::primitive(
         dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md_(dd, strides), engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, in(md_(dd, strides), src)}, {DNNL_ARG_TO, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_FROM, md_(dd, strides), src), out(DNNL_ARG_TO, md_(dd), dst)});
 }
 
 void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
@@ -288,7 +289,7 @@ void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
     return dnnl::primitive(
         dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md_(dd, strides), engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, in(md_(dd, strides), src)}, {DNNL_ARG_TO, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_FROM, md_(dd, strides), src), out(DNNL_ARG_TO, md_(dd), dst)});
 }
 
 namespace {
@@ -328,9 +329,8 @@ void DnnlOps::concat(ConstView a, ConstView b, int dim, View dst) {
     return dnnl::primitive(
         dnnl::concat(dnnl::concat::primitive_desc(md_(dd), dim, {md_(da), md_(db)}, engine_)));
   });
-  run(p, {{DNNL_ARG_MULTIPLE_SRC, in(md_(da), a)},
-          {DNNL_ARG_MULTIPLE_SRC + 1, in(md_(db), b)},
-          {DNNL_ARG_DST, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_MULTIPLE_SRC, md_(da), a), in(DNNL_ARG_MULTIPLE_SRC + 1, md_(db), b),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::slice(ConstView src, int dim, std::int64_t offset, View dst) {
@@ -342,7 +342,7 @@ void DnnlOps::slice(ConstView src, int dim, std::int64_t offset, View dst) {
     return dnnl::primitive(
         dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, in(part, src)}, {DNNL_ARG_TO, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_FROM, part, src), out(DNNL_ARG_TO, md_(dd), dst)});
 }
 
 void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst,
@@ -383,9 +383,8 @@ void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_
     }
     return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, in(md_(da, sa), a)},
-          {DNNL_ARG_WEIGHTS, in(md_(db, sb), b)},
-          {DNNL_ARG_DST, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_SRC, md_(da, sa), a), in(DNNL_ARG_WEIGHTS, md_(db, sb), b),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::softmax(algorithm alg, ConstView src, int axis, View dst) {
@@ -396,7 +395,7 @@ void DnnlOps::softmax(algorithm alg, ConstView src, int axis, View dst) {
     return dnnl::primitive(
         dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, in(md_(d), src)}, {DNNL_ARG_DST, out(md_(d), dst)}});
+  run(p, {in(DNNL_ARG_SRC, md_(d), src), out(DNNL_ARG_DST, md_(d), dst)});
 }
 
 void DnnlOps::softmax_backward(algorithm alg, ConstView dst, ConstView diff_dst, int axis,
@@ -411,9 +410,8 @@ void DnnlOps::softmax_backward(algorithm alg, ConstView dst, ConstView diff_dst,
     return dnnl::primitive(
         dnnl::softmax_v2_backward(dnnl::softmax_v2_backward::primitive_desc(desc, engine_, hint)));
   });
-  run(p, {{DNNL_ARG_DST, in(md_(d), dst)},
-          {DNNL_ARG_DIFF_DST, in(md_(d), diff_dst)},
-          {DNNL_ARG_DIFF_SRC, out(md_(d), diff_src)}});
+  run(p, {in(DNNL_ARG_DST, md_(d), dst), in(DNNL_ARG_DIFF_DST, md_(d), diff_dst),
+          out(DNNL_ARG_DIFF_SRC, md_(d), diff_src)});
 }
 
 void DnnlOps::reduce(algorithm alg, float p_, float eps, ConstView src, View dst) {
@@ -423,7 +421,7 @@ void DnnlOps::reduce(algorithm alg, float p_, float eps, ConstView src, View dst
     const dnnl::reduction::desc desc(alg, md_(ds), md_(dd), p_, eps);
     return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, in(md_(ds), src)}, {DNNL_ARG_DST, out(md_(dd), dst)}});
+  run(p, {in(DNNL_ARG_SRC, md_(ds), src), out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 } // namespace burnmark::onednn

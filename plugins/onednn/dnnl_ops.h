@@ -7,10 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -103,13 +102,26 @@ public:
 private:
   // Returns the cached primitive under key, or makes one with make() and caches it.
   template <class Make> dnnl::primitive& cached(const std::string& key, Make&& make);
-  void run(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args);
+  // One argument of a primitive: the caller's float buffer (count floats) and the memory the
+  // primitive sees it as. An output (`to` set) is written back into the caller's floats.
+  struct Arg {
+    int id;
+    dnnl::memory::desc md;
+    const float* from;
+    float* to;
+    std::size_t count;
+  };
+  // The caller's buffer bound as a primitive's source or destination.
+  static Arg in(int id, const dnnl::memory::desc& md, ConstView v);
+  static Arg out(int id, const dnnl::memory::desc& md, View v);
+  // Runs p on args. A bf16 or f16 argument is staged as 16-bit patterns in run()'s own frame and
+  // widened back only once p has run: nothing staged outlives the call, so a primitive that
+  // throws (oneDNN may refuse at execution what it accepted at creation) leaves no write pending
+  // into buffers its caller then frees.
+  void run(dnnl::primitive& p, std::initializer_list<Arg> args);
   // A memory descriptor of the current data type.
   dnnl::memory::desc md_(const Dims& dims, const Dims& strides) const;
   dnnl::memory::desc md_(const Dims& dims) const;
-  // The caller's buffer bound as a primitive's source or destination (staged in bf16 and f16).
-  dnnl::memory in(const dnnl::memory::desc& md, ConstView v);
-  dnnl::memory out(const dnnl::memory::desc& md, View v);
 
   // OpenMP's thread count for the calling thread (nullptr when oneDNN does not use OpenMP).
   int (*omp_get_max_threads_)() = nullptr;
@@ -119,10 +131,6 @@ private:
   std::unordered_map<std::string, dnnl::primitive> cache_;
   std::vector<float> scratch_;
   dnnl::memory::data_type dt_ = dnnl::memory::data_type::f32;
-  // 16-bit copies bound to the primitive about to run, and which of them go back to which
-  // float buffer after it (run() empties both).
-  std::deque<std::vector<std::uint16_t>> staged_;
-  std::vector<std::pair<float*, std::size_t>> write_back_;
 };
 
 } // namespace burnmark::onednn
