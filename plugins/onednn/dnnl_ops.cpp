@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "burnmark/plugin/plugin_walk.h"
+
 namespace burnmark::onednn {
 namespace {
 
@@ -34,11 +36,8 @@ Dims plain_strides(const Dims& d) {
   return s;
 }
 
-memory::desc md(const Dims& dims, const Dims& strides) {
-  return memory::desc(dims, memory::data_type::f32, strides);
-}
-memory::desc md(const Dims& dims) {
-  return md(dims, plain_strides(dims));
+memory::desc md_typed(const Dims& dims, const Dims& strides, memory::data_type dt) {
+  return memory::desc(dims, dt, strides);
 }
 
 BurnmarkShape shape_of(const Dims& d) {
@@ -101,16 +100,60 @@ DnnlOps::DnnlOps() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
 #endif
 }
 
+// The data type is part of every key: the same shapes make another primitive in bf16.
 template <class Make> dnnl::primitive& DnnlOps::cached(const std::string& key, Make&& make) {
-  auto it = cache_.find(key);
+  const std::string typed = key + static_cast<char>(dt_);
+  auto it = cache_.find(typed);
   if (it != cache_.end()) return it->second;
   if (cache_.size() >= kMaxCachedPrimitives) cache_.clear();
-  return cache_.emplace(key, make()).first->second;
+  return cache_.emplace(typed, make()).first->second;
 }
 
-void DnnlOps::run(dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
-  p.execute(stream_, args);
+void DnnlOps::run(dnnl::primitive& p, std::initializer_list<Arg> args) {
+  std::vector<std::vector<std::uint16_t>> staged; // one per 16-bit argument, in args' order
+  std::unordered_map<int, memory> bound;
+  for (const Arg& a : args) {
+    const memory::data_type dt = a.md.data_type();
+    if (dt == memory::data_type::f32) {
+      // Sources are only ever read by a primitive; oneDNN takes a non-const handle regardless.
+      bound.emplace(a.id, memory(a.md, engine_, a.to ? a.to : const_cast<float*>(a.from)));
+      continue;
+    }
+    // The walk's registers hold values of the dtype, so narrowing them is exact; a constant the
+    // plugin makes is rounded to nearest even, as LibTorch's cast does. An output is staged too:
+    // the sum post-op reads its prior contents.
+    std::vector<std::uint16_t>& bits = staged.emplace_back(a.count);
+    for (std::size_t i = 0; i < a.count; ++i)
+      bits[i] = dt == memory::data_type::bf16 ? plugin::double_to_bf16(a.from[i])
+                                              : plugin::double_to_half(a.from[i]);
+    bound.emplace(a.id, memory(a.md, engine_, bits.data()));
+  }
+  p.execute(stream_, bound);
   stream_.wait();
+  // 16-bit results back into the caller's floats: widening is exact.
+  std::size_t k = 0;
+  for (const Arg& a : args) {
+    const memory::data_type dt = a.md.data_type();
+    if (dt == memory::data_type::f32) continue;
+    const std::vector<std::uint16_t>& bits = staged[k++];
+    if (a.to == nullptr) continue;
+    for (std::size_t i = 0; i < a.count; ++i)
+      a.to[i] = static_cast<float>(dt == memory::data_type::bf16 ? plugin::bf16_to_double(bits[i])
+                                                                 : plugin::half_to_double(bits[i]));
+  }
+}
+
+void DnnlOps::set_dtype(memory::data_type dt) {
+  if (dt != memory::data_type::f32 && dt != memory::data_type::bf16 && dt != memory::data_type::f16)
+    throw std::invalid_argument("DnnlOps computes in f32, bf16 or f16");
+  dt_ = dt;
+}
+
+memory::desc DnnlOps::md_(const Dims& dims, const Dims& strides) const {
+  return md_typed(dims, strides, dt_);
+}
+memory::desc DnnlOps::md_(const Dims& dims) const {
+  return md_(dims, plain_strides(dims));
 }
 
 // One thread: BurnMark's tensors have at most 8192 elements, where OpenMP's fork and join cost
@@ -128,21 +171,23 @@ DnnlOps::SingleThreaded::~SingleThreaded() {
   if (ops_.omp_set_num_threads_ != nullptr && saved_ != 1) ops_.omp_set_num_threads_(saved_);
 }
 
-// oneDNN memory takes a non-const handle; inputs are only ever bound as sources, which
-// primitives read and never write.
-memory DnnlOps::mem(const memory::desc& d, const float* data) {
-  return memory(d, engine_, const_cast<float*>(data));
+DnnlOps::Arg DnnlOps::in(int id, const memory::desc& d, ConstView v) {
+  return Arg{id, d, v.data, nullptr, static_cast<std::size_t>(count(v.shape))};
+}
+
+DnnlOps::Arg DnnlOps::out(int id, const memory::desc& d, View v) {
+  return Arg{id, d, v.data, v.data, static_cast<std::size_t>(count(v.shape))};
 }
 
 void DnnlOps::eltwise(algorithm alg, float alpha, float beta, ConstView src, View dst) {
   const Dims d{count(src.shape)};
   auto& p = cached(Key('E').add(alg).add(alpha).add(beta).add(d).str(), [&] {
-    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), alpha,
+    const dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training, alg, md_(d), alpha,
                                            beta);
     return dnnl::primitive(
         dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(d), src.data)}, {DNNL_ARG_DST, mem(md(d), dst.data)}});
+  run(p, {in(DNNL_ARG_SRC, md_(d), src), out(DNNL_ARG_DST, md_(d), dst)});
 }
 
 void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView saved,
@@ -151,18 +196,15 @@ void DnnlOps::eltwise_backward(algorithm alg, float alpha, float beta, ConstView
   auto& p = cached(Key('e').add(alg).add(alpha).add(beta).add(d).str(), [&] {
     // A backward primitive descriptor needs its forward one as a hint.
     const dnnl::eltwise_forward::primitive_desc hint(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), alpha, beta),
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md_(d), alpha, beta),
         engine_);
-    const dnnl::eltwise_backward::desc desc(alg, md(d), md(d), alpha, beta);
+    const dnnl::eltwise_backward::desc desc(alg, md_(d), md_(d), alpha, beta);
     return dnnl::primitive(
         dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(desc, engine_, hint)));
   });
   // The *_use_dst_for_bwd algorithms read DST, the others SRC; the unused one is ignored.
-  const memory s = mem(md(d), saved.data);
-  run(p, {{DNNL_ARG_SRC, s},
-          {DNNL_ARG_DST, s},
-          {DNNL_ARG_DIFF_DST, mem(md(d), diff_dst.data)},
-          {DNNL_ARG_DIFF_SRC, mem(md(d), diff_src.data)}});
+  run(p, {in(DNNL_ARG_SRC, md_(d), saved), in(DNNL_ARG_DST, md_(d), saved),
+          in(DNNL_ARG_DIFF_DST, md_(d), diff_dst), out(DNNL_ARG_DIFF_SRC, md_(d), diff_src)});
 }
 
 void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
@@ -184,16 +226,31 @@ void DnnlOps::binary(algorithm alg, ConstView a, ConstView b, View dst) {
     da = dd;
   }
   auto& p = cached(Key('B').add(alg).add(db).add(dd).str(), [&] {
-    const dnnl::binary::desc desc(alg, md(dd), md(db), md(dd));
+    const dnnl::binary::desc desc(alg, md_(dd), md_(db), md_(dd));
     return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC_0, mem(md(dd), a.data)},
-          {DNNL_ARG_SRC_1, mem(md(db), b.data)},
-          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_SRC_0, md_(dd), a), in(DNNL_ARG_SRC_1, md_(db), b),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::divide_by(ConstView src, float divisor, View dst) {
-  binary(algorithm::binary_div, src, ConstView{BurnmarkShape{}, &divisor}, dst);
+  binary_scalar(algorithm::binary_div, src, divisor, dst);
+}
+
+// The scalar stays an f32 operand in every dtype (oneDNN's binary takes src1 in another data
+// type): LibTorch computes a 16-bit tensor op a scalar in f32 (opmath) and rounds the result
+// once, and a count like 300 is not a bf16 value.
+void DnnlOps::binary_scalar(algorithm alg, ConstView src, float scalar, View dst) {
+  const int rank = std::max(dst.shape.rank, 1);
+  const Dims dd = dims_of(dst.shape, rank), db(static_cast<std::size_t>(rank), 1);
+  const memory::desc scalar_md = md_typed(db, plain_strides(db), memory::data_type::f32);
+  auto& p = cached(Key('b').add(alg).add(dd).str(), [&] {
+    const dnnl::binary::desc desc(alg, md_(dd), scalar_md, md_(dd));
+    return dnnl::primitive(dnnl::binary(dnnl::binary::primitive_desc(desc, engine_)));
+  });
+  run(p, {in(DNNL_ARG_SRC_0, md_(dd), src),
+          in(DNNL_ARG_SRC_1, scalar_md, ConstView{BurnmarkShape{}, &scalar}),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::reduce_to(algorithm alg, ConstView src, View dst) {
@@ -205,10 +262,10 @@ void DnnlOps::reduce_to(algorithm alg, ConstView src, View dst) {
     return;
   }
   auto& p = cached(Key('R').add(alg).add(ds).add(dd).str(), [&] {
-    const dnnl::reduction::desc desc(alg, md(ds), md(dd), 0.0f, 0.0f);
+    const dnnl::reduction::desc desc(alg, md_(ds), md_(dd), 0.0f, 0.0f);
     return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(ds), src.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_SRC, md_(ds), src), out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::expand(ConstView src, View dst) {
@@ -219,9 +276,9 @@ void DnnlOps::expand(ConstView src, View dst) {
     if (ds[i] != dd[i]) strides[i] = 0;
   auto& p = cached(Key('X').add(dd).add(strides).str(), [&] {
     return dnnl::primitive(
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md_(dd, strides), engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_FROM, md_(dd, strides), src), out(DNNL_ARG_TO, md_(dd), dst)});
 }
 
 void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
@@ -230,9 +287,9 @@ void DnnlOps::transpose(ConstView src, int d0, int d1, View dst) {
   std::swap(strides[static_cast<std::size_t>(d0)], strides[static_cast<std::size_t>(d1)]);
   auto& p = cached(Key('T').add(dd).add(strides).str(), [&] {
     return dnnl::primitive(
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md(dd, strides), engine_, md(dd))));
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, md_(dd, strides), engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, mem(md(dd, strides), src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_FROM, md_(dd, strides), src), out(DNNL_ARG_TO, md_(dd), dst)});
 }
 
 namespace {
@@ -270,23 +327,22 @@ void DnnlOps::concat(ConstView a, ConstView b, int dim, View dst) {
              dd = dims_of(dst.shape, dst.shape.rank);
   auto& p = cached(Key('C').add(static_cast<std::int64_t>(dim)).add(da).add(db).str(), [&] {
     return dnnl::primitive(
-        dnnl::concat(dnnl::concat::primitive_desc(md(dd), dim, {md(da), md(db)}, engine_)));
+        dnnl::concat(dnnl::concat::primitive_desc(md_(dd), dim, {md_(da), md_(db)}, engine_)));
   });
-  run(p, {{DNNL_ARG_MULTIPLE_SRC, mem(md(da), a.data)},
-          {DNNL_ARG_MULTIPLE_SRC + 1, mem(md(db), b.data)},
-          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_MULTIPLE_SRC, md_(da), a), in(DNNL_ARG_MULTIPLE_SRC + 1, md_(db), b),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::slice(ConstView src, int dim, std::int64_t offset, View dst) {
   const Dims ds = dims_of(src.shape, src.shape.rank), dd = dims_of(dst.shape, dst.shape.rank);
   Dims offsets(ds.size(), 0);
   offsets[static_cast<std::size_t>(dim)] = offset;
-  const memory::desc part = md(ds).submemory_desc(dd, offsets);
+  const memory::desc part = md_(ds).submemory_desc(dd, offsets);
   auto& p = cached(Key('S').add(ds).add(dd).add(offsets).str(), [&] {
     return dnnl::primitive(
-        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md(dd))));
+        dnnl::reorder(dnnl::reorder::primitive_desc(engine_, part, engine_, md_(dd))));
   });
-  run(p, {{DNNL_ARG_FROM, mem(part, src.data)}, {DNNL_ARG_TO, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_FROM, part, src), out(DNNL_ARG_TO, md_(dd), dst)});
 }
 
 void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_b, View dst,
@@ -317,7 +373,7 @@ void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_
                       .add(static_cast<std::int64_t>(accumulate))
                       .add(sum_scale);
   auto& p = cached(key.str(), [&] {
-    const dnnl::matmul::desc desc(md(da, sa), md(db, sb), md(dd));
+    const dnnl::matmul::desc desc(md_(da, sa), md_(db, sb), md_(dd));
     dnnl::primitive_attr attr;
     if (scale != 1.0f) attr.set_output_scales(0, {scale});
     if (accumulate) {
@@ -327,20 +383,19 @@ void DnnlOps::matmul(ConstView a, bool transpose_a, ConstView b, bool transpose_
     }
     return dnnl::primitive(dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(da, sa), a.data)},
-          {DNNL_ARG_WEIGHTS, mem(md(db, sb), b.data)},
-          {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_SRC, md_(da, sa), a), in(DNNL_ARG_WEIGHTS, md_(db, sb), b),
+          out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 void DnnlOps::softmax(algorithm alg, ConstView src, int axis, View dst) {
   const Dims d = dims_of(src.shape, src.shape.rank);
   auto& p = cached(Key('Z').add(alg).add(static_cast<std::int64_t>(axis)).add(d).str(), [&] {
-    const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_training, alg, md(d), md(d),
-                                              axis);
+    const dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_training, alg, md_(d),
+                                              md_(d), axis);
     return dnnl::primitive(
         dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(d), src.data)}, {DNNL_ARG_DST, mem(md(d), dst.data)}});
+  run(p, {in(DNNL_ARG_SRC, md_(d), src), out(DNNL_ARG_DST, md_(d), dst)});
 }
 
 void DnnlOps::softmax_backward(algorithm alg, ConstView dst, ConstView diff_dst, int axis,
@@ -348,25 +403,25 @@ void DnnlOps::softmax_backward(algorithm alg, ConstView dst, ConstView diff_dst,
   const Dims d = dims_of(dst.shape, dst.shape.rank);
   auto& p = cached(Key('z').add(alg).add(static_cast<std::int64_t>(axis)).add(d).str(), [&] {
     const dnnl::softmax_v2_forward::primitive_desc hint(
-        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, alg, md(d), md(d), axis),
+        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_training, alg, md_(d), md_(d),
+                                       axis),
         engine_);
-    const dnnl::softmax_v2_backward::desc desc(alg, md(d), md(d), md(d), axis);
+    const dnnl::softmax_v2_backward::desc desc(alg, md_(d), md_(d), md_(d), axis);
     return dnnl::primitive(
         dnnl::softmax_v2_backward(dnnl::softmax_v2_backward::primitive_desc(desc, engine_, hint)));
   });
-  run(p, {{DNNL_ARG_DST, mem(md(d), dst.data)},
-          {DNNL_ARG_DIFF_DST, mem(md(d), diff_dst.data)},
-          {DNNL_ARG_DIFF_SRC, mem(md(d), diff_src.data)}});
+  run(p, {in(DNNL_ARG_DST, md_(d), dst), in(DNNL_ARG_DIFF_DST, md_(d), diff_dst),
+          out(DNNL_ARG_DIFF_SRC, md_(d), diff_src)});
 }
 
 void DnnlOps::reduce(algorithm alg, float p_, float eps, ConstView src, View dst) {
   const int rank = std::max(src.shape.rank, 1);
   const Dims ds = dims_of(src.shape, rank), dd = dims_of(dst.shape, rank);
   auto& p = cached(Key('r').add(alg).add(p_).add(eps).add(ds).add(dd).str(), [&] {
-    const dnnl::reduction::desc desc(alg, md(ds), md(dd), p_, eps);
+    const dnnl::reduction::desc desc(alg, md_(ds), md_(dd), p_, eps);
     return dnnl::primitive(dnnl::reduction(dnnl::reduction::primitive_desc(desc, engine_)));
   });
-  run(p, {{DNNL_ARG_SRC, mem(md(ds), src.data)}, {DNNL_ARG_DST, mem(md(dd), dst.data)}});
+  run(p, {in(DNNL_ARG_SRC, md_(ds), src), out(DNNL_ARG_DST, md_(dd), dst)});
 }
 
 } // namespace burnmark::onednn

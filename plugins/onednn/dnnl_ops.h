@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,6 +35,11 @@ class DnnlOps {
 public:
   DnnlOps();
 
+  // The data type of the memory every following primitive reads and writes: f32, bf16 or f16.
+  // Buffers stay float; in bf16 and f16 they are staged to 16 bits around each primitive.
+  void set_dtype(dnnl::memory::data_type dt);
+  dnnl::memory::data_type dtype() const { return dt_; }
+
   // dst = alg(src) elementwise; alpha and beta as oneDNN defines them per algorithm.
   void eltwise(dnnl::algorithm alg, float alpha, float beta, ConstView src, View dst);
   // diff_src = the backward of alg at `saved` (the forward's src, or its dst for the
@@ -44,6 +50,8 @@ public:
   void binary(dnnl::algorithm alg, ConstView a, ConstView b, View dst);
   // dst = src / divisor, divisor a scalar.
   void divide_by(ConstView src, float divisor, View dst);
+  // dst = src alg scalar, the scalar an f32 operand whatever the dtype.
+  void binary_scalar(dnnl::algorithm alg, ConstView src, float scalar, View dst);
   // Sums (reduction_sum) or averages (reduction_mean) src down to dst's shape, which src's
   // broadcasts from: what undoes broadcasting in every backward, and the forward reductions.
   void reduce_to(dnnl::algorithm alg, ConstView src, View dst);
@@ -94,8 +102,26 @@ public:
 private:
   // Returns the cached primitive under key, or makes one with make() and caches it.
   template <class Make> dnnl::primitive& cached(const std::string& key, Make&& make);
-  void run(dnnl::primitive& p, const std::unordered_map<int, dnnl::memory>& args);
-  dnnl::memory mem(const dnnl::memory::desc& md, const float* data);
+  // One argument of a primitive: the caller's float buffer (count floats) and the memory the
+  // primitive sees it as. An output (`to` set) is written back into the caller's floats.
+  struct Arg {
+    int id;
+    dnnl::memory::desc md;
+    const float* from;
+    float* to;
+    std::size_t count;
+  };
+  // The caller's buffer bound as a primitive's source or destination.
+  static Arg in(int id, const dnnl::memory::desc& md, ConstView v);
+  static Arg out(int id, const dnnl::memory::desc& md, View v);
+  // Runs p on args. A bf16 or f16 argument is staged as 16-bit patterns in run()'s own frame and
+  // widened back only once p has run: nothing staged outlives the call, so a primitive that
+  // throws (oneDNN may refuse at execution what it accepted at creation) leaves no write pending
+  // into buffers its caller then frees.
+  void run(dnnl::primitive& p, std::initializer_list<Arg> args);
+  // A memory descriptor of the current data type.
+  dnnl::memory::desc md_(const Dims& dims, const Dims& strides) const;
+  dnnl::memory::desc md_(const Dims& dims) const;
 
   // OpenMP's thread count for the calling thread (nullptr when oneDNN does not use OpenMP).
   int (*omp_get_max_threads_)() = nullptr;
@@ -104,6 +130,7 @@ private:
   dnnl::stream stream_;
   std::unordered_map<std::string, dnnl::primitive> cache_;
   std::vector<float> scratch_;
+  dnnl::memory::data_type dt_ = dnnl::memory::data_type::f32;
 };
 
 } // namespace burnmark::onednn

@@ -15,6 +15,7 @@
 #include "burnmark/plugin/plugin_walk.h"
 #include "burnmark/util/cpu_vendor.h"
 #include "dnnl_ops.h"
+#include "dtype_probe.h"
 #include "row_grads.h"
 
 namespace {
@@ -228,6 +229,23 @@ float norm_p(const BurnmarkStmt& s) {
   return static_cast<float>(p);
 }
 
+// The oneDNN data type a statement computes in: the program's float dtype. f64 is never
+// declared (oneDNN has no f64 primitives on the CPU), so the host never sends it.
+dnnl::memory::data_type data_type_of(const BurnmarkStmt& s) {
+  switch (s.dtype) {
+  case BURNMARK_DTYPE_F32: return dnnl::memory::data_type::f32;
+  case BURNMARK_DTYPE_BF16: return dnnl::memory::data_type::bf16;
+  case BURNMARK_DTYPE_F16: return dnnl::memory::data_type::f16;
+  default: break;
+  }
+  throw burnmark::plugin::Unsupported{s.op, std::string(burnmark::plugin::op_id_name(s.op)) +
+                                                ": oneDNN computes in f32, bf16 or f16 only"};
+}
+
+// Registers are floats in every dtype: in a bf16 or f16 program they hold values of that dtype
+// (the walk's leaves are, and every primitive writes 16-bit memory), so the walk's rounding of
+// each result is exact; only the reductions' backward loops (row_grads.h) compute in f32 and
+// are rounded there, once.
 struct OnednnKernels {
   using Scalar = float;
 
@@ -244,6 +262,9 @@ private:
   // A primitive oneDNN has no implementation for is a gap in the library, not a wrong answer.
   template <class F> void guarded(const BurnmarkStmt& s, F&& f) {
     const burnmark::onednn::DnnlOps::SingleThreaded one_thread(ops_);
+    // Every primitive of the statement reads and writes memory of the program's dtype, as
+    // LibTorch stores every intermediate of a backward formula in the tensors' dtype.
+    ops_.set_dtype(data_type_of(s));
     try {
       f();
     } catch (const dnnl::error& e) {
@@ -446,7 +467,7 @@ private:
         sum_to(cv(g), *gin[0]);
       } else {
         Dense<float> t = Dense<float>::zeros(g.shape);
-        ops_.binary(algorithm::binary_mul, cv(g), ConstView{BurnmarkShape{}, &beta}, v(t));
+        ops_.binary_scalar(algorithm::binary_mul, cv(g), beta, v(t));
         sum_to(cv(t), *gin[0]);
       }
       ops_.matmul(cv(g), false, cv(*in[2]), true, v(*gin[1]), alpha);
@@ -556,17 +577,20 @@ constexpr std::uint32_t kOps[] = {0,  1,  2,   3,   4,   5,   6,   7,   8,   9, 
                                   14, 15, 16,  17,  18,  19,  20,  21,  42,  43,  48,  53,  54, 55,
                                   56, 57, 58,  59,  60,  63,  64,  65,  67,  73,  74,  93,  94, 95,
                                   96, 97, 100, 101, 102, 103, 104, 105, 109, 113, 114, 117, 121};
-// f32 only and contiguous inputs (the walk gathers strided leaves anyway; the host copies).
-constexpr auto kSupport = burnmark::plugin::op_support(kOps, BURNMARK_DTYPES_F32, false);
-
 } // namespace
 
 extern "C" BURNMARK_PLUGIN_EXPORT const BurnmarkPluginV1*
 burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
-  static constexpr BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<OnednnKernels>(
+  // Probed once per process, on the first handshake.
+  static const std::vector<BurnmarkOpSupport> support =
+      burnmark::onednn::declared_support<OnednnKernels>(kOps);
+  static const BurnmarkPluginV1 table = burnmark::plugin::make_plugin_table<OnednnKernels>(
       "onednn",
       "oneDNN " BURNMARK_ONEDNN_STR(DNNL_VERSION_MAJOR) "." BURNMARK_ONEDNN_STR(
-          DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_PATCH) " CPU float32: eltwise, "
+          DNNL_VERSION_MINOR) "." BURNMARK_ONEDNN_STR(DNNL_VERSION_PATCH) " CPU float32, and "
+                                                                          "bfloat16 and float16 "
+                                                                          "where this CPU has the "
+                                                                          "primitives: eltwise, "
                                                                           "binary, reduction, "
                                                                           "matmul, concat, reorder "
                                                                           "and softmax_v2 "
@@ -576,7 +600,7 @@ burnmark_plugin_entry(uint32_t /*host_abi_version*/) {
                                                                           "forward primitives, "
                                                                           "the reductions' by the "
                                                                           "plugin's own loops",
-      kSupport);
+      std::span<const BurnmarkOpSupport>(support));
   return &table;
 }
 
