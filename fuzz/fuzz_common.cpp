@@ -343,8 +343,8 @@ int value_mutation_percent() {
 // malloc keeps what one program's tensors freed for the next, and over a run the free space it
 // holds grows in steps to the high-water marks of its arenas (30 minutes of ref,libtorch: 296 MB
 // held, 74 MB in use). malloc_trim hands free pages back to the system; every this many inputs
-// it costs a few milliseconds.
-constexpr std::uint64_t kTrimEvery = 20'000;
+// (a few seconds of ref,libtorch) it costs a few milliseconds.
+constexpr std::uint64_t kTrimEvery = 5'000;
 // Continuous mode: a SUMMARY line every this many inputs too, besides every
 // BURNMARK_SUMMARY_EVERY findings (a minute or two of ref,libtorch).
 constexpr std::uint64_t kSummaryInputsEvery = 100'000;

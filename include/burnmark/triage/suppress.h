@@ -105,7 +105,7 @@ public:
   // and the memory they may take: most of the hits come from the short prefixes many inputs
   // share, and a run's programs grow as libFuzzer lengthens its inputs, so the byte bound is the
   // one that holds memory flat over a long campaign.
-  static constexpr MemoCapacity kMemoCapacity{1024, 8u << 20};
+  static constexpr MemoCapacity kMemoCapacity{1024, 4u << 20};
   std::size_t memo_bytes() const { return runner_.memo_bytes(); }
 
 private:
