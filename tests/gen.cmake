@@ -17,3 +17,6 @@ target_link_libraries(test_mutate PRIVATE burnmark_gen_mutate)
 # Leaf layouts: text round trips, validation, strided views, the generator reaching each.
 burnmark_test(test_layout test_layout.cpp)
 target_link_libraries(test_layout PRIVATE burnmark_gen)
+# The layout op relayout: its attribute, text form, validation, the generator reaching each kind.
+burnmark_test(test_relayout test_relayout.cpp)
+target_link_libraries(test_relayout PRIVATE burnmark_gen)

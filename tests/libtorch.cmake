@@ -43,3 +43,9 @@ endif()
 burnmark_test(test_libtorch_layout test_libtorch_layout.cpp)
 target_link_libraries(test_libtorch_layout PRIVATE burnmark_libtorch burnmark_ir ${TORCH_LIBRARIES})
 target_include_directories(test_libtorch_layout PRIVATE ${PROJECT_SOURCE_DIR}/src/backends/libtorch)
+# relayout built for real in LibTorch mid-program, every LibTorch backend agreeing with the
+# reference on it.
+burnmark_test(test_libtorch_relayout test_libtorch_relayout.cpp)
+target_link_libraries(test_libtorch_relayout PRIVATE burnmark_libtorch burnmark_ref burnmark_ir
+                                                     ${TORCH_LIBRARIES})
+target_include_directories(test_libtorch_relayout PRIVATE ${PROJECT_SOURCE_DIR}/src/backends/libtorch)

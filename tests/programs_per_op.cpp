@@ -161,7 +161,12 @@ void shape_view_vocabulary(std::vector<NamedProgram>& out) {
       {Op::Chunk, with(2, 3, 4)},
       {Op::DiagEmbed, with(0, 0, 0)},
       {Op::DiagEmbed, with(0, 0, 1)},
-      {Op::DiagEmbed, with(0, 0, -1)}};
+      {Op::DiagEmbed, with(0, 0, -1)},
+      // relayout: dims stored (1,2,0) outermost first, every other element along dim 1, and
+      // storage offset 5 (layout_attrs' fields; expanded needs a size-1 dim, which [2,3,4] lacks).
+      {Op::Relayout, with(0, 0, permutation_code(std::array<int, 3>{1, 2, 0}), 1)},
+      {Op::Relayout, with(1, 2, 1, 2)},
+      {Op::Relayout, with(0, 0, 5, 4)}};
   for (bool strided : {false, true})
     for (const auto& [op, attrs] : cases) {
       ProgramBuilder b;

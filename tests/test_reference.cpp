@@ -428,6 +428,8 @@ TEST(ReferenceGradients, Views) {
   split.variant = 1;
   slice2.variant = 2;
   slice3.variant = 3;
+  Attrs relayout_slice = with(1, 2, 1);
+  relayout_slice.variant = 2;
   const std::array<int, 3> perm = {2, 0, 1};
   const std::vector<std::pair<Op, Attrs>> shape_views = {
       {Op::Reshape, with(0, 1, 1)},
@@ -439,7 +441,9 @@ TEST(ReferenceGradients, Views) {
       {Op::Chunk, with(2, 1, 3)},
       {Op::DiagEmbed, with(0, 0, 0)},
       {Op::DiagEmbed, with(0, 0, 1)},
-      {Op::DiagEmbed, with(0, 0, -1)}};
+      {Op::DiagEmbed, with(0, 0, -1)},
+      // relayout (the identity on values): slice(dim=1, step=2) in layout_attrs' fields.
+      {Op::Relayout, relayout_slice}};
   for (const auto& [op, at] : shape_views) {
     SCOPED_TRACE(std::string(op_name(op)) + " " + std::to_string(at.times));
     expect_gradients_match_fd(weighted(op, {{{2, 3, 4}, a}}, at));

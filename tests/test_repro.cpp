@@ -406,6 +406,13 @@ Program all_ops_program() {
         v.times = 2;
       }
       if (info.op == Op::DiagEmbed) v = dim_times(0, 1);
+      // relayout: z stored transposed.
+      if (info.op == Op::Relayout) {
+        LeafLayout transposed;
+        transposed.kind = LayoutKind::Permuted;
+        transposed.dims = {1, 0};
+        v = layout_attrs(transposed);
+      }
       const Reg viewed =
           info.op == Op::Stack ? b.op(info.op, {src, src}, on_dim(1)) : b.op(info.op, {src}, v);
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {viewed, viewed})});
@@ -564,7 +571,8 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::stack({",
                                                  "torch::chunk(",
                                                  "torch::diag_embed(",
-                                                 "torch::bmm("};
+                                                 "torch::bmm(",
+                                                 "relaid_out(r"};
 const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.cos(",
                                                     "torch.tan(",
@@ -687,7 +695,8 @@ const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.stack([",
                                                     "torch.chunk(",
                                                     "torch.diag_embed(",
-                                                    "torch.bmm("};
+                                                    "torch.bmm(",
+                                                    "torch.as_strided_scatter("};
 
 #ifdef BURNMARK_HAVE_REF
 // Every op, with gradients, expected values from the reference backend: LibTorch agrees with it

@@ -1,6 +1,7 @@
 // The reproducers of a program with laid-out leaves build each leaf as that layout
-// (as_laid_out: the strides and storage offset worked out here by hand), and the Python one, run
-// with PyTorch, agrees with values computed by hand.
+// (as_laid_out: the strides and storage offset worked out here by hand) and each relayout as the
+// LibTorch backends build it, and the Python one, run with PyTorch, agrees with values computed
+// by hand.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -39,6 +40,22 @@ ReproCase laid_out_case() {
   return c;
 }
 
+// sum(relayout(x) * relayout(x)) for x = [[1,2],[3,4]] stored transposed mid-program, then at
+// storage offset 2: by hand the root is 1 + 4 + 9 + 16 = 30 and the gradient 2x.
+ReproCase relayout_case() {
+  const ParseResult parsed = parse_program("%0 = leaf f32[2,2] [1, 2, 3, 4]\n"
+                                           "%1 = relayout %0, layout=permuted(1,0) : f32[2,2]\n"
+                                           "%2 = relayout %1, layout=offset(2) : f32[2,2]\n"
+                                           "%3 = mul %1, %2 : f32[2,2]\n%4 = sum %3 : f32[]\n");
+  EXPECT_TRUE(parsed.ok()) << parsed.error();
+  ReproCase c;
+  c.program = parsed.program();
+  c.title = "hand-computed: sum(x * x) through relayout";
+  c.expected_root = {30};
+  c.expected_grads = {{2, 4, 6, 8}};
+  return c;
+}
+
 void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "missing: " << part << "\nin:\n" << text;
 }
@@ -65,6 +82,18 @@ TEST(ReproLayout, BothReproducersBuildEachLeafInItsLayout) {
   EXPECT_EQ(emit_python_repro(plain).find("as_laid_out"), std::string::npos);
 }
 
+TEST(ReproLayout, BothReproducersShowRelayoutAsTheBackendBuildsIt) {
+  const ReproCase c = relayout_case();
+  const std::string py = emit_python_repro(c), cpp = emit_cpp_repro(c);
+  // Transposed [2,2]: strides [1, 2] in a buffer of 4; offset 2: strides [2, 1] in one of 6.
+  expect_contains(py, "# %1 = relayout %0, layout=permuted(1,0) : f32[2,2]");
+  expect_contains(py, "torch.as_strided(torch.as_strided_scatter(torch.full([4], nan, "
+                      "dtype=r0.dtype), r0, [2, 2], [1, 2], 0), [2, 2], [1, 2], 0)");
+  expect_contains(py, "torch.full([6], nan, dtype=r1.dtype), r1, [2, 2], [2, 1], 2)");
+  expect_contains(cpp, "relaid_out(r0, {1, 2}, 0, 4); // %1 = relayout %0");
+  expect_contains(cpp, "relaid_out(r1, {2, 1}, 2, 6)");
+}
+
 TEST(ReproLayout, EmittedPythonBuildsTheLayoutsAndAgrees) {
   const char* root = std::getenv("BURNMARK_SOURCE_DIR");
   std::string python;
@@ -80,15 +109,18 @@ TEST(ReproLayout, EmittedPythonBuildsTheLayoutsAndAgrees) {
   const fs::path dir =
       fs::temp_directory_path() / ("burnmark_repro_layout_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::ofstream(dir / "repro.py") << emit_python_repro(laid_out_case());
-  FILE* pipe = popen((python + " " + (dir / "repro.py").string() + " 2>&1").c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe))
-    out += buf.data();
-  const int raw = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 0) << out;
-  expect_contains(out, "AGREES");
+  for (const ReproCase& c : {laid_out_case(), relayout_case()}) {
+    SCOPED_TRACE(c.title);
+    std::ofstream(dir / "repro.py") << emit_python_repro(c);
+    FILE* pipe = popen((python + " " + (dir / "repro.py").string() + " 2>&1").c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (std::fgets(buf.data(), buf.size(), pipe))
+      out += buf.data();
+    const int raw = pclose(pipe);
+    EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 0) << out;
+    expect_contains(out, "AGREES");
+  }
   fs::remove_all(dir);
 }

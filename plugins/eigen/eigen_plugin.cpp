@@ -103,6 +103,7 @@ constexpr std::uint32_t kOps[] = {
     137, // stack
     138, // chunk
     140, // bmm
+    150, // relayout
 };
 // f32 only and contiguous inputs (the walk gathers strided leaves anyway; the host copies).
 constexpr auto kSupport = burnmark::plugin::op_support(kOps, BURNMARK_DTYPES_F32, false);

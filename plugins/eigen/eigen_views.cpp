@@ -1,6 +1,6 @@
 // The view and layout ops (flip, movedim, permute, narrow, select, slice, chunk, squeeze,
-// unsqueeze, reshape, expand, stack) and the scans (cumsum, cumprod), each one Eigen 3.4 Tensor
-// expression on the rank-4 padded operands of eigen_tensor.h: reverse, shuffle, slice, chip,
+// unsqueeze, reshape, expand, stack, relayout) and the scans (cumsum, cumprod), each one Eigen 3.4
+// Tensor expression on the rank-4 padded operands of eigen_tensor.h: reverse, shuffle, slice, chip,
 // stridedSlice, reshape, broadcast, concatenate, cumsum, cumprod. LibTorch returns views for the
 // layout ops; Eigen evaluates each into a dense buffer, so the ops after them meet contiguous
 // inputs here, and what the fuzzer compares is Eigen's indexing of the expression.
@@ -147,9 +147,11 @@ bool forward_views(const BurnmarkStmt& s, In in, Dense& out) {
         map4(x).chip(s.attrs.dim1, axis_index(x.shape, s.attrs.dim));
     return true;
   }
-  // Same elements in the same row-major order: a reshape of the buffer.
+  // Same elements in the same row-major order: a reshape of the buffer. relayout changes only
+  // LibTorch's memory layout; the walk's buffers are dense, so it is the identity here.
   case OpId::Squeeze:
   case OpId::Unsqueeze:
+  case OpId::Relayout:
   case OpId::Reshape: map4(out) = map4(x).reshape(dims4(out.shape)); return true;
   case OpId::Expand: map4(out) = expand_to(x, dims4(out.shape)); return true;
   case OpId::Stack: {
@@ -200,6 +202,7 @@ bool backward_views(const BurnmarkStmt& s, In in, const Dense& /*out*/, const De
   }
   case OpId::Squeeze:
   case OpId::Unsqueeze:
+  case OpId::Relayout:
   case OpId::Reshape: map4(dx) = map4(g).reshape(dims4(x.shape)); return true;
   // expand's gradient is grad summed over the expanded axis (sum_to).
   case OpId::Expand: sum_to(Tensor4(map4(g)), dx); return true;

@@ -62,16 +62,16 @@ TEST(EigenPlugin, DeclaresExactlyTheMappedOps) {
       later.emplace_back(op_name(*op));
   }
   const std::vector<std::string> want = {
-      "sin",        "cos",      "tan",    "asin",    "acos",       "atan",    "sinh",
-      "cosh",       "asinh",    "acosh",  "atanh",   "erf",        "erfc",    "log1p",
-      "expm1",      "log2",     "log10",  "rsqrt",   "reciprocal", "square",  "sign",
-      "sgn",        "floor",    "ceil",   "round",   "lgamma",     "digamma", "clamp_min",
-      "clamp_max",  "hardtanh", "relu6",  "maximum", "minimum",    "fmax",    "fmin",
-      "pow_tensor", "fmod",     "lt",     "le",      "gt",         "ge",      "eq",
-      "ne",         "where",    "cumsum", "cumprod", "mm",         "mv",      "dot",
-      "outer",      "addmm",    "trace",  "flip",    "unsqueeze",  "squeeze", "movedim",
-      "narrow",     "select",   "expand", "reshape", "permute",    "slice",   "stack",
-      "chunk",      "bmm"};
+      "sin",        "cos",      "tan",     "asin",    "acos",       "atan",    "sinh",
+      "cosh",       "asinh",    "acosh",   "atanh",   "erf",        "erfc",    "log1p",
+      "expm1",      "log2",     "log10",   "rsqrt",   "reciprocal", "square",  "sign",
+      "sgn",        "floor",    "ceil",    "round",   "lgamma",     "digamma", "clamp_min",
+      "clamp_max",  "hardtanh", "relu6",   "maximum", "minimum",    "fmax",    "fmin",
+      "pow_tensor", "fmod",     "lt",      "le",      "gt",         "ge",      "eq",
+      "ne",         "where",    "cumsum",  "cumprod", "mm",         "mv",      "dot",
+      "outer",      "addmm",    "trace",   "flip",    "unsqueeze",  "squeeze", "movedim",
+      "narrow",     "select",   "expand",  "reshape", "permute",    "slice",   "stack",
+      "chunk",      "bmm",      "relayout"};
   EXPECT_EQ(later, want);
   EXPECT_EQ(t->num_ops, 22u + want.size());
   dlclose(h);

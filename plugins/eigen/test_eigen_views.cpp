@@ -111,6 +111,13 @@ TEST_F(EigenViews, ReshapesAndExpand) {
             merged *= s[i];
           if (merged <= kMaxDim) check(Op::Reshape, s, two(d, e), seed_ += 2); // flatten(d, e)
         }
+      // relayout is the identity on values: every other element along dim 0 of a larger buffer.
+      if (s.rank() >= 1) {
+        LeafLayout every_other;
+        every_other.kind = LayoutKind::Slice;
+        every_other.step = 2;
+        check(Op::Relayout, s, layout_attrs(every_other), seed_ += 2);
+      }
       for (int d = 0; d < s.rank() && s.rank() < 4; ++d)
         for (int parts : {1, 2, 3})
           if (s[d] % parts == 0) {

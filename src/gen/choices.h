@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <bitset>
 #include <cstdint>
 #include <limits>
@@ -228,24 +229,45 @@ constexpr bool square_op(Op op) {
 
 // ---- leaf layouts ----
 
-// The non-contiguous layout kinds a leaf of rank `rank` may take, in choice order: permuted from
-// rank 2, slice and expanded from rank 1, offset at any rank. Returns how many.
-inline int layout_kinds(int rank, std::array<LayoutKind, 4>& out) {
+// The dims an expanded layout may name, as a bit mask (bit d: dim d): every dim of a leaf (its
+// values are made equal along them); for relayout only the dims of size 1, where stride 0 keeps
+// every value of the register.
+inline std::uint32_t expandable_dims(const Shape& s, bool relayout) {
+  std::uint32_t mask = 0;
+  for (int d = 0; d < s.rank(); ++d)
+    if (!relayout || s[d] == 1) mask |= 1u << d;
+  return mask;
+}
+// The non-contiguous layout kinds a leaf (or relayout's operand) of shape s may take, in choice
+// order: permuted from rank 2, slice from rank 1, expanded when some dim is expandable, offset
+// at any rank. Returns how many.
+inline int layout_kinds(const Shape& s, bool relayout, std::array<LayoutKind, 4>& out) {
   int n = 0;
-  if (rank >= 2) out[static_cast<std::size_t>(n++)] = LayoutKind::Permuted;
-  if (rank >= 1) {
-    out[static_cast<std::size_t>(n++)] = LayoutKind::Slice;
-    out[static_cast<std::size_t>(n++)] = LayoutKind::Expanded;
-  }
+  if (s.rank() >= 2) out[static_cast<std::size_t>(n++)] = LayoutKind::Permuted;
+  if (s.rank() >= 1) out[static_cast<std::size_t>(n++)] = LayoutKind::Slice;
+  if (expandable_dims(s, relayout) != 0) out[static_cast<std::size_t>(n++)] = LayoutKind::Expanded;
   out[static_cast<std::size_t>(n++)] = LayoutKind::Offset;
   return n;
 }
-// Expanded dims as a bit mask (bit d: dim d), chosen as mask - 1 among 2^rank - 1.
-inline std::uint32_t expanded_mask(const std::vector<int>& dims) {
-  std::uint32_t mask = 0;
+// Expanded dims are chosen as index - 1 among the 2^k - 1 non-empty subsets of the k expandable
+// dims: bit i of the index is the i-th expandable dim (for a leaf, bit d is dim d).
+inline std::uint32_t expanded_subsets(std::uint32_t expandable) {
+  return (1u << std::popcount(expandable)) - 1;
+}
+inline std::uint32_t expanded_index(const std::vector<int>& dims, std::uint32_t expandable) {
+  std::uint32_t index = 0;
   for (int d : dims)
-    mask |= 1u << d;
-  return mask;
+    index |= 1u << std::popcount(expandable & ((1u << d) - 1));
+  return index;
+}
+inline std::vector<int> expanded_dims(std::uint32_t index, std::uint32_t expandable) {
+  std::vector<int> dims;
+  for (int d = 0, i = 0; d < kMaxRank; ++d)
+    if (expandable & (1u << d)) {
+      if (index & (1u << i)) dims.push_back(d);
+      ++i;
+    }
+  return dims;
 }
 
 // ---- leaf values ----

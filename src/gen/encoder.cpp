@@ -328,13 +328,13 @@ private:
       dim(s[i], dim_upper(k_, product, s.rank() - 1 - i));
       product *= s[i];
     }
-    layout(leaf.layout, s.rank());
+    layout(leaf.layout, s);
     values(compact_data(leaf.layout, s, leaf.data),
            [&](double v, std::size_t element) { value(v, element); });
   }
 
   // The layout tag and choices the decoder's draw_layout reads.
-  void layout(const LeafLayout& l, int rank) {
+  void layout(const LeafLayout& l, const Shape& s) {
     if (k_.layout_tags == 0) {
       if (!l.contiguous())
         fail("the leaf has a layout, but with layout_rate 0 every leaf is contiguous");
@@ -342,9 +342,16 @@ private:
     }
     if (l.contiguous()) return out_.byte(0);
     out_.byte(255);
+    layout_kind(l, s, false);
+  }
+
+  // The choices the decoder's draw_layout_kind reads (relayout: for an op's operand).
+  void layout_kind(const LeafLayout& l, const Shape& s, bool relayout) {
+    const int rank = s.rank();
     std::array<LayoutKind, 4> kinds{};
-    const int n = layout_kinds(rank, kinds);
+    const int n = layout_kinds(s, relayout, kinds);
     const auto at = std::find(kinds.begin(), kinds.begin() + n, l.kind);
+    if (at == kinds.begin() + n) fail("the generator draws no such layout for this shape");
     out_.choice(static_cast<std::uint32_t>(at - kinds.begin()), static_cast<std::uint32_t>(n));
     switch (l.kind) {
     case LayoutKind::Contiguous: break;
@@ -357,7 +364,11 @@ private:
       out_.choice(static_cast<std::uint32_t>(l.step - 2),
                   static_cast<std::uint32_t>(kMaxLayoutStep - 1));
       break;
-    case LayoutKind::Expanded: out_.choice(expanded_mask(l.dims) - 1, (1u << rank) - 1); break;
+    case LayoutKind::Expanded: {
+      const std::uint32_t expandable = expandable_dims(s, relayout);
+      out_.choice(expanded_index(l.dims, expandable) - 1, expanded_subsets(expandable));
+      break;
+    }
     case LayoutKind::Offset:
       out_.choice(static_cast<std::uint32_t>(l.offset - 1),
                   static_cast<std::uint32_t>(kMaxLayoutOffset));
@@ -718,6 +729,11 @@ private:
           fail(fmt::format("chunks must be {}..{} to be encodable", kMinChunks, kMaxChunks));
         write(at.times - kMinChunks, kMaxChunks - kMinChunks + 1);
         write(at.dim1, static_cast<int>(chunk_count(sa[at.dim], at.times)));
+      } else if (instr.op == Op::Relayout) {
+        const LeafLayout l = attrs_layout(at);
+        if (k_.layout_tags == 0) fail("with layout_rate 0 the generator draws no relayout");
+        if (l.contiguous()) fail("the generator draws relayout to non-contiguous layouts only");
+        layout_kind(l, sa, true);
       } else if (instr.op == Op::DiagEmbed) {
         diag_embed_offsets(k_, sa, ints_);
         const auto it = std::find(ints_.begin(), ints_.end(), at.times);

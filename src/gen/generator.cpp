@@ -171,10 +171,16 @@ private:
   }
 
   LeafLayout draw_layout(const Shape& shape) {
+    if (k_.layout_tags == 0 || in_.byte() < 256 - k_.layout_tags) return {};
+    return draw_layout_kind(shape, false);
+  }
+
+  // A non-contiguous layout of a leaf (relayout: of an op's operand) of `shape`: its kind
+  // (layout_kinds), then the kind's parameters.
+  LeafLayout draw_layout_kind(const Shape& shape, bool relayout) {
     LeafLayout l;
-    if (k_.layout_tags == 0 || in_.byte() < 256 - k_.layout_tags) return l;
     std::array<LayoutKind, 4> kinds{};
-    const int n = layout_kinds(shape.rank(), kinds);
+    const int n = layout_kinds(shape, relayout, kinds);
     l.kind = kinds[in_.choice(static_cast<std::uint32_t>(n))];
     const int rank = shape.rank();
     switch (l.kind) {
@@ -193,9 +199,8 @@ private:
       l.step = 2 + static_cast<int>(in_.choice(static_cast<std::uint32_t>(kMaxLayoutStep - 1)));
       break;
     case LayoutKind::Expanded: {
-      const std::uint32_t mask = 1 + in_.choice((1u << rank) - 1);
-      for (int d = 0; d < rank; ++d)
-        if (mask & (1u << d)) l.dims.push_back(d);
+      const std::uint32_t expandable = expandable_dims(shape, relayout);
+      l.dims = expanded_dims(1 + in_.choice(expanded_subsets(expandable)), expandable);
       break;
     }
     case LayoutKind::Offset:
@@ -606,6 +611,11 @@ private:
         attrs.dim1 = pick_int(static_cast<int>(chunk_count(sa[attrs.dim], attrs.times)));
         break;
       }
+      case Op::Relayout:
+        // layout_rate 0 means no layouts at all: no leaf's, no relayout's.
+        if (k_.layout_tags == 0) return fallback(a);
+        attrs = layout_attrs(draw_layout_kind(sa, true));
+        break;
       case Op::DiagEmbed:
         diag_embed_offsets(k_, sa, ints_);
         if (ints_.empty()) return fallback(a);

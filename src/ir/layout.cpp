@@ -6,6 +6,17 @@
 
 namespace burnmark {
 
+std::string_view layout_kind_name(LayoutKind kind) {
+  switch (kind) {
+  case LayoutKind::Contiguous: return "contiguous";
+  case LayoutKind::Permuted: return "permuted";
+  case LayoutKind::Slice: return "slice";
+  case LayoutKind::Expanded: return "expanded";
+  case LayoutKind::Offset: return "offset";
+  }
+  return "?";
+}
+
 std::string layout_text(const LeafLayout& l) {
   switch (l.kind) {
   case LayoutKind::Contiguous: return {};
@@ -109,6 +120,73 @@ StridedView strided_view(const LeafLayout& l, const Shape& s) {
   }
   v.storage_size = last + 1;
   return v;
+}
+
+namespace {
+
+int dims_code(const std::vector<int>& dims) {
+  int code = 0;
+  for (int d : dims)
+    code = code * 10 + d + 1;
+  return code;
+}
+
+// The digits of a dims code, most significant first; a digit 0 (no dim) becomes -1, which
+// check_layout rejects.
+std::vector<int> code_dims(int code) {
+  std::vector<int> dims;
+  for (; code > 0 && dims.size() <= static_cast<std::size_t>(kMaxRank); code /= 10)
+    dims.insert(dims.begin(), code % 10 - 1);
+  if (code < 0) dims.push_back(-1);
+  return dims;
+}
+
+} // namespace
+
+Attrs layout_attrs(const LeafLayout& l) {
+  Attrs a;
+  a.variant = static_cast<int>(l.kind);
+  switch (l.kind) {
+  case LayoutKind::Contiguous: break;
+  case LayoutKind::Permuted:
+  case LayoutKind::Expanded: a.times = dims_code(l.dims); break;
+  case LayoutKind::Slice:
+    a.dim = l.dim;
+    a.dim1 = l.step;
+    break;
+  case LayoutKind::Offset: a.times = l.offset; break;
+  }
+  return a;
+}
+
+LeafLayout attrs_layout(const Attrs& a) {
+  LeafLayout l;
+  // An out-of-range kind reads as a permuted layout without dims, which check_layout rejects.
+  if (a.variant < 0 || a.variant >= kLayoutKindCount) {
+    l.kind = LayoutKind::Permuted;
+    return l;
+  }
+  l.kind = static_cast<LayoutKind>(a.variant);
+  switch (l.kind) {
+  case LayoutKind::Contiguous: break;
+  case LayoutKind::Permuted:
+  case LayoutKind::Expanded: l.dims = code_dims(a.times); break;
+  case LayoutKind::Slice:
+    l.dim = a.dim;
+    l.step = a.dim1;
+    break;
+  case LayoutKind::Offset: l.offset = a.times; break;
+  }
+  return l;
+}
+
+std::string check_relayout(const LeafLayout& l, const Shape& s) {
+  std::string why = check_layout(l, s);
+  if (!why.empty()) return why;
+  if (l.kind == LayoutKind::Expanded)
+    for (int d : l.dims)
+      if (s[d] != 1) return fmt::format("relayout expands only dims of size 1, not dim {}", d);
+  return {};
 }
 
 namespace {

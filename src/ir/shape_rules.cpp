@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "burnmark/ir/layout.h"
+
 namespace burnmark {
 namespace {
 
@@ -460,6 +462,14 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
     out.push_back(n);
     out.push_back(n);
     return capped(out);
+  }
+  case Op::Relayout: {
+    const LeafLayout layout = attrs_layout(attrs);
+    // One layout, one spelling: only the fields layout_attrs sets.
+    if (!(layout_attrs(layout) == attrs)) return fail("relayout's attributes are not a layout");
+    const std::string why = check_relayout(layout, in[0]);
+    if (!why.empty()) return fail(why);
+    return capped(in[0]);
   }
   case Op::Bmm:
     if (in[0].rank() != 3 || in[1].rank() != 3 || in[0][0] != in[1][0] || in[0][2] != in[1][1])

@@ -114,6 +114,11 @@ std::string attrs_text(Op op, const Attrs& a) {
     return fmt::format(", dim={}, start={}, end={}, step={}", a.dim, a.dim1, a.times, a.variant);
   case AttrKind::Chunk: return fmt::format(", chunks={}, dim={}, index={}", a.times, a.dim, a.dim1);
   case AttrKind::Offset: return fmt::format(", offset={}", a.times);
+  // ", layout=slice(dim=1, step=2)", as a leaf's; nothing for contiguous.
+  case AttrKind::Layout: {
+    const std::string text = layout_text(attrs_layout(a));
+    return text.empty() ? text : "," + text;
+  }
   }
   return {};
 }
@@ -450,6 +455,14 @@ struct LineParser {
     case AttrKind::Chunk:
       return int_attr("chunks", a.times) && int_attr("dim", a.dim) && int_attr("index", a.dim1);
     case AttrKind::Offset: return int_attr("offset", a.times);
+    case AttrKind::Layout: {
+      // Absent: contiguous.
+      LeafLayout l;
+      if (peek(",") && !(literal(",") && peek("layout") && layout(l)))
+        return error.empty() ? fail("expected layout=...") : false;
+      a = layout_attrs(l);
+      return true;
+    }
     }
     return false;
   }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/ir/layout.h"
 #include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 #include "literals.h"
@@ -234,6 +235,15 @@ std::string call(const Program& p, const Instr& in) {
   case Op::Chunk: return fmt::format("torch::chunk({}, {}, {})[{}]", x, a.times, a.dim, a.dim1);
   case Op::DiagEmbed: return fmt::format("torch::diag_embed({}, {}, -2, -1)", x, a.times);
   case Op::Bmm: return fmt::format("torch::bmm({}, {})", x, y);
+  case Op::Relayout: {
+    const Shape& s = p.shape_of(in.operands[0]);
+    const StridedView v = strided_view(attrs_layout(a), s);
+    Shape strides; // the strides as a list of the same spelling as a shape's
+    for (int d = 0; d < s.rank(); ++d)
+      strides.push_back(v.strides[static_cast<std::size_t>(d)]);
+    return fmt::format("relaid_out({}, {}, {}, {})", x, int_list(strides), v.storage_offset,
+                       v.storage_size);
+  }
   }
   return "";
 }
@@ -313,16 +323,22 @@ torch::Tensor leaf64(std::vector<std::int64_t> shape, bool requires_grad, const 
 }
 
 // `values` as a view, at these strides and storage offset, of a fresh buffer of `storage`
-// elements (NaN where the view does not reach): a BurnMark leaf layout. A stride-0 dim is an
-// expanded one: the buffer holds its index 0 (all its values are equal).
-torch::Tensor as_laid_out(const torch::Tensor& values, std::vector<std::int64_t> stride,
-                          std::int64_t offset, std::int64_t storage) {
+// elements (NaN where the view does not reach), differentiably: BurnMark's relayout. A stride-0
+// dim is an expanded one: the buffer holds its index 0.
+torch::Tensor relaid_out(const torch::Tensor& values, std::vector<std::int64_t> stride,
+                         std::int64_t offset, std::int64_t storage) {
   torch::Tensor buffer = torch::full({storage}, kNaN, values.options().requires_grad(false));
-  torch::Tensor compact = values.detach();
+  torch::Tensor compact = values;
   for (std::size_t d = 0; d < stride.size(); ++d)
     if (stride[d] == 0) compact = compact.narrow(static_cast<std::int64_t>(d), 0, 1);
-  buffer.as_strided(compact.sizes(), stride, offset).copy_(compact);
-  return buffer.as_strided(values.sizes(), stride, offset).detach();
+  return at::as_strided_scatter(buffer, compact, compact.sizes(), stride, offset)
+      .as_strided(values.sizes(), stride, offset);
+}
+
+// The same as a leaf of its own: a BurnMark leaf layout (an expanded dim's values all equal).
+torch::Tensor as_laid_out(const torch::Tensor& values, std::vector<std::int64_t> stride,
+                          std::int64_t offset, std::int64_t storage) {
+  return relaid_out(values.detach(), stride, offset, storage).detach();
 }
 
 // NaN vs non-NaN diverges, two NaNs agree, infinities must match exactly (sign included).

@@ -1,11 +1,13 @@
 // The Python reproducer: one PyTorch call per SSA instruction, named like the registers, then
 // the checks against the expected values.
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "burnmark/ir/layout.h"
 #include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 #include "burnmark/repro/python_call.h"
@@ -322,6 +324,18 @@ std::string torch_python_call(const Program& p, const Instr& in, bool scripted) 
   case Op::DiagEmbed:
     return fmt::format("torch.diag_embed({}, offset={}, dim1=-2, dim2=-1)", x, a.times);
   case Op::Bmm: return fmt::format("torch.bmm({}, {})", x, y);
+  // relayout, as BurnMark's LibTorch backends make it: the values scattered through the
+  // layout's view into a NaN-filled buffer, then that view of it (differentiable throughout).
+  case Op::Relayout: {
+    const Shape& s = p.shape_of(in.operands[0]);
+    const StridedView v = strided_view(attrs_layout(a), s);
+    const std::string view =
+        fmt::format("{}, {}, {}", int_list(s), stride_list(v, s.rank()), v.storage_offset);
+    return fmt::format("torch.as_strided(torch.as_strided_scatter(torch.full([{}], {}, "
+                       "dtype={}.dtype), {}, {}), {})",
+                       v.storage_size, dbl(std::numeric_limits<double>::quiet_NaN()), x, x, view,
+                       view);
+  }
   }
   return "";
 }

@@ -160,6 +160,7 @@ std::string root_label(const Program& p, Reg reg, bool error) {
   case AttrKind::PDim:
   case AttrKind::ScatterReduce:
   case AttrKind::Slice:
+  case AttrKind::Layout:
   case AttrKind::Reshape:
   case AttrKind::Permutation:
   case AttrKind::Chunk:

@@ -6,6 +6,7 @@
 #include <bit>
 #include <fmt/format.h>
 
+#include "burnmark/ir/layout.h"
 #include "burnmark/ir/text.h"
 #include "burnmark/triage/rewrite.h"
 
@@ -289,6 +290,8 @@ std::string stmt_label(const Program& p, Reg reg) {
   case AttrKind::Offset: return fmt::format("{}[{}]", name, a.times);
   // A strided slice (step > 1) takes other paths than a contiguous one.
   case AttrKind::Slice: return fmt::format("{}[{}]", name, a.variant);
+  // Each layout kind meets other kernel paths (strided, transposed, misaligned).
+  case AttrKind::Layout: return fmt::format("{}[{}]", name, layout_kind_name(attrs_layout(a).kind));
   case AttrKind::Reshape:
   case AttrKind::Permutation:
   case AttrKind::Chunk:

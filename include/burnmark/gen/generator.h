@@ -19,7 +19,9 @@
 // non-contiguous layout: a choice among the kinds its rank allows (layout_kinds), then the
 // kind's parameters (layout.h). An expanded leaf's seed is cycled over its compact shape (the
 // expanded dims 1) and broadcast, so its values are identical along those dims. Edge, matrix
-// and index leaves stay contiguous.
+// and index leaves stay contiguous. The view op relayout (ops.def) lays a register out the same
+// ways mid-program (expanded only along its dims of size 1); with layout_rate 0 it is not drawn
+// (its view step falls back, as a step that cannot apply does).
 //
 // Dtype: with several dtypes in the options, a choice among them comes first. Leaf values, edge
 // values and attributes are then rounded to the program's dtype as they are drawn, and in f16

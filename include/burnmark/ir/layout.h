@@ -16,8 +16,10 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "burnmark/ir/op.h"
 #include "burnmark/ir/shape.h"
 
 namespace burnmark {
@@ -38,6 +40,9 @@ struct LeafLayout {
   bool contiguous() const { return kind == LayoutKind::Contiguous; }
   bool operator==(const LeafLayout&) const = default;
 };
+
+// "contiguous", "permuted", "slice", "expanded", "offset".
+std::string_view layout_kind_name(LayoutKind kind);
 
 // The text form after a leaf's type: "" for contiguous, else " layout=slice(dim=1, step=2)".
 std::string layout_text(const LeafLayout& layout);
@@ -62,5 +67,15 @@ std::vector<double> compact_data(const LeafLayout& layout, const Shape& s,
                                  const std::vector<double>& data);
 std::vector<double> expand_data(const LeafLayout& layout, const Shape& s,
                                 const std::vector<double>& compact);
+
+// relayout's attribute (ops.def): a layout held in Attrs' fields, and back. The kind is in
+// variant; permuted's and expanded's dims are permutation_code digits (dim + 1 each) in times;
+// slice's dim is in dim and its step in dim1; offset's offset is in times. attrs_layout of
+// attributes no layout_attrs makes gives a layout check_layout rejects.
+Attrs layout_attrs(const LeafLayout& layout);
+LeafLayout attrs_layout(const Attrs& attrs);
+// Empty when relayout may lay out a register of shape s as `layout`: a legal leaf layout
+// (check_layout) whose expanded dims have size 1, so that the values stay what they were.
+std::string check_relayout(const LeafLayout& layout, const Shape& s);
 
 } // namespace burnmark

@@ -61,6 +61,7 @@ enum class AttrKind : std::uint8_t {
   Slice,             // slice: dim, start (in dim1), end (in times), step (in variant)
   Chunk,             // chunk: chunks (in times), dim, the chunk taken (in dim1)
   Offset,            // diag_embed: offset (in times)
+  Layout,            // relayout: a LeafLayout (layout_attrs in layout.h)
 };
 
 // Which generator step produces an op; it also fixes the operand and result types.

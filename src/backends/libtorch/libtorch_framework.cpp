@@ -75,7 +75,7 @@ torch::Tensor LibTorchFramework::leaf(const Leaf& leaf, bool track_gradient) {
   return t;
 }
 
-torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& layout) {
+torch::Tensor with_layout(const torch::Tensor& values, const LeafLayout& layout) {
   const Shape shape = shape_of(values);
   const StridedView view = strided_view(layout, shape);
   const c10::IntArrayRef strides(view.strides.data(), static_cast<std::size_t>(shape.rank()));
@@ -84,14 +84,20 @@ torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& la
       torch::full({view.storage_size}, std::numeric_limits<double>::quiet_NaN(),
                   values.options().requires_grad(false));
   // The buffer's own elements: index 0 along expanded dims (whose values are all equal).
-  torch::Tensor compact = values.detach();
+  torch::Tensor compact = values;
   if (layout.kind == LayoutKind::Expanded)
     for (int d : layout.dims)
       compact = compact.narrow(d, 0, 1);
-  buffer.as_strided(compact.sizes(), strides, view.storage_offset).copy_(compact);
+  // Out of place (as_strided_scatter, not copy_ into a view), so that reverse and forward mode
+  // both flow from the view through the buffer back to `values`.
+  return at::as_strided_scatter(buffer, compact, compact.sizes(), strides, view.storage_offset)
+      .as_strided(sizes_of(shape), strides, view.storage_offset);
+}
+
+torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& layout) {
   // detach(): the view is a leaf of its own, with its strides and offset, not a view autograd
   // would route back to the buffer.
-  return buffer.as_strided(sizes_of(shape), strides, view.storage_offset).detach();
+  return with_layout(values.detach(), layout).detach();
 }
 
 torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tensor* const> operands,
@@ -284,6 +290,7 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::Chunk: out = torch::chunk(x, a.times, a.dim).at(static_cast<std::size_t>(a.dim1)); break;
   case Op::DiagEmbed: out = torch::diag_embed(x, a.times, -2, -1); break;
   case Op::Bmm: out = torch::bmm(x, y()); break;
+  case Op::Relayout: out = with_layout(x, attrs_layout(a)); break;
   }
   if (out.sizes() != sizes_of(shape)) {
     throw std::runtime_error(fmt::format("libtorch {} returned shape {} where {} was inferred",

@@ -59,8 +59,12 @@ private:
   std::optional<std::uint64_t> dual_level_;
 };
 
-// `values` (contiguous, no gradient) laid out as `layout` says (layout.h): a view of a fresh
-// buffer with that layout's strides and storage offset, holding the same values.
+// `values` laid out as `layout` says (layout.h): a view of a fresh NaN-filled buffer with that
+// layout's strides and storage offset, holding the same values; differentiable (reverse and
+// forward mode), the gradient of `values` the view's gradient read back through the layout.
+// relayout is this; an expanded layout keeps index 0 of each expanded dim.
+torch::Tensor with_layout(const torch::Tensor& values, const LeafLayout& layout);
+// A leaf's layout: with_layout of `values` (contiguous) as a tensor of its own, no gradient.
 torch::Tensor with_leaf_layout(const torch::Tensor& values, const LeafLayout& layout);
 
 } // namespace burnmark

@@ -220,6 +220,7 @@ torch::Tensor LibTorchInplaceFramework::apply(const Instr& instr,
   case Op::Stack:
   case Op::Chunk:
   case Op::DiagEmbed:
+  case Op::Relayout:
   case Op::Bmm: return functional();
   }
   return functional();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "burnmark/ir/layout.h"
 #include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 
@@ -31,6 +32,20 @@ std::string boolean(bool b) {
 // "[2,3]" is also a TorchScript int list.
 std::string int_list(const Shape& s) {
   return s.to_string();
+}
+
+// relayout as the eager backend's with_layout builds it: the values scattered into a NaN-filled
+// buffer through the layout's view, then that view of the result. The operand is the buffer's
+// content as it is: relayout's expanded dims have size 1.
+std::string relayout(const std::string& x, const Attrs& a, const Shape& s) {
+  const StridedView v = strided_view(attrs_layout(a), s);
+  std::string strides;
+  for (int d = 0; d < s.rank(); ++d)
+    strides += fmt::format("{}{}", d == 0 ? "" : ",", v.strides[static_cast<std::size_t>(d)]);
+  const std::string view = fmt::format("{}, [{}], {}", int_list(s), strides, v.storage_offset);
+  return fmt::format("torch.as_strided(torch.as_strided_scatter(torch.full([{}], float('nan'), "
+                     "dtype={}.dtype), {}, {}), {})",
+                     v.storage_size, x, x, view, view);
 }
 
 // `result` is the statement's inferred shape (reshape names it).
@@ -227,6 +242,7 @@ std::string expression(const Program& p, const Instr& in, const Shape& result) {
   case Op::Stack: return fmt::format("torch.stack([{}, {}], {})", x, y, a.dim);
   case Op::Chunk: return fmt::format("torch.chunk({}, {}, {})[{}]", x, a.times, a.dim, a.dim1);
   case Op::DiagEmbed: return fmt::format("torch.diag_embed({}, {}, -2, -1)", x, a.times);
+  case Op::Relayout: return relayout(x, a, result);
   }
   return "";
 }

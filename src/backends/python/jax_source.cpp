@@ -400,6 +400,8 @@ std::string statement(const Program& p, Reg r, const Instr& in, std::string& uns
                               off > 0 ? off : 0, x));
   }
   case Op::Bmm: return assign(fmt::format("jnp.matmul({}, {})", x, y));
+  // JAX arrays have no strides: a layout is the identity.
+  case Op::Relayout: return assign(x);
   }
   unsupported = std::string(op_name(in.op));
   return "";

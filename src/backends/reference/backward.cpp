@@ -584,6 +584,7 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::Select:
   case Op::Diagonal:
   case Op::Reshape:
+  case Op::Relayout:
   case Op::Permute:
   case Op::Slice:
   case Op::Chunk:

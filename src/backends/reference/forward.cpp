@@ -267,6 +267,7 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::Expand:
   case Op::Diagonal:
   case Op::Reshape:
+  case Op::Relayout:
   case Op::Permute:
   case Op::Slice:
   case Op::Chunk:

@@ -351,6 +351,7 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::Expand:
   case Op::Diagonal:
   case Op::Reshape:
+  case Op::Relayout:
   case Op::Permute:
   case Op::Slice:
   case Op::Stack:

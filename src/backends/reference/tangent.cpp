@@ -452,6 +452,7 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   case Op::Expand:
   case Op::Diagonal:
   case Op::Reshape:
+  case Op::Relayout:
   case Op::Permute:
   case Op::Slice:
   case Op::Chunk:

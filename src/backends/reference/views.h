@@ -1,5 +1,6 @@
 // The view ops of the reference (flip, roll, unsqueeze, squeeze, tril, triu, movedim, narrow,
-// select, expand, diagonal, reshape, permute, slice, chunk, diag_embed, and stack of two):
+// select, expand, diagonal, reshape, permute, slice, chunk, diag_embed, relayout, and stack of
+// two):
 // each is an index map, for every result element the operand element it copies or -1 for a
 // zero (tril, triu and diag_embed off its diagonal), so the forward is a gather and the backward
 // the matching scatter of the gradient (derivatives.yaml: flip, roll with the negated shift,
@@ -22,7 +23,8 @@ inline void view_map(Op op, const Attrs& at, const Shape& in, const Shape& out,
   const std::int64_t n = out.numel();
   src.resize(static_cast<std::size_t>(n));
   const auto in_strides = in.strides();
-  if (op == Op::Reshape) { // row-major order is kept: element i is element i
+  // Row-major order is kept (relayout changes only LibTorch's memory layout): element i is i.
+  if (op == Op::Reshape || op == Op::Relayout) {
     for (std::int64_t i = 0; i < n; ++i)
       src[static_cast<std::size_t>(i)] = i;
     return;
