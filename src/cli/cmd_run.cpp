@@ -46,12 +46,13 @@ Action define_run(CLI::App& app) {
       if (const std::vector<std::string> patches = b->active_patches(); !patches.empty())
         fmt::print("patches {}: {}\n", b->name(), fmt::join(patches, ", "));
     }
-    // Divergences a registered convention explains stay divergences; the CONVENTION lines say
-    // which side of which convention each such backend took, and which backends took the
-    // reference's own side of a convention the program reaches (nothing diverges there, but a
-    // choice was made and is shown).
+    // Divergences a registered convention (or inductor-lowp-fusion: triage/lowp_fusion.h)
+    // explains stay divergences; the CONVENTION lines say which side of which convention each
+    // such backend took, and which backends took the reference's own side of a convention the
+    // program reaches (nothing diverges there, but a choice was made and is shown).
     if (!j.outcomes.empty() && j.outcomes.front().backend == "ref") {
-      ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+      ConventionJudge judge(make_convention_references(), make_all_conventions_reference(),
+                            make_reference_backend());
       const RunOptions run = run_options(config, a->gradients);
       const OracleOptions oracle = oracle_options_for(config, a->gradients, *backends);
       if (!j.verdict.agree())

@@ -4,6 +4,8 @@
 // program on request, shows the conventions whose reference side agreeing backends took.
 #include "burnmark/triage/conventions.h"
 
+#include "burnmark/triage/lowp_fusion.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <optional>
@@ -13,6 +15,13 @@ namespace burnmark {
 std::string format_conventions(const std::vector<ConventionHit>& hits) {
   std::string out;
   for (const ConventionHit& h : hits) {
+    if (const BackendConvention* b = h.backend_convention) {
+      out += fmt::format(
+          "CONVENTION backend={} name={} side={} doc={} issue={} description=\"{}\"\n", h.backend,
+          b->name, h.side == ConventionSide::Reference ? "reference" : "other", b->doc, b->issue,
+          b->description);
+      continue;
+    }
     const ConventionInfo& c = convention_info(h.convention);
     out += fmt::format(
         "CONVENTION backend={} name={} side={} doc={} description=\"{}\"\n", h.backend, c.name,
@@ -27,10 +36,29 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
   ConventionJudgement j;
   j.residual = verdict;
   if (verdict.agree() || outcomes.empty()) return j;
+  registered(program, run, outcomes, oracle, j);
+  // Inductor's low-precision fusion: PyTorch's own rule, after the registered conventions (a
+  // compile divergence one of them explains is named by it).
+  if (reference_ && lowp_fusion_applies(program, j.residual)) {
+    const Outcome f64 = run_backend(*reference_, with_float_dtype(program, FloatDType::F64), run);
+    if (judge_lowp_fusion(outcomes, j.residual, f64)) {
+      const std::string& compiled = j.residual.compile->compiled;
+      j.hits.push_back({compiled, Convention{}, ConventionSide::Other, &kInductorLowpFusion});
+      std::erase_if(j.residual.divergences,
+                    [&](const Divergence& d) { return d.backend == compiled; });
+    }
+  }
+  return j;
+}
+
+void ConventionJudge::registered(const Program& program, const RunOptions& run,
+                                 const std::vector<Outcome>& outcomes, const OracleOptions& oracle,
+                                 ConventionJudgement& j) {
+  const Verdict& verdict = j.residual;
   // A convention whose point the reference's run never reached gives that very run when
   // switched: it cannot explain anything, and is not run. Most programs reach none.
   const ConventionSet reached = ConventionSet::from_bits(outcomes[0].conventions_reached);
-  if (reached.empty()) return j;
+  if (reached.empty()) return;
   // One run per reached convention, made on first need.
   std::vector<std::optional<Outcome>> alternatives(others_.size());
   const auto alternative = [&](std::size_t c) -> const Outcome* {
@@ -69,7 +97,6 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
     if (explained)
       std::erase_if(j.residual.divergences, [&](const Divergence& d) { return d.backend == name; });
   }
-  return j;
 }
 
 std::vector<ConventionHit> ConventionJudge::reference_sides(const Program& program,

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,10 +22,21 @@ namespace burnmark {
 // convention's point, so the choice is shown although nothing diverges).
 enum class ConventionSide { Other, Reference };
 
+// A documented behaviour of a backend under test that the reference does not model and cannot
+// switch to, judged by a rule of its own instead of a switched reference (lowp_fusion.h's
+// inductor-lowp-fusion). Not a conventions.def entry, which is a side the reference can take.
+struct BackendConvention {
+  std::string_view name;
+  std::string_view description;
+  std::string_view doc;   // the documentation that makes the behaviour intended
+  std::string_view issue; // the maintainers saying so
+};
+
 struct ConventionHit {
   std::string backend;
-  Convention convention;
+  Convention convention{};
   ConventionSide side = ConventionSide::Other;
+  const BackendConvention* backend_convention = nullptr; // set: this explains it, not `convention`
 };
 
 struct ConventionJudgement {
@@ -33,7 +45,7 @@ struct ConventionJudgement {
 };
 
 // One "CONVENTION backend=B name=N side=other|reference doc=URL description=\"...\"" line per
-// hit.
+// hit; a BackendConvention's line has "issue=URL" after doc.
 std::string format_conventions(const std::vector<ConventionHit>& hits);
 
 class ConventionJudge {
@@ -42,15 +54,21 @@ public:
   // `all`, when given, is the reference with every convention switched at once: a backend
   // that agrees with no single switch but with all of them took several sides in one program,
   // and is reported with each convention whose switch changes the reference's outcome there.
+  // `reference`, when given, is the plain reference (make_reference_backend()): it gives the
+  // float64 baseline of a bf16/f16 program on which torch-compile diverges (lowp_fusion.h).
   explicit ConventionJudge(std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others,
-                           std::unique_ptr<Backend> all = nullptr)
-      : others_(std::move(others)), all_(std::move(all)) {}
+                           std::unique_ptr<Backend> all = nullptr,
+                           std::unique_ptr<Backend> reference = nullptr)
+      : others_(std::move(others)), all_(std::move(all)), reference_(std::move(reference)) {}
 
   // outcomes[0] must come from the built-in reference: only then are its convention points the
   // ones conventions.def describes. Each diverging backend is compared with every switched
   // reference in turn; the first it agrees with explains it. Only conventions whose point
   // outcomes[0]'s run reached (Outcome::conventions_reached) are run: another one switched gives
-  // that very run, which the backend already diverged from.
+  // that very run, which the backend already diverged from. Then, with a `reference`, a
+  // torch-compile divergence in a bf16/f16 program that no registered convention explains is
+  // judged by PyTorch's float64-baseline rule (judge_lowp_fusion): explained, it is a hit naming
+  // inductor-lowp-fusion; not, its details say which side is closer to float64.
   ConventionJudgement judge(const Program& program, const RunOptions& run,
                             const std::vector<Outcome>& outcomes, const Verdict& verdict,
                             const OracleOptions& oracle);
@@ -66,6 +84,12 @@ public:
 private:
   std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others_;
   std::unique_ptr<Backend> all_;
+  std::unique_ptr<Backend> reference_;
+
+  // The registered conventions' part of judge(), on j.residual.
+  void registered(const Program& program, const RunOptions& run,
+                  const std::vector<Outcome>& outcomes, const OracleOptions& oracle,
+                  ConventionJudgement& j);
 };
 
 } // namespace burnmark
