@@ -8,7 +8,8 @@ if(TARGET burnmark_python_source AND TARGET burnmark_ref AND TARGET burnmark_pro
   burnmark_test(test_jax test_jax.cpp)
   find_package(nlohmann_json 3.11 REQUIRED)
   target_link_libraries(test_jax PRIVATE burnmark_python_source burnmark_programs_per_op
-                        burnmark_registry burnmark_oracle burnmark_ir nlohmann_json::nlohmann_json
+                        burnmark_registry burnmark_ref burnmark_triage burnmark_oracle burnmark_ir
+                        nlohmann_json::nlohmann_json
                         fmt::fmt)
   # The venv's version from install-deps.sh itself, so the two cannot drift apart.
   file(STRINGS ${PROJECT_SOURCE_DIR}/tools/install-deps.sh jax_version_line REGEX "^jax_version=")

@@ -27,3 +27,8 @@ burnmark_test(test_reference_memory test_reference_memory.cpp)
 target_link_libraries(test_reference_memory PRIVATE burnmark_ref burnmark_ir)
 target_include_directories(test_reference_memory PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
                            ${PROJECT_SOURCE_DIR}/src/backends/reference)
+
+# The ftz-daz convention's other side (the reference flushing subnormals, as JAX documents) on
+# hand-derived values, and its scope: the same flush by a library that does not document it.
+burnmark_test(test_ftz test_ftz.cpp)
+target_link_libraries(test_ftz PRIVATE burnmark_ref burnmark_triage)

@@ -51,8 +51,15 @@ const std::vector<Witness>& witnesses() {
       {Convention::GateGradByProduct,
        "%0 = leaf f32[1] [-2]\n%1 = clamp %0, min=-1, max=1 : f32[1]\n%2 = leaf f32[1] [inf]\n%3 = "
        "mul %1, %2 : f32[1]\n"},
+      {Convention::FtzDaz, "%0 = leaf f32[1] [1e-40]\n%1 = relu %0 : f32[1]\n"},
   };
   return all;
+}
+
+// A backend name of a library in the convention's scope ("library" for conventions of any).
+std::string backend_in_scope(Convention c) {
+  const std::string_view scope = convention_info(c).scope;
+  return scope == "any" ? "library" : std::string(scope.substr(0, scope.find(',')));
 }
 
 } // namespace
@@ -76,13 +83,13 @@ TEST(Conventions, JudgeNamesTheConventionABackendTookAndKeepsTheDivergence) {
     std::vector<Outcome> outcomes = {
         make_reference_backend()->run(p, RunOptions{true}),
         make_reference_backend(ConventionSet(w.convention))->run(p, RunOptions{true})};
-    outcomes[1].backend = "library";
+    outcomes[1].backend = backend_in_scope(w.convention);
     const Verdict v = compare(outcomes, OracleOptions{});
     ASSERT_FALSE(v.agree());
     ConventionJudge judge(make_convention_references());
     const ConventionJudgement j = judge.judge(p, RunOptions{true}, outcomes, v, OracleOptions{});
     ASSERT_EQ(j.hits.size(), 1u);
-    EXPECT_EQ(j.hits[0].backend, "library");
+    EXPECT_EQ(j.hits[0].backend, backend_in_scope(w.convention));
     EXPECT_EQ(j.hits[0].convention, w.convention);
     EXPECT_TRUE(j.residual.agree());
     EXPECT_FALSE(v.agree()) << "the verdict itself still reports the divergence";
@@ -141,14 +148,14 @@ TEST(Conventions, AgreeingOnAConventionPointShowsTheReferencesSide) {
     const Program p = parse(w.program);
     std::vector<Outcome> outcomes = {make_reference_backend()->run(p, RunOptions{true}),
                                      make_reference_backend()->run(p, RunOptions{true})};
-    outcomes[1].backend = "library";
+    outcomes[1].backend = backend_in_scope(w.convention);
     const Verdict v = compare(outcomes, OracleOptions{});
     ASSERT_TRUE(v.agree());
     const std::vector<ConventionHit> hits =
         judge.reference_sides(p, RunOptions{true}, outcomes, v, OracleOptions{});
     ASSERT_FALSE(hits.empty());
     EXPECT_TRUE(std::any_of(hits.begin(), hits.end(), [&](const ConventionHit& h) {
-      return h.backend == "library" && h.convention == w.convention &&
+      return h.backend == outcomes[1].backend && h.convention == w.convention &&
              h.side == ConventionSide::Reference;
     }));
     EXPECT_NE(format_conventions(hits).find("side=reference doc=https://"), std::string::npos);
@@ -161,13 +168,33 @@ TEST(Conventions, AgreeingOnAConventionPointShowsTheReferencesSide) {
   EXPECT_TRUE(judge.reference_sides(plain, RunOptions{true}, outcomes, v, OracleOptions{}).empty());
 }
 
-// Every convention names the PyTorch documentation that makes its point a choice (issue 29: a
-// behaviour without one is not a convention but a finding).
-TEST(Conventions, EveryConventionHasAPyTorchDocumentationLink) {
+// Every convention names the documentation that makes its point a choice (issue 29: a behaviour
+// without one is not a convention but a finding): PyTorch's for conventions of any library (the
+// reference's other side is LibTorch's), the scoped library's own otherwise.
+TEST(Conventions, EveryConventionHasItsLibrarysDocumentationLink) {
   for (const ConventionInfo& c : kConventions) {
     SCOPED_TRACE(std::string(c.name));
-    EXPECT_TRUE(c.doc.starts_with("https://pytorch.org/docs/") ||
-                c.doc.starts_with("https://github.com/pytorch/pytorch/"))
-        << c.doc;
+    if (c.scope == "any")
+      EXPECT_TRUE(c.doc.starts_with("https://pytorch.org/docs/") ||
+                  c.doc.starts_with("https://github.com/pytorch/pytorch/"))
+          << c.doc;
+    else if (c.scope == "jax")
+      EXPECT_TRUE(c.doc.starts_with("https://docs.jax.dev/")) << c.doc;
+    else
+      ADD_FAILURE() << "no documentation site known for scope " << c.scope;
   }
+}
+
+TEST(Conventions, ScopeNamesTheLibrariesAConventionAppliesTo) {
+  const ConventionInfo any{Convention::ClampGradMinNorm, "a", "", "", "any"};
+  const ConventionInfo two{Convention::FtzDaz, "b", "", "", "jax,xla"};
+  EXPECT_TRUE(convention_applies_to(any, "onednn"));
+  EXPECT_TRUE(convention_applies_to(two, "jax"));
+  EXPECT_TRUE(convention_applies_to(two, "xla"));
+  EXPECT_FALSE(convention_applies_to(two, "ja"));
+  EXPECT_FALSE(convention_applies_to(two, "libtorch"));
+  EXPECT_FALSE(convention_applies_to(convention_info(Convention::FtzDaz), "onednn"));
+  // The all-at-once reference mixes no library's own conventions into another's.
+  EXPECT_FALSE(ConventionSet::unscoped().has(Convention::FtzDaz));
+  EXPECT_TRUE(ConventionSet::unscoped().has(Convention::ClampGradMinNorm));
 }

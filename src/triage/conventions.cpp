@@ -3,6 +3,7 @@
 // so agreeing inputs and programs far from every convention cost nothing; reference_sides, for one
 // program on request, shows the conventions whose reference side agreeing backends took.
 #include "burnmark/triage/conventions.h"
+#include "burnmark/triage/signature.h"
 
 #include "burnmark/triage/lowp_fusion.h"
 
@@ -72,8 +73,14 @@ void ConventionJudge::registered(const Program& program, const RunOptions& run,
     const bool diverged = std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
                                       [&](const Divergence& d) { return d.backend == name; });
     if (!diverged) continue;
+    // Only the conventions this backend's library documents (or every library's) explain it.
+    const std::string library = backend_library(name);
+    const auto in_scope = [&](std::size_t c) {
+      return convention_applies_to(convention_info(others_[c].first), library);
+    };
     bool explained = false;
     for (std::size_t c = 0; c < others_.size(); ++c) {
+      if (!in_scope(c)) continue;
       const Outcome* other = alternative(c);
       if (other == nullptr) continue;
       const Verdict v = compare({*other, outcomes[b]}, oracle);
@@ -88,7 +95,7 @@ void ConventionJudge::registered(const Program& program, const RunOptions& run,
       if (v.agree() && v.compared > 0) {
         // Every convention whose switch alone moves the reference here took part.
         for (std::size_t c = 0; c < others_.size(); ++c)
-          if (const Outcome* other = alternative(c);
+          if (const Outcome* other = in_scope(c) ? alternative(c) : nullptr;
               other != nullptr && !compare({outcomes[0], *other}, oracle).agree())
             j.hits.push_back({name, others_[c].first});
         explained = true;
@@ -114,11 +121,15 @@ std::vector<ConventionHit> ConventionJudge::reference_sides(const Program& progr
   const ConventionSet reached = ConventionSet::from_bits(outcomes[0].conventions_reached);
   for (const auto& [convention, backend] : others_) {
     if (!reached.has(convention)) continue; // switched, the very same run
+    const auto in_scope = [&, c = convention](const Outcome& o) {
+      return convention_applies_to(convention_info(c), backend_library(o.backend));
+    };
+    if (std::none_of(outcomes.begin() + 1, outcomes.end(), in_scope)) continue;
     const Outcome other = run_backend(*backend, program, run);
     // The program does not reach this convention's point: both sides compute the same.
     if (compare({outcomes[0], other}, oracle).agree()) continue;
     for (std::size_t b = 1; b < outcomes.size(); ++b)
-      if (agreed(outcomes[b]))
+      if (agreed(outcomes[b]) && in_scope(outcomes[b]))
         hits.push_back({outcomes[b].backend, convention, ConventionSide::Reference});
   }
   return hits;

@@ -11,7 +11,7 @@
 namespace burnmark {
 
 enum class Convention : std::uint8_t {
-#define BURNMARK_CONVENTION(Enum, name, description, doc) Enum,
+#define BURNMARK_CONVENTION(Enum, name, description, doc, scope) Enum,
 #include "burnmark/backends/conventions.def"
 #undef BURNMARK_CONVENTION
 };
@@ -20,18 +20,31 @@ struct ConventionInfo {
   Convention convention;
   std::string_view name;
   std::string_view description;
-  std::string_view doc; // the PyTorch documentation link that makes this point a choice
+  std::string_view doc;   // the library's documentation link that makes this point a choice
+  std::string_view scope; // "any", or the comma-separated libraries whose documentation it is
 };
 
 inline constexpr std::array kConventions = {
-#define BURNMARK_CONVENTION(Enum, name, description, doc)                                          \
-  ConventionInfo{Convention::Enum, name, description, doc},
+#define BURNMARK_CONVENTION(Enum, name, description, doc, scope)                                   \
+  ConventionInfo{Convention::Enum, name, description, doc, scope},
 #include "burnmark/backends/conventions.def"
 #undef BURNMARK_CONVENTION
 };
 
 constexpr const ConventionInfo& convention_info(Convention c) {
   return kConventions[static_cast<std::size_t>(c)];
+}
+
+// Whether a divergence of `library` (backend_library()'s name: "libtorch", "jax", "onednn") may be
+// explained by convention `c`: a behaviour is a convention only for the libraries documenting it.
+constexpr bool convention_applies_to(const ConventionInfo& c, std::string_view library) {
+  if (c.scope == "any") return true;
+  for (std::string_view rest = c.scope; !rest.empty();) {
+    const std::size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == library) return true;
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  return false;
 }
 
 // Which conventions take their other side; empty is the reference's own choice everywhere.
@@ -51,6 +64,9 @@ public:
   }
   // Every registered convention switched: LibTorch's side at each point at once.
   static constexpr ConventionSet all();
+  // Every convention of scope "any" switched (the judge's all-at-once reference: a library's own
+  // conventions are not mixed into another's).
+  static constexpr ConventionSet unscoped();
 
 private:
   static constexpr std::uint32_t bit(Convention c) {
@@ -63,6 +79,13 @@ constexpr ConventionSet ConventionSet::all() {
   ConventionSet s;
   for (const ConventionInfo& c : kConventions)
     s.bits_ |= bit(c.convention);
+  return s;
+}
+
+constexpr ConventionSet ConventionSet::unscoped() {
+  ConventionSet s;
+  for (const ConventionInfo& c : kConventions)
+    if (c.scope == "any") s.bits_ |= bit(c.convention);
   return s;
 }
 

@@ -63,7 +63,8 @@ public:
 
   // outcomes[0] must come from the built-in reference: only then are its convention points the
   // ones conventions.def describes. Each diverging backend is compared with every switched
-  // reference in turn; the first it agrees with explains it. Only conventions whose point
+  // reference whose convention's scope covers its library (backend_library()) in turn; the
+  // first it agrees with explains it. Only conventions whose point
   // outcomes[0]'s run reached (Outcome::conventions_reached) are run: another one switched gives
   // that very run, which the backend already diverged from. Then, with a `reference`, a
   // torch-compile divergence in a bf16/f16 program that no registered convention explains is

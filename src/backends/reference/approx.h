@@ -32,18 +32,23 @@ struct Storage {
   double acc_overflow = 0x1.ffffffp127;
   double exp_overflow_input = 88.72283905206835; // ln(largest finite): exp is inf above it
   double exp2_overflow_input = 128.0;            // log2 of the same
+  // The smallest normal magnitude, below which the ftz-daz convention's other side may read or
+  // write a value as 0; 0 for f16, which XLA computes in f32, where its subnormals are normal.
+  double ftz_below = 0x1p-126;
 };
 inline Storage storage_for(FloatDType d) {
   if (d == FloatDType::F32) return {};
   const FloatFormat f = float_format(d);
-  return {d,
-          f.unit_roundoff(),
-          d == FloatDType::F64 ? f.unit_roundoff() : 0x1p-24,
-          f.half_subnormal_step(),
-          f.overflow_threshold(),
-          d == FloatDType::F64 ? f.overflow_threshold() : 0x1.ffffffp127,
-          std::log(f.max_finite),
-          std::log2(f.max_finite)};
+  Storage s{d,
+            f.unit_roundoff(),
+            d == FloatDType::F64 ? f.unit_roundoff() : 0x1p-24,
+            f.half_subnormal_step(),
+            f.overflow_threshold(),
+            d == FloatDType::F64 ? f.overflow_threshold() : 0x1.ffffffp127,
+            std::log(f.max_finite),
+            std::log2(f.max_finite)};
+  s.ftz_below = d == FloatDType::F16 ? 0.0 : std::ldexp(1.0, f.min_exponent);
+  return s;
 }
 inline thread_local Storage storage;
 class StorageScope {

@@ -65,7 +65,7 @@ std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_ref
 }
 
 std::unique_ptr<Backend> make_all_conventions_reference() {
-  return make_reference_backend(ConventionSet::all());
+  return make_reference_backend(ConventionSet::unscoped());
 }
 
 } // namespace burnmark

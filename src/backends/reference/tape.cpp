@@ -1,6 +1,7 @@
 // The reference tape: leaves, op application, reverse-mode accumulation with the one central
 // un-broadcasting step, and read-out into HostTensors.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -44,6 +45,45 @@ std::int64_t ReferenceFramework::kept_elements() const {
   return kept;
 }
 
+namespace {
+
+// The ftz-daz convention's one point (conventions.def; docs/conventions.md, "Flush to zero"):
+// every value the tape finalises -- a leaf as read, an op's result, a gradient sum, a tangent --
+// goes through here. On the reference's own side nothing changes; the point is reached where an
+// element's interval reaches below the smallest normal and flushing would change it. On the other
+// side a subnormal becomes 0 of its sign and a normal value whose interval reaches the subnormal
+// range may become 0; either way the bound covers 0 and the IEEE value both, because XLA flushes
+// in its arithmetic but not in what it simplifies away or only moves (x * 1, x + 0, neg,
+// transpose and where keep a subnormal: probed on jax 0.10.2), so which one a program gets is
+// not known from the op alone.
+bool flush_changes(double v, double e, double below) {
+  const double mag = std::fabs(v);
+  return v != 0 && mag - e < below && (mag < below || e < mag); // false for NaN, inf and E = inf
+}
+
+void flush_subnormals(Buf& b) {
+  const double below = storage.ftz_below;
+  double* v = b.v();
+  double* e = b.e();
+  const std::int64_t n = b.size();
+  std::int64_t i = 0;
+  while (i < n && !flush_changes(v[i], e[i], below))
+    ++i;
+  if (i == n || !other_side(Convention::FtzDaz)) return;
+  for (; i < n; ++i) {
+    if (!flush_changes(v[i], e[i], below)) continue;
+    const double mag = std::fabs(v[i]);
+    if (mag < below) {
+      e[i] += mag;
+      v[i] = std::copysign(0.0, v[i]);
+    } else {
+      e[i] = std::max(e[i], mag);
+    }
+  }
+}
+
+} // namespace
+
 Node& ReferenceFramework::fresh() {
   if (used_ == nodes_.size()) nodes_.emplace_back();
   Node& n = nodes_[used_++];
@@ -68,7 +108,8 @@ ReferenceFramework::Tensor ReferenceFramework::leaf(const Leaf& leaf, bool requi
     std::copy_n(leaf.indices.begin(), size, n.value.v()); // small integers, exact in double
   else
     std::copy_n(leaf.data.begin(), size, n.value.v());
-  std::fill_n(n.value.e(), size, 0.0); // leaves are exact inputs
+  std::fill_n(n.value.e(), size, 0.0);                     // leaves are exact inputs
+  if (leaf.dtype != DType::I64) flush_subnormals(n.value); // read as 0 (DAZ) on ftz-daz's side
   return {static_cast<int>(used_ - 1)};
 }
 
@@ -90,6 +131,7 @@ ReferenceFramework::Tensor ReferenceFramework::apply(const Instr& instr,
   const Node* b = out.in[1] >= 0 ? &node(out.in[1]) : nullptr;
   const Node* c = out.in[2] >= 0 ? &node(out.in[2]) : nullptr;
   forward_rule(node(out.in[0]), b, c, out, scratch_);
+  flush_subnormals(out.value);
   return {id};
 }
 
@@ -105,6 +147,7 @@ void ReferenceFramework::accumulate_into(Buf& sum, bool& has, int& terms, const 
     std::swap(sum, *src); // the scratch buffer inherits the old capacity
     has = true;
     terms = 1;
+    flush_subnormals(sum);
     return;
   }
   const bool order_matters = terms++ >= reordered_from;
@@ -120,6 +163,7 @@ void ReferenceFramework::accumulate_into(Buf& sum, bool& has, int& terms, const 
     tv[i] = r.v;
     te[i] = r.e;
   }
+  flush_subnormals(sum);
 }
 
 void ReferenceFramework::accumulate(Node& target, InputGrad& g) {
@@ -174,6 +218,7 @@ ReferenceFramework::Tensor ReferenceFramework::dual(const Tensor& t, const HostT
   n.tan.resize(n.shape.numel());
   std::copy_n(tangent.values.begin(), n.shape.numel(), n.tan.v());
   std::fill_n(n.tan.e(), n.shape.numel(), 0.0); // exact in every dtype (leaf_tangent)
+  flush_subnormals(n.tan);
   n.has_tan = true;
   n.tan_done = true;
   return t;
@@ -199,6 +244,7 @@ void ReferenceFramework::propagate_tangents(int root) {
     const Node& a = node(out.in[0]);
     if (!a.has_tan && !(b != nullptr && b->has_tan) && !(c != nullptr && c->has_tan)) continue;
     tangent_rule(out, a, b, c, tangent_scratch_, scratch_);
+    if (out.has_tan) flush_subnormals(out.tan);
     grads_of_ = -1;
     // Where the value is NaN the derivative has no meaning and LibTorch's forward formulas
     // answer anything (0, 1, NaN): not judged (docs/conventions.md, "Forward mode").
