@@ -12,8 +12,10 @@
 
 #include "burnmark/gen/generator.h"
 #include "burnmark/ir/text.h"
+#include "parsed_program.h"
 
 using namespace burnmark;
+using burnmark::test_support::parsed;
 
 namespace {
 
@@ -25,12 +27,6 @@ constexpr std::array<const char*, 5> kLeafLines = {
     "%0 = leaf f32[2,3] layout=expanded(0) [1, 2, 3, 1, 2, 3]",
     "%0 = leaf f32[2,3] layout=offset(3) [1, 2, 3, 4, 5, 6]",
 };
-
-Program parsed(const std::string& text) {
-  const ParseResult r = parse_program(text);
-  EXPECT_TRUE(r.ok()) << r.error() << "\n" << text;
-  return r.ok() ? r.program() : Program{};
-}
 
 } // namespace
 

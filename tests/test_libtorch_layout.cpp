@@ -13,16 +13,12 @@
 #include "burnmark/backends/builtin.h"
 #include "burnmark/ir/text.h"
 #include "libtorch_framework.h"
+#include "parsed_program.h"
 
 using namespace burnmark;
+using burnmark::test_support::parsed;
 
 namespace {
-
-Program parsed(const std::string& text) {
-  const ParseResult r = parse_program(text);
-  EXPECT_TRUE(r.ok()) << r.error() << "\n" << text;
-  return r.ok() ? r.program() : Program{};
-}
 
 struct Case {
   const char* layout; // after the leaf's type

@@ -11,16 +11,12 @@
 
 #include "burnmark/gen/generator.h"
 #include "burnmark/ir/text.h"
+#include "parsed_program.h"
 
 using namespace burnmark;
+using burnmark::test_support::parsed;
 
 namespace {
-
-Program parsed(const std::string& text) {
-  const ParseResult r = parse_program(text);
-  EXPECT_TRUE(r.ok()) << r.error() << "\n" << text;
-  return r.ok() ? r.program() : Program{};
-}
 
 // exp of a [2,1,3] leaf, then relayout with `layout` (the text after the operand).
 std::string program_with(const std::string& layout) {
