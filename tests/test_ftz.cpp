@@ -157,3 +157,42 @@ TEST(FtzDaz, ExplainsTheFlushOnlyForTheLibraryDocumentingIt) {
     }
   }
 }
+
+// The first signature of the second JAX campaign: relu of [NaN, subnormal] mixes JAX's documented
+// flush (relu(1e-40) = 0, so relu'(0) = 0) with its known NaN gradient (jax-relu-grad-nan: 0 at
+// NaN, where the reference passes 1). Measured from JAX's own side of ftz-daz, only the NaN
+// element's gradient is left: that divergence alone is signed, so the known row's root matches it.
+// For onednn, whose flush is undocumented, nothing is measured from the flushing side.
+TEST(FtzDaz, WhatIsLeftFromTheFlushingSideIsTheBackendsOwnDivergence) {
+  const Program p = parse("%0 = leaf f32[2] [nan, 1e-40]\n%1 = relu %0 : f32[2]\nroot %1\n");
+  const Outcome ieee = plain(p);
+  ASSERT_EQ(ieee.grads.size(), 1u);
+  ASSERT_EQ(ieee.grads[0].values.size(), 2u);
+  ASSERT_EQ(ieee.grads[0].values[1], 1.0); // relu'(1e-40) = 1
+  ASSERT_FALSE(ieee.grads[0].values[0] == 0.0) << "the reference's relu' at NaN is not 0";
+  for (const char* backend : {"jax", "onednn"}) {
+    SCOPED_TRACE(backend);
+    Outcome flushed = ieee;
+    flushed.backend = backend;
+    flushed.root.values[1] = 0.0;         // the flush
+    flushed.grads[0].values = {0.0, 0.0}; // 0 at NaN; relu'(0) = 0 at the flushed input
+    flushed.root.error_bound.clear();
+    flushed.grads[0].error_bound.clear();
+    const Verdict v = compare({ieee, flushed}, OracleOptions{});
+    ASSERT_EQ(v.divergences.size(), 2u); // the forward at 1, the gradient at 0 and 1
+    ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+    const ConventionJudgement j = judge.judge(p, RunOptions{true}, {ieee, flushed}, v, {});
+    if (std::string(backend) == "jax") {
+      ASSERT_EQ(j.hits.size(), 1u);
+      EXPECT_EQ(j.hits[0].convention, Convention::FtzDaz);
+      ASSERT_EQ(j.residual.divergences.size(), 1u);
+      const Divergence& d = j.residual.divergences[0];
+      EXPECT_EQ(d.kind, DivergenceKind::Gradient);
+      EXPECT_EQ(d.count, 1u);
+      EXPECT_EQ(d.first_index, 0u);
+    } else {
+      EXPECT_TRUE(j.hits.empty());
+      EXPECT_EQ(j.residual.divergences.size(), 2u);
+    }
+  }
+}

@@ -31,6 +31,28 @@ std::string format_conventions(const std::vector<ConventionHit>& hits) {
   return out;
 }
 
+namespace {
+
+// True when `narrower` (a backend's divergences from a switched reference) is strictly less than
+// `backend`'s part of `wider` (from the reference): no output diverges there that did not before,
+// none in more elements, and fewer elements in all.
+bool narrows(const std::vector<Divergence>& wider, const std::vector<Divergence>& narrower,
+             const std::string& backend) {
+  std::size_t before = 0, after = 0;
+  for (const Divergence& d : wider)
+    if (d.backend == backend) before += d.count;
+  for (const Divergence& n : narrower) {
+    const auto same = std::find_if(wider.begin(), wider.end(), [&](const Divergence& w) {
+      return w.backend == backend && w.kind == n.kind && w.leaf == n.leaf;
+    });
+    if (same == wider.end() || n.count > same->count) return false;
+    after += n.count;
+  }
+  return after < before;
+}
+
+} // namespace
+
 ConventionJudgement ConventionJudge::judge(const Program& program, const RunOptions& run,
                                            const std::vector<Outcome>& outcomes,
                                            const Verdict& verdict, const OracleOptions& oracle) {
@@ -101,8 +123,28 @@ void ConventionJudge::registered(const Program& program, const RunOptions& run,
         explained = true;
       }
     }
-    if (explained)
+    if (explained) {
       std::erase_if(j.residual.divergences, [&](const Divergence& d) { return d.backend == name; });
+      continue;
+    }
+    // A convention scoped to this backend's library is a mode the library documents for every
+    // op (JAX's flush to zero), so that side is this backend's baseline: when measuring from it
+    // leaves less, what is left is the backend's own divergence, and it alone is signed and
+    // triaged. Otherwise a program meeting the mode and an unrelated bug is one mixed signature
+    // that neither the convention nor the bug's known root explains.
+    for (std::size_t c = 0; c < others_.size(); ++c) {
+      if (convention_info(others_[c].first).scope == "any" || !in_scope(c)) continue;
+      const Outcome* other = alternative(c);
+      if (other == nullptr) continue;
+      Verdict from_mode = compare({*other, outcomes[b]}, oracle);
+      if (from_mode.compared == 0 || !narrows(j.residual.divergences, from_mode.divergences, name))
+        continue;
+      j.hits.push_back({name, others_[c].first});
+      std::erase_if(j.residual.divergences, [&](const Divergence& d) { return d.backend == name; });
+      for (Divergence& d : from_mode.divergences)
+        j.residual.divergences.push_back(std::move(d));
+      break;
+    }
   }
 }
 
