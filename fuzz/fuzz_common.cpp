@@ -365,7 +365,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   if (h.config.mode == HarnessMode::Continuous && h.inputs % kSummaryInputsEvery == 0)
     std::fputs(summary_line(h).c_str(), stderr);
   if (h.semantic) {
-    semantic_features(program, h.outcomes, h.features);
+    semantic_features(program, h.outcomes, h.features, h.config.semantic_features == 2);
     mark_features(h.features, burnmark_semantic_counters);
   }
   Verdict verdict = compare(h.outcomes, h.oracle);

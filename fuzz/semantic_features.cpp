@@ -77,7 +77,7 @@ std::uint32_t feature_index(FeatureKind kind, std::uint32_t a, std::uint32_t b, 
 }
 
 void semantic_features(const Program& p, std::span<const Outcome> outcomes,
-                       std::vector<std::uint32_t>& out) {
+                       std::vector<std::uint32_t>& out, bool family_pairs) {
   out.clear();
   const std::size_t n = p.stmts.size();
   const std::uint32_t dtype = static_cast<std::uint32_t>(p.float_dtype);
@@ -115,9 +115,12 @@ void semantic_features(const Program& p, std::span<const Outcome> outcomes,
       reach[r] |= reach[static_cast<std::size_t>(src)];
       const bool is_leaf = producer.kind == StmtKind::Leaf;
       if (is_leaf) direct |= reach[static_cast<std::size_t>(src)];
-      out.push_back(feature_index(FeatureKind::OpPair,
-                                  is_leaf ? kLeafProducer : op_code(producer.instr.op), op,
-                                  static_cast<std::uint32_t>(i)));
+      const std::uint32_t from =
+          is_leaf ? kLeafProducer
+          : family_pairs
+              ? kFamilyProducer + static_cast<std::uint32_t>(op_info(producer.instr.op).family)
+              : op_code(producer.instr.op);
+      out.push_back(feature_index(FeatureKind::OpPair, from, op, static_cast<std::uint32_t>(i)));
     }
     out.push_back(feature_index(FeatureKind::OpOperands, op, operand_bits, dtype));
     add_classes(out, reach[r] & ~direct, FeatureKind::OpSpecial, op, 0, 0);

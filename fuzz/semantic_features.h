@@ -20,7 +20,7 @@ inline constexpr std::size_t kSemanticTableSize = std::size_t{1} << 16;
 // What a feature says; part of its hash, so features of different kinds never share a tuple.
 enum class FeatureKind : std::uint8_t {
   OpOperands, // (op, operand rank classes + broadcast and same-tensor bits, float dtype)
-  OpPair,     // (producer op or kLeafProducer, consumer op, operand slot)
+  OpPair,     // (producer op, its family with family pairs, or kLeafProducer; consumer op; slot)
   OpSpecial,  // (op, value class among the leaves reaching it, 1 when a direct leaf operand)
   OpInner,    // (op, innermost size of operand 0 mod 8, 1 when there is a full 8-wide body)
   OpNumel,    // (op, numel of operand 0 mod 16, 1 when there is a full 16-wide body)
@@ -44,6 +44,8 @@ inline constexpr int kValueClasses = 5;
 
 // The producer recorded for an operand that is a leaf (through aliases); past every op id.
 inline constexpr std::uint32_t kLeafProducer = 0xffff;
+// Added to an OpFamily to make a family-pairs producer: never an op id nor kLeafProducer.
+inline constexpr std::uint32_t kFamilyProducer = 0x10000;
 // Outcome slots above this share it (the reference is slot 0).
 inline constexpr std::uint32_t kMaxSlot = 3;
 
@@ -59,8 +61,11 @@ std::uint32_t feature_index(FeatureKind kind, std::uint32_t a, std::uint32_t b =
 // Every feature of a well-formed program and, when given, of the backends' outcomes on it (in
 // BACKENDS order: slot = position, capped at kMaxSlot), sorted and without duplicates, each
 // below kSemanticTableSize. `out` is cleared first; its storage is reused across calls.
+// With `family_pairs`, an op pair's producer is its op family (OpFamily, ops.def) rather than its
+// op: about 18 producers instead of 151, so the pair features a corpus can collect are ~8k, not
+// ~69k, and the corpus stops growing sooner (BURNMARK_SEMANTIC_FEATURES=2; docs/throughput.md).
 void semantic_features(const Program& program, std::span<const Outcome> outcomes,
-                       std::vector<std::uint32_t>& out);
+                       std::vector<std::uint32_t>& out, bool family_pairs = false);
 
 // Sets one byte per feature in `counters` (kSemanticTableSize bytes); libFuzzer zeroes them
 // before each input and reads every nonzero byte as a feature after it.

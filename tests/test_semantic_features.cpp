@@ -113,6 +113,35 @@ TEST(SemanticFeatures, ProgramsDifferingInOnePairDifferInThosePairFeaturesOnly) 
   EXPECT_EQ(only_q, pairs_q);
 }
 
+// With family pairs, the same swap between two producers of one family (exp and sin are both
+// Unary) changes nothing, and the pair features name the family; a producer of another family
+// (matmul's Matmul, feeding log) still gives a feature of its own.
+TEST(SemanticFeatures, FamilyPairsNameTheProducersFamily) {
+  const std::string head = "%0 = leaf f32[4] [0.5, 1, 1.5, 2]\n"
+                           "%1 = exp %0 : f32[4]\n"
+                           "%2 = sin %0 : f32[4]\n";
+  const Program p = parse(head + "%3 = log %1 : f32[4]\n%4 = cos %2 : f32[4]\n"
+                                 "%5 = add %3, %4 : f32[4]\nroot %5\n");
+  const Program q = parse(head + "%3 = log %2 : f32[4]\n%4 = cos %1 : f32[4]\n"
+                                 "%5 = add %3, %4 : f32[4]\nroot %5\n");
+  std::vector<std::uint32_t> fp, fq;
+  semantic_features(p, {}, fp, true);
+  semantic_features(q, {}, fq, true);
+  EXPECT_EQ(fp, fq);
+  const std::uint32_t unary = kFamilyProducer + static_cast<std::uint32_t>(OpFamily::Unary);
+  EXPECT_TRUE(has(fp, feature_index(FeatureKind::OpPair, unary, op(Op::Log), 0)));
+  EXPECT_TRUE(has(fp, feature_index(FeatureKind::OpPair, unary, op(Op::Cos), 0)));
+  EXPECT_FALSE(has(fp, feature_index(FeatureKind::OpPair, op(Op::Exp), op(Op::Log), 0)));
+  EXPECT_TRUE(has(fp, feature_index(FeatureKind::OpPair, kLeafProducer, op(Op::Exp), 0)));
+  const Program m = parse("%0 = leaf f32[2,2] [0.5, 1, 1.5, 2]\n%1 = matmul %0, %0 : f32[2,2]\n"
+                          "%2 = log %1 : f32[2,2]\nroot %2\n");
+  std::vector<std::uint32_t> fm;
+  semantic_features(m, {}, fm, true);
+  const std::uint32_t matmul = kFamilyProducer + static_cast<std::uint32_t>(OpFamily::Matmul);
+  EXPECT_TRUE(has(fm, feature_index(FeatureKind::OpPair, matmul, op(Op::Log), 0)));
+  EXPECT_FALSE(has(fm, feature_index(FeatureKind::OpPair, unary, op(Op::Log), 0)));
+}
+
 TEST(SemanticFeatures, SpecialValuesAndSizesReachTheOpsTheyFeed) {
   // A NaN leaf feeds exp directly and log through exp; [2,9] has an 8-wide body and a tail of
   // 1 in its innermost dimension, 18 elements: one 16-wide body and a tail of 2.
