@@ -324,6 +324,16 @@ void initialize(const char* target_name, bool gradients) {
                h.config.backends.c_str(),
                h.config.mode == HarnessMode::Panic ? "panic" : "continuous", h.known_count,
                known.c_str());
+  // The fix-and-continue patches each plugin applies (BURNMARK_PATCHES; a campaign sets it to the
+  // patches its gate passed), as `burnmark run` says them.
+  for (const auto& b : h.backends) {
+    std::string ids;
+    for (const std::string& id : b->active_patches())
+      ids += (ids.empty() ? "" : ", ") + id;
+    if (!ids.empty())
+      std::fprintf(stderr, "burnmark: %s: patches %s: %s\n", target_name, b->name().c_str(),
+                   ids.c_str());
+  }
 }
 
 const GeneratorOptions& generator_options() {

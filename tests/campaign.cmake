@@ -50,3 +50,19 @@ target_compile_definitions(test_campaign_merge PRIVATE
   BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
   BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
   BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
+# Fix-and-continue patches in campaigns and triage (docs/patches.md): the campaign's gate, the
+# ledger's patches column across a resume, triage's patched/suppressed lines. The real Eigen
+# plugin beside the planted one.
+burnmark_test(test_patches_campaign test_patches_campaign.cpp)
+target_link_libraries(test_patches_campaign PRIVATE burnmark_patch_gate burnmark_campaign fmt::fmt)
+add_dependencies(test_patches_campaign burnmark fuzz_autograd burnmark_fixture_planted)
+target_compile_definitions(test_patches_campaign PRIVATE
+  BURNMARK_CLI_PATH="$<TARGET_FILE:burnmark>"
+  BURNMARK_FUZZ_AUTOGRAD="$<TARGET_FILE:fuzz_autograd>"
+  BURNMARK_PLANTED_PLUGIN="$<TARGET_FILE:burnmark_fixture_planted>"
+  BURNMARK_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+if(TARGET burnmark_plugin_eigen)
+  add_dependencies(test_patches_campaign burnmark_plugin_eigen)
+  target_compile_definitions(test_patches_campaign PRIVATE BURNMARK_TEST_HAVE_EIGEN=1)
+endif()

@@ -86,6 +86,7 @@ LedgerEntry sample_entry(const std::string& sig, std::uint64_t count) {
   e.culprit_signature = "ba9876543210";
   e.roots = {"a1b2c3d4e5f6"};
   e.root_words = {"libtorch:gradient culprit=pow[0.5] trigger=-0 dtype=any"};
+  e.patches = {"eigen-sqrt-inf", "eigen-sqrt-negzero"};
   return e;
 }
 
@@ -124,6 +125,7 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
     EXPECT_EQ(got->culprit_signature, want.culprit_signature);
     EXPECT_EQ(got->roots, want.roots);
     EXPECT_EQ(got->root_words, want.root_words);
+    EXPECT_EQ(got->patches, want.patches);
   }
   // Most hits first; the age is whole days since first seen (29 days).
   const std::string json = ledger_to_json(l, now);
@@ -132,6 +134,15 @@ TEST(CampaignLedger, JsonRoundTripKeepsEveryField) {
   const std::string md = ledger_to_markdown(l, now);
   EXPECT_NE(md.find("| `ba9876543210` | filed (pow-grad-neg-zero) | 29 | 40 |"), std::string::npos)
       << md;
+  EXPECT_NE(md.find("| pow(0.5) -> sum | eigen-sqrt-inf, eigen-sqrt-negzero | [ba9876543210/"),
+            std::string::npos)
+      << md;
+  // A ledger written before patches has none.
+  Ledger old;
+  ASSERT_EQ(
+      ledger_from_json(R"({"format": "burnmark-ledger-1", "bugs": [{"signature": "s"}]})", old),
+      "");
+  EXPECT_TRUE(old.entries.at(0).patches.empty());
   EXPECT_NE(md.find("2 distinct signatures (op graphs), 1 new"), std::string::npos) << md;
 }
 

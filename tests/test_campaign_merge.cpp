@@ -90,7 +90,11 @@ TEST(CampaignMerge, EntryTakesEarliestFirstLatestLastStrongestStatusAndUnions) {
                               "2026-11-04T00:00:00Z", {"libtorch:gradient", "libtorch:forward"});
   LedgerEntry b_filed = b;
   b_filed.anchor = "issue-123";
+  a.patches = {"eigen-sqrt-inf"};
+  b_filed.patches = {"eigen-sqrt-inf", "eigen-log-subnormal"};
   merge_entry(a, b_filed);
+  // The patches on at the first sighting: b's, the earlier.
+  EXPECT_EQ(a.patches, (std::vector<std::string>{"eigen-sqrt-inf", "eigen-log-subnormal"}));
   EXPECT_EQ(a.first_seen, "2026-11-01T12:00:00Z"); // b's, the earlier
   EXPECT_EQ(a.last_seen, "2026-11-05T00:00:00Z");  // a's, the later
   EXPECT_EQ(a.status, "filed");                    // a human's word outranks "new"
@@ -103,6 +107,12 @@ TEST(CampaignMerge, EntryTakesEarliestFirstLatestLastStrongestStatusAndUnions) {
   EXPECT_EQ(known.status, "known");
   EXPECT_EQ(known.anchor, "bug-7");
   EXPECT_EQ(known.first_seen, "2026-11-03T00:00:00Z"); // a missing date loses to a real one
+  // A later sighting's patches do not replace the earlier one's.
+  LedgerEntry early = entry("aaaaaaaaaaaa", "new", "2026-11-01T00:00:00Z", "", {});
+  LedgerEntry late = entry("aaaaaaaaaaaa", "new", "2026-11-09T00:00:00Z", "", {});
+  late.patches = {"eigen-sqrt-inf"};
+  merge_entry(early, late);
+  EXPECT_TRUE(early.patches.empty());
 }
 
 TEST(CampaignMerge, CountsAreTheDistinctInputsOnDiskAndMergingAgainAddsNothing) {

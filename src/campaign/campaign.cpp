@@ -99,7 +99,8 @@ void seed_corpus(const fs::path& seeds, const fs::path& corpus) {
 }
 
 // The parent's environment with the campaign's overrides replacing any inherited value.
-std::vector<std::string> child_environment(const Layout& l, const fs::path& known_bugs) {
+std::vector<std::string> child_environment(const Layout& l, const fs::path& known_bugs,
+                                           const std::string& patches) {
   campaign_detail::EnvOverrides overrides = {
       {"MODE", "continuous"},
       {"BURNMARK_FINDINGS_DIR", l.saved.string()},
@@ -113,6 +114,8 @@ std::vector<std::string> child_environment(const Layout& l, const fs::path& know
   // saturates the fuzzer would otherwise bury the new ones in the findings directory.
   // Always set: empty (no list) must not let a worker fall back to a list of its own.
   overrides.emplace_back("BURNMARK_KNOWN_BUGS", known_bugs.string());
+  // The patches the campaign's gate passed (docs/patches.md), the same as its own backends'.
+  overrides.emplace_back("BURNMARK_PATCHES", patches);
   // torch.compile's kernels go to the campaign's own cache unless the caller chose one: the
   // machine-wide default (/tmp/torchinductor_<user>) is shared with every torch process on the
   // machine, and beside others' runs its kernels failed to load (undefined Sleef symbols, a file
@@ -317,7 +320,7 @@ private:
     run.seconds = seconds;
     std::vector<std::string> argv = fuzzer_arguments(run);
     argv.insert(argv.begin(), o_.fuzzer.string());
-    std::vector<std::string> env = child_environment(l_, o_.known_bugs);
+    std::vector<std::string> env = child_environment(l_, o_.known_bugs, o_.patches);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);

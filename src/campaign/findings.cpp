@@ -139,6 +139,7 @@ IngestResult FindingsBook::ingest(std::span<const std::uint8_t> bytes, const Pro
       entry = &ledger_.entries.back();
       entry->signature = c.signature.id;
       entry->first_seen = stamp;
+      entry->patches = options_.patches;
       // A campaign killed between saving an input of a new bug and writing the ledger left the
       // directory without an entry: its inputs count.
       entry->count = count_saved_inputs(dir_ / entry->signature);
@@ -222,7 +223,10 @@ void FindingsBook::record_input(LedgerEntry& entry, std::span<const std::uint8_t
     if (entry.example.empty() && error.empty()) entry.example = entry.signature + "/" + name;
     ++entry.count;
   }
-  if (entry.first_seen.empty()) entry.first_seen = stamp;
+  if (entry.first_seen.empty()) {
+    entry.first_seen = stamp;
+    entry.patches = options_.patches;
+  }
   entry.last_seen = stamp;
   entry.status = status_of(entry, entry.anchor);
   dirty_ = true;
@@ -250,6 +254,7 @@ IngestResult FindingsBook::ingest_failure(std::span<const std::uint8_t> bytes, s
     entry = &ledger_.entries.back();
     entry->signature = id;
     entry->first_seen = iso_utc(now);
+    entry->patches = options_.patches;
     entry->count = count_saved_inputs(dir_ / id);
     entry->kinds = {cls};
     // No ops: the program is whatever the fuzzer happened to run when the backend died.

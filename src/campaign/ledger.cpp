@@ -140,7 +140,8 @@ std::string ledger_to_json(const Ledger& ledger, std::time_t now) {
                     {"reverse_signature", e->reverse_signature},
                     {"culprit_signature", e->culprit_signature},
                     {"roots", e->roots},
-                    {"root_words", e->root_words}});
+                    {"root_words", e->root_words},
+                    {"patches", e->patches}});
   const Json doc = {{"format", kFormat},
                     {"target", ledger.target},
                     {"updated", iso_utc(now)},
@@ -189,6 +190,7 @@ std::string ledger_from_json(std::string_view text, Ledger& out) {
     e.culprit_signature = string_or(b, "culprit_signature");
     e.roots = strings(b, "roots"); // absent before root causes
     e.root_words = strings(b, "root_words");
+    e.patches = strings(b, "patches"); // absent before patches
     ledger.entries.push_back(std::move(e));
   }
   out = std::move(ledger);
@@ -240,22 +242,26 @@ std::string ledger_to_markdown(const Ledger& ledger, std::time_t now) {
                        r.regression ? "; REGRESSION" : "");
   out += "\n## Signatures\n\n"
          "| signature | status | days since found | count | first seen | last seen | kinds | ops "
-         "| repro |\n|---|---|---|---|---|---|---|---|---|\n";
+         "| patches | repro |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const LedgerEntry* e : ordered(ledger)) {
     std::string status = e->status;
     if (!e->anchor.empty()) status += " (" + e->anchor + ")";
     std::string repro;
     for (const std::string* p : {&e->repro_cpp, &e->repro_python, &e->repro_shell})
       if (!p->empty()) repro += (repro.empty() ? "" : ", ") + fmt::format("[{}]({})", *p, *p);
-    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} |\n", e->signature,
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", e->signature,
                        md_cell(status), days_since(e->first_seen, now), e->count,
                        md_cell(e->first_seen), md_cell(e->last_seen), md_cell(kinds_cell(*e)),
-                       md_cell(fmt::format("{}", fmt::join(e->ops, " -> "))), md_cell(repro));
+                       md_cell(fmt::format("{}", fmt::join(e->ops, " -> "))),
+                       md_cell(fmt::format("{}", fmt::join(e->patches, ", "))), md_cell(repro));
   }
   for (const LedgerEntry* e : ordered(ledger))
     out += fmt::format("\n## {}\n\n{} {} times, first {}, last {}.{}\n\n```\n{}```\n", e->signature,
                        e->status, e->count, e->first_seen, e->last_seen,
-                       e->example.empty() ? "" : " Example input: `" + e->example + "`.",
+                       (e->example.empty() ? "" : " Example input: `" + e->example + "`.") +
+                           (e->patches.empty() ? ""
+                                               : fmt::format(" First seen with patches {}.",
+                                                             fmt::join(e->patches, ", "))),
                        e->minimal_program);
   return out;
 }

@@ -135,7 +135,10 @@ void merge_entry(LedgerEntry& into, const LedgerEntry& from) {
   } else if (status_rank(from.status) == status_rank(into.status)) {
     fill_if_empty(into.anchor, from.anchor);
   }
-  into.first_seen = pick_date(into.first_seen, from.first_seen, true);
+  // The patches active at the first sighting: the earlier campaign's.
+  const std::string first = pick_date(into.first_seen, from.first_seen, true);
+  if (first != into.first_seen || into.first_seen.empty()) into.patches = from.patches;
+  into.first_seen = first;
   into.last_seen = pick_date(into.last_seen, from.last_seen, false);
   union_into(into.kinds, from.kinds);
   union_into(into.regressions, from.regressions);

@@ -3,6 +3,7 @@
 // The work is in burnmark_campaign (campaign.h); this file finds the fuzzer and the seed
 // corpus, builds the backends that re-check findings, and parses arguments.
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -12,12 +13,14 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app.h"
 #include "burnmark/campaign/campaign.h"
 #include "burnmark/campaign/dir_lock.h"
 #include "burnmark/campaign/merge.h"
 #include "burnmark/gen/generator.h"
+#include "burnmark/patches/gate.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -65,7 +68,7 @@ std::optional<int> positive(std::string_view text) {
 // starts, in the order the hand-written parser checked them.
 struct CampaignArgs {
   std::string target = "fuzz_autograd";
-  std::optional<std::string> time, workers, min_free, out, fuzzer, seeds, known_path;
+  std::optional<std::string> time, workers, min_free, out, fuzzer, seeds, known_path, patches;
   std::vector<std::string> merge; // --merge DIR...: merge these campaign directories into --out
 };
 
@@ -118,6 +121,57 @@ int merge(const CampaignArgs& a, std::span<const std::string> after_dashes) {
              s.entries_joined, inputs, s.inputs_added, s.crashes_added, s.corpus_before,
              s.corpus_after, (options.out / "ledger.md").string());
   return kExitAgree;
+}
+
+// The patches this campaign applies (docs/patches.md, "Campaigns"): by default every patch of
+// the table that passes its gate; --patches or BURNMARK_PATCHES choose others (none, all, ids),
+// gated the same way. One line per patch not applied, and why. nullopt after a usage error.
+std::optional<std::vector<std::string>> campaign_patches(const CampaignArgs& a,
+                                                         const Config& config) {
+  const char* env = std::getenv("BURNMARK_PATCHES");
+  if (a.patches && env != nullptr && *a.patches != env) {
+    usage_error(fmt::format("campaign: --patches {} and BURNMARK_PATCHES={} disagree; give one",
+                            *a.patches, env));
+    return std::nullopt;
+  }
+  const std::string knob = a.patches ? *a.patches : env != nullptr ? std::string(env) : "all";
+  const bool chosen = a.patches || env != nullptr;
+  if (knob == "none") {
+    fmt::print(stderr, "campaign: patches on: none ({})\n",
+               a.patches ? "--patches none" : "BURNMARK_PATCHES=none");
+    return std::vector<std::string>{};
+  }
+  const std::string table_path = default_patches_path();
+  if (table_path.empty() && !chosen) {
+    fmt::print(
+        stderr,
+        "campaign: patches on: none (no patch table beside this binary or in its checkout)\n");
+    return std::vector<std::string>{};
+  }
+  const PatchTableResult table =
+      table_path.empty()
+          ? PatchTableResult{std::string("no patch table found (corpus/patches.txt)")}
+          : load_patch_table(table_path);
+  PatchTableResult selected = table.ok() ? select_patches(table.patches(), knob) : table;
+  if (!selected.ok()) {
+    std::string error = selected.error();
+    if (a.patches && error.starts_with("BURNMARK_PATCHES:"))
+      error = "--patches:" + error.substr(std::string_view("BURNMARK_PATCHES:").size());
+    usage_error("campaign: " + error);
+    return std::nullopt;
+  }
+  // As `burnmark patches check` runs it: gradients on, the environment's tolerance.
+  const GatedPatches gated = gate_patches(selected.patches(), plugin_names_in(config.backends),
+                                          (fs::path(table_path).parent_path() / "bugs").string(),
+                                          run_options(config, true), oracle_options(config, true));
+  for (const std::string& line : gated.not_applied)
+    fmt::print(stderr, "campaign: patch {}\n", line);
+  std::vector<std::string> ids;
+  for (const Patch& p : gated.applied)
+    ids.push_back(p.id);
+  fmt::print(stderr, "campaign: patches on: {}\n",
+             ids.empty() ? "none" : fmt::format("{}", fmt::join(ids, ", ")));
+  return ids;
 }
 
 int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
@@ -213,7 +267,14 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
       return usage_error("campaign: " + error);
   }
 
-  auto backends = make_backends_or_report(config);
+  const std::optional<std::vector<std::string>> patches = campaign_patches(a, config);
+  if (!patches) return kExitUsage;
+  // The campaign's own backends (which re-check and minimise findings) and its fuzzers apply the
+  // same patches.
+  Config patched = config;
+  patched.patches = patches->empty() ? "none" : fmt::format("{}", fmt::join(*patches, ","));
+  options.patches = patched.patches;
+  auto backends = make_backends_or_report(patched);
   if (!backends) return kExitUsage;
   std::vector<Backend*> raw;
   for (const auto& b : *backends)
@@ -225,6 +286,7 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   findings.tangents = config.tangents != 0;
   findings.hessian = gradients && config.hvp != 0;
   findings.tolerance = config.tolerance;
+  findings.patches = *patches;
   FindingsBook book(options.out, std::move(ledger), std::move(known), runner, *raw.front(),
                     findings);
   const GeneratorOptions decode = generator_options(config);
@@ -260,11 +322,11 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   // compile_hits/compile_misses: torch-compile's cache over the campaign (one-process mode only:
   // fork-mode workers' notes go to libFuzzer's job logs); restarts: one-process mode's.
   fmt::print("CAMPAIGN target={} execs={} diverging={} signatures={} ledger={} new={} crashes={} "
-             "ledger_file={} restarts={} compile_hits={} compile_misses={}\n",
+             "ledger_file={} restarts={} compile_hits={} compile_misses={} patches={}\n",
              target, s.stats.execs, s.diverging_inputs, book.signatures_this_run(),
              book.ledger().entries.size(), fresh, s.backend_failures + s.crashes,
              (options.out / "ledger.md").string(), s.restarts, s.stats.compile_hits,
-             s.stats.compile_misses);
+             s.stats.compile_misses, patches->size());
   // A campaign cut short by a full disk did not do what it was asked: never a clean status.
   if (!s.stopped_early.empty()) return usage_error("campaign: stopped early: " + s.stopped_early);
   // Like `run`: 1 when there is something to look at (a new bug), 0 when every bug is known.
@@ -303,6 +365,9 @@ Action define_campaign(CLI::App& app) {
   text("--min-free", a->min_free, "MB",
        "free space the findings folder must keep; below it the campaign does not start, or stops "
        "(default 64)");
+  text("--patches", a->patches, "none|all|ID,...",
+       "fix-and-continue patches (corpus/patches.txt) to apply, each only if it passes its gate "
+       "(default: all, so every validated patch; BURNMARK_PATCHES sets it too)");
   app.add_option("--merge", a->merge,
                  "merge these campaign directories (ledgers, findings, crashes, corpora) into "
                  "--out instead of fuzzing; counts are the distinct saved inputs, so merging a "

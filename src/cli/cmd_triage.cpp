@@ -11,6 +11,7 @@
 
 #include "app.h"
 #include "burnmark/ir/text.h"
+#include "burnmark/patches/patches.h"
 #include "burnmark/triage/suppress.h"
 #include "burnmark/triage/sweep.h"
 #include "burnmark/triage/triage.h"
@@ -100,6 +101,35 @@ int minimize(const Args* a) {
   return kExitDivergence;
 }
 
+// For each known bug the findings matched: patched (corpus/patches.txt has a patch of that id,
+// active when BURNMARK_PATCHES selects it, else available) or only suppressed by its signature
+// (docs/patches.md). Then one line counting both.
+void print_patched(const std::vector<std::pair<std::string, std::size_t>>& known_files,
+                   const Config& config) {
+  std::vector<Patch> table, active;
+  if (const std::string path = default_patches_path(); !path.empty()) {
+    const PatchTableResult t = load_patch_table(path);
+    if (t.ok()) table = t.patches();
+    const PatchTableResult on = t.ok() ? select_patches(table, config.patches) : t;
+    if (on.ok()) active = on.patches();
+  }
+  const auto has = [](const std::vector<Patch>& in, const std::string& id) {
+    return std::any_of(in.begin(), in.end(), [&](const Patch& p) { return p.id == id; });
+  };
+  std::size_t patched = 0;
+  for (const auto& [anchor, files] : known_files) {
+    if (has(table, anchor)) {
+      ++patched;
+      fmt::print("PATCHED {} patch={} {} files={}\n", anchor, anchor,
+                 has(active, anchor) ? "active" : "available", files);
+    } else {
+      fmt::print("SUPPRESSED {} files={}\n", anchor, files);
+    }
+  }
+  fmt::print("KNOWN bugs={} patched={} suppressed={}\n", known_files.size(), patched,
+             known_files.size() - patched);
+}
+
 int triage_dir(const Args* a) {
   namespace fs = std::filesystem;
   const fs::path dir{a->target};
@@ -169,6 +199,7 @@ int triage_dir(const Args* a) {
   // Root causes first, each followed by the signatures (op graphs) that reached it. A root is
   // known when the list names it, or names every one of its signatures.
   std::size_t diverging = 0, new_signatures = 0, new_roots = 0;
+  std::vector<std::pair<std::string, std::size_t>> known_files; // anchor, files; first seen first
   for (const RootGroup& r : report.roots) {
     const KnownBug* root_known = known.find_root(root_ids(r.roots));
     bool all_known = true;
@@ -187,6 +218,12 @@ int triage_dir(const Args* a) {
       diverging += g.members.size();
       // Known by its root alone: the same fault reached another way, which is worth saying.
       const std::string how = k || !root_known ? "" : " (known by its root)";
+      if (const KnownBug* by = k ? k : root_known) {
+        auto it = std::find_if(known_files.begin(), known_files.end(),
+                               [&](const auto& f) { return f.first == by->anchor; });
+        if (it == known_files.end()) it = known_files.insert(known_files.end(), {by->anchor, 0});
+        it->second += g.members.size();
+      }
       fmt::print("  BUG {} count={} dtype={} kinds={} ops={} special={} example={} culprit={} "
                  "known={}{}\n",
                  g.signature.id, g.members.size(), float_dtype_name(g.minimized.float_dtype),
@@ -205,6 +242,7 @@ int triage_dir(const Args* a) {
   // How far root causes fold the graph-level view, for a person to check the merges below.
   fmt::print("FOLD signatures={} roots={} not-known-signatures={} not-known-roots={}\n",
              report.groups.size(), report.roots.size(), new_signatures, new_roots);
+  print_patched(known_files, config);
   for (const RootGroup& r : report.roots) {
     fmt::print("\n# root {} ({} signatures, {} files)\n# {}\n", r.key, r.groups.size(), r.members,
                roots_line(r.roots));

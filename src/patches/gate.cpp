@@ -2,6 +2,7 @@
 // on.
 #include "burnmark/patches/gate.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
@@ -91,6 +92,59 @@ std::string format_patch_check(const PatchCheck& c) {
   case PatchCheck::Status::Error: return fmt::format("{} error: {}", head, c.off);
   }
   return head;
+}
+
+std::vector<std::string> plugin_names_in(std::string_view backends) {
+  std::vector<std::string> out;
+  while (!backends.empty()) {
+    const std::size_t comma = backends.find(',');
+    std::string_view entry = backends.substr(0, comma);
+    backends = comma == std::string_view::npos ? std::string_view() : backends.substr(comma + 1);
+    // child:ENTRY and child[VAR=v;...]:ENTRY load ENTRY in the child, with the same patches.
+    if (entry.starts_with("child:") || entry.starts_with("child[")) {
+      const std::size_t close = entry.starts_with("child[") ? entry.find(']') : 4;
+      if (close == std::string_view::npos) continue;
+      entry = entry.substr(close + 1);
+      if (entry.starts_with(":")) entry.remove_prefix(1);
+    }
+    // A path: the loader's file name for NAME is burnmark_NAME.so or libburnmark_NAME.so.
+    if (entry.find('/') != std::string_view::npos || entry.ends_with(".so")) {
+      entry = entry.substr(entry.rfind('/') + 1);
+      if (entry.ends_with(".so")) entry.remove_suffix(3);
+      for (const std::string_view prefix : {"libburnmark_", "burnmark_"})
+        if (entry.starts_with(prefix)) {
+          entry.remove_prefix(prefix.size());
+          break;
+        }
+    }
+    if (!entry.empty()) out.emplace_back(entry);
+  }
+  return out;
+}
+
+GatedPatches gate_patches(const std::vector<Patch>& chosen, const std::vector<std::string>& plugins,
+                          const std::string& bugs_dir, const RunOptions& run,
+                          const OracleOptions& oracle) {
+  GatedPatches out;
+  for (const Patch& patch : chosen) {
+    if (std::find(plugins.begin(), plugins.end(), patch.plugin) == plugins.end()) {
+      out.not_applied.push_back(
+          fmt::format("{} not applied: {} is not in BACKENDS", patch.id, patch.backend));
+      continue;
+    }
+    const PatchCheck check = check_patch(patch, bugs_dir, run, oracle);
+    if (check.passed()) {
+      out.applied.push_back(patch);
+      continue;
+    }
+    // The gate's own line, after its "PATCH ID BACKEND " head.
+    const std::string line = format_patch_check(check);
+    const std::string head = fmt::format("PATCH {} {} ", patch.id, patch.backend);
+    out.not_applied.push_back(
+        fmt::format("{} not applied: gate {}", patch.id,
+                    line.starts_with(head) ? line.substr(head.size()) : line));
+  }
+  return out;
 }
 
 } // namespace burnmark

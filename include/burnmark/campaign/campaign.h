@@ -37,6 +37,9 @@ struct CampaignOptions {
   // The known-bug list the fuzz target skips (BURNMARK_KNOWN_BUGS in the child); empty leaves
   // the child's own default. Should be the list the FindingsBook marks as known.
   std::filesystem::path known_bugs;
+  // BURNMARK_PATCHES in the fuzzer processes: the ids the campaign's gate passed, or "none".
+  // Always set, so a worker never applies patches of its own choosing.
+  std::string patches = "none";
   int seconds = 60; // -max_total_time
   // -fork=N; 0: one fuzzing process for the whole campaign (no -fork), restarted on the corpus
   // after a crash, so a Python backend's child and its compile cache live as long as the campaign

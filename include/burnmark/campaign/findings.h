@@ -46,6 +46,8 @@ struct FindingsOptions {
   double tolerance = 1e-4; // written into the reproducers
   MinimizeOptions minimize;
   double save_every = 1.0; // seconds between ledger rewrites for repeat hits
+  // The patches active in this campaign (ids), recorded with each signature it sees first.
+  std::vector<std::string> patches;
 };
 
 enum class IngestKind {

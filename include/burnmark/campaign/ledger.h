@@ -57,6 +57,10 @@ struct LedgerEntry {
   // trigger=nan dtype=any"), in the same order. ledger.md lists root causes first.
   std::vector<std::string> roots;
   std::vector<std::string> root_words;
+  // The fix-and-continue patches (corpus/patches.txt ids) active in the campaign that first saw
+  // this signature: a bug found behind a patched op is found only thanks to the patch. Empty:
+  // none (or a ledger written before patches).
+  std::vector<std::string> patches;
 };
 
 struct Ledger {

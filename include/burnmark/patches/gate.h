@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "burnmark/driver/driver.h"
@@ -36,5 +37,22 @@ PatchCheck check_patch(const Patch& patch, const std::string& bugs_dir, const Ru
 // One fixed-shape line: "PATCH <id> <backend> pass: off diverges (...), on agrees", "... fail:
 // off agrees: fixed upstream or not load-bearing", "... fail: on diverges (...)", "... error: ...".
 std::string format_patch_check(const PatchCheck& check);
+
+// The plugin names a BACKENDS list loads, as a patch's BACKENDS column names them: `eigen`,
+// `child:eigen`, `child[VAR=v]:eigen` and a path `.../burnmark_eigen.so` are all "eigen".
+std::vector<std::string> plugin_names_in(std::string_view backends);
+
+// What a campaign does with the patches it was asked for (gate_patches).
+struct GatedPatches {
+  std::vector<Patch> applied;           // passed their gate, in table order
+  std::vector<std::string> not_applied; // one line each: "ID not applied: why"
+};
+
+// The campaign's start (docs/patches.md, "Campaigns"): each of `chosen` whose plugin is in
+// `plugins` (plugin_names_in) runs its gate and is applied when it passes; the others are not
+// applied, each with its reason (its plugin is not in BACKENDS, or its gate's line).
+GatedPatches gate_patches(const std::vector<Patch>& chosen, const std::vector<std::string>& plugins,
+                          const std::string& bugs_dir, const RunOptions& run,
+                          const OracleOptions& oracle);
 
 } // namespace burnmark
