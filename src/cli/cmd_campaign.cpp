@@ -164,8 +164,18 @@ std::optional<std::vector<std::string>> campaign_patches(const CampaignArgs& a,
   const GatedPatches gated = gate_patches(selected.patches(), plugin_names_in(config.backends),
                                           (fs::path(table_path).parent_path() / "bugs").string(),
                                           run_options(config, true), oracle_options(config, true));
-  for (const std::string& line : gated.not_applied)
+  // By default, patches of plugins the campaign does not run are expected: one line for them all.
+  std::vector<std::string> elsewhere;
+  for (const std::string& line : gated.not_applied) {
+    if (!chosen && line.ends_with(" is not in BACKENDS")) {
+      elsewhere.push_back(line.substr(0, line.find(' ')));
+      continue;
+    }
     fmt::print(stderr, "campaign: patch {}\n", line);
+  }
+  if (!elsewhere.empty())
+    fmt::print(stderr, "campaign: {} patches are for plugins not in BACKENDS: {}\n",
+               elsewhere.size(), fmt::join(elsewhere, ", "));
   std::vector<std::string> ids;
   for (const Patch& p : gated.applied)
     ids.push_back(p.id);
