@@ -49,3 +49,14 @@ burnmark_test(test_libtorch_relayout test_libtorch_relayout.cpp)
 target_link_libraries(test_libtorch_relayout PRIVATE burnmark_libtorch burnmark_ref burnmark_ir
                                                      ${TORCH_LIBRARIES})
 target_include_directories(test_libtorch_relayout PRIVATE ${PROJECT_SOURCE_DIR}/src/backends/libtorch)
+
+# pow's bf16 gradient bound: LibTorch's per-kernel roundings, a fused kernel's single one
+# (the onednn plugin, when built) and the correctly rounded derivative all accepted.
+if(TARGET burnmark_ref)
+  burnmark_test(test_pow_bf16_grad test_pow_bf16_grad.cpp)
+  target_link_libraries(test_pow_bf16_grad PRIVATE burnmark_registry burnmark_ref burnmark_oracle
+                                                   burnmark_ir)
+  if(TARGET burnmark_plugin_onednn)
+    add_dependencies(test_pow_bf16_grad burnmark_plugin_onednn)
+  endif()
+endif()

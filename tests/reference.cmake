@@ -32,3 +32,7 @@ target_include_directories(test_reference_memory PRIVATE ${CMAKE_CURRENT_SOURCE_
 # hand-derived values, and its scope: the same flush by a library that does not document it.
 burnmark_test(test_ftz test_ftz.cpp)
 target_link_libraries(test_ftz PRIVATE burnmark_ref burnmark_triage)
+
+# The scans' gradients at infinite elements (cumprod, logcumsumexp): limits by hand.
+burnmark_test(test_reference_scan_inf test_reference_scan_inf.cpp)
+target_link_libraries(test_reference_scan_inf PRIVATE burnmark_ref burnmark_ir)

@@ -301,27 +301,48 @@ inline Approx tanh(Approx a) {
   return finish_transcendental(z, monotone_spread(tanh_exact, a, z));
 }
 
-// One LibTorch kernel that the reference writes as several rounded steps (1 / sqrt(x), x * x * x).
-// In a reduced dtype the kernel may keep its intermediates in f32 (its opmath type) and round
-// once, or round every step to the dtype (Vectorized<BFloat16> arithmetic): both are correct
-// implementations, so the bound spans the two. In f32 there is one answer.
+// One LibTorch kernel that the reference writes as several rounded steps (1 / sqrt(x), x * x * x),
+// or one derivative formula that LibTorch evaluates as several kernels and another library as
+// one (pow's gradient: LibTorch's pow, scalar mul and mul each round to bf16; oneDNN's
+// eltwise_pow backward computes in f32 and rounds once). In a reduced dtype a kernel may keep its
+// intermediates in f32 (its opmath type) and round once, or round every step to the dtype
+// (Vectorized<BFloat16> arithmetic): both are correct implementations, and so is one that rounds
+// the exact value once (a kernel in a wider type), so the bound spans the three. In f32 there is
+// one answer.
 template <class Steps> Approx one_kernel(Steps steps) {
   const Approx per_step = steps();
   if (storage.dtype == FloatDType::F32 || storage.dtype == FloatDType::F64 ||
       indeterminate(per_step))
     return per_step;
-  Approx in_f32;
+  Approx in_f32, in_f64;
   {
     const StorageScope opmath(FloatDType::F32);
     in_f32 = steps();
   }
-  if (indeterminate(in_f32)) return {per_step.v, kInf};
-  const Approx once = finish(in_f32.v, in_f32.e, in_f32.e == 0 ? 1.0 : kExactUlps);
-  if (!std::isfinite(once.v) || !std::isfinite(per_step.v)) {
-    const bool same = once.v == per_step.v || (std::isnan(once.v) && std::isnan(per_step.v));
-    return same ? per_step : Approx{per_step.v, kInf};
+  {
+    const StorageScope wide(FloatDType::F64);
+    in_f64 = steps();
   }
-  return {per_step.v, std::max(per_step.e, std::fabs(once.v - per_step.v) + once.e)};
+  if (indeterminate(in_f32) || indeterminate(in_f64)) return {per_step.v, kInf};
+  const Approx once = finish(in_f32.v, in_f32.e, in_f32.e == 0 ? 1.0 : kExactUlps);
+  // The exact value rounded once to the dtype. The double steps are within a few of their own
+  // ulps of it, so where that interval holds a rounding boundary both neighbours are correct.
+  Approx rounded = finish(in_f64.v, in_f64.e, in_f64.e == 0 ? 0.0 : kExactUlps);
+  if (std::isfinite(in_f64.v)) {
+    const double slack = 4 * 0x1p-53 * std::fabs(in_f64.v);
+    rounded.e += std::max(std::fabs(to_storage(in_f64.v - slack) - rounded.v),
+                          std::fabs(to_storage(in_f64.v + slack) - rounded.v));
+  }
+  Approx r = per_step;
+  for (const Approx& other : {once, rounded}) {
+    if (!std::isfinite(other.v) || !std::isfinite(per_step.v)) {
+      const bool same = other.v == per_step.v || (std::isnan(other.v) && std::isnan(per_step.v));
+      if (!same) return {per_step.v, kInf};
+      continue;
+    }
+    r.e = std::max(r.e, std::fabs(other.v - per_step.v) + other.e);
+  }
+  return r;
 }
 
 // pow with a scalar exponent through LibTorch's fast paths, which decide the f32 roundings and

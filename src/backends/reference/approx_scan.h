@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "approx_norm.h"
 
@@ -40,10 +42,32 @@ inline void cumprod_forward(Row x, RowOut y) {
     y[k] = product_of(x.first(k + 1), -1, static_cast<double>(k));
 }
 
+// dx_j in Horner's form, prod_{i<j} x_i (g_j + x_(j+1) (g_(j+1) + x_(j+2) (... + x_(n-1)
+// g_(n-1)))): the same polynomial as the sum of products, each x_i (i > j) multiplied in once.
+inline Approx cumprod_horner(Row x, Row g, std::size_t j) {
+  Approx h = g[x.size() - 1];
+  for (std::size_t k = x.size() - 1; k > j; --k)
+    h = add(g[k - 1], mul(x[k], h));
+  return mul(product_of(x.first(j), -1, static_cast<double>(j)), h);
+}
+
 // d y_k / d x_j = prod_{i <= k, i != j} x_i, so dx_j = sum_{k >= j} g_k prod_{i <= k, i != j} x_i.
 // LibTorch divides (grad * output) by the input where it has no zeros, which loses the gradient
 // when a prefix underflows although the products of the others do not. Each term is a
 // product_of with room for that division and the sum's roundings.
+//
+// At an infinite element the sum of products can meet inf * 0 where the polynomial has a
+// limit: at x = (inf, 0, 0), d(y_1 + y_2)/dx_1 = x_0 + x_0 x_2 = inf + inf * 0 = NaN, while
+// x_0 (1 + x_2) tends to +inf however (x_0, x_2) approaches (inf, 0), since 1 + x_2 tends to
+// 1. A value at an infinite input is a limit in the extended reals, and an expression built of
+// + and * has that limit wherever each of its steps is defined (both are continuous there), so
+// Horner's form, which multiplies the common factors out, has it wherever the sum of products
+// has it and also where only a term of the sum meets inf * 0. Where Horner's form meets inf * 0
+// or inf - inf itself (a zero multiplying a sum that holds an infinity, an infinite prefix
+// times a sum that is exactly 0), its operands are distinct variables whose product has no
+// limit: NaN is the honest answer there (cumprod's own forward is NaN at inf * 0 too). The sum
+// of products stays the rule wherever it is not NaN: it is the same value, exactly rounded,
+// without Horner's intermediate overflows.
 inline void cumprod_backward(Row x, Row g, RowOut dx, std::vector<Approx>& terms) {
   const std::size_t n = x.size();
   for (std::size_t j = 0; j < n; ++j) {
@@ -52,6 +76,12 @@ inline void cumprod_backward(Row x, Row g, RowOut dx, std::vector<Approx>& terms
       terms.push_back(mul(g[k], product_of(x.first(k + 1), static_cast<std::int64_t>(j),
                                            static_cast<double>(k) + 3)));
     dx[j] = sum_of(Row(terms), 1);
+    if (std::isnan(dx[j].v) && !indeterminate(dx[j])) {
+      // Horner's form in the dtype can only turn an overflow into NaN (inf * 0), never into a
+      // wrong infinity, so a non-NaN answer from it is the limit.
+      const Approx h = cumprod_horner(x, g, j);
+      if (!std::isnan(h.v) || indeterminate(h)) dx[j] = h;
+    }
   }
 }
 
@@ -77,7 +107,8 @@ inline void logcumsumexp_forward(Row x, RowOut y) {
     indet = indet || indeterminate(x[k]);
     r = log_add_exp(r, x[k].v);
     if (std::isfinite(x[k].v)) max_e = std::max(max_e, x[k].e);
-    rounding += 6 * storage.u * (std::fabs(r) + 1);
+    // A prefix of -inf (exp of it is 0) is exact, and rounds nothing into later prefixes.
+    if (std::isfinite(r)) rounding += 6 * storage.u * (std::fabs(r) + 1);
     if (indet) {
       y[k] = unknown(r);
       continue;
@@ -101,13 +132,38 @@ inline Approx logcumsumexp_term(Approx xj, Approx yk, Approx gk) {
   return mul(gk, finish_transcendental(t, t * expm1_bound(xj.e + yk.e + log_space)));
 }
 
-// dx_j = sum_{k >= j} g_k exp(x_j - y_k).
+// The weight exp(x_j - y_k) where x_j = y_k = ±inf, which the formula evaluates as
+// exp(inf - inf) = NaN. The weights of a prefix are softmax weights, exp(x_j) / sum_{i<=k}
+// exp(x_i): in [0, 1], summing to 1. Their value there is their limit, where one exists:
+// - y_k = +inf with x_j the prefix's only +inf: exp(x_j) dominates every other term, the weight
+//   tends to 1 (and the finite elements' weights to 0, which exp(x - inf) = 0 already gives);
+// - y_k = -inf: every x_i of the prefix is -inf. A prefix of one element is the identity,
+//   y_0 = x_0, whose derivative is 1 whatever x_0;
+// - otherwise (two or more +inf, or two or more -inf): the weights depend on how the infinite
+//   elements approach their limit (x_a - x_b may tend to anything), so any point of the simplex
+//   is a limit and none is the value: NaN, as the formula says. 1/m (the limit along equal
+//   values) would be a choice the mathematics does not make; JAX's 1 each is no limit at all.
+// `infs` counts the +inf elements of x_0 .. x_k. Returns NaN where the weight has no value.
+inline double logcumsumexp_limit_weight(double yk, std::size_t k, std::size_t infs) {
+  if (yk == kInf) return infs == 1 ? 1.0 : std::numeric_limits<double>::quiet_NaN();
+  return k == 0 ? 1.0 : std::numeric_limits<double>::quiet_NaN();
+}
+
+// dx_j = sum_{k >= j} g_k exp(x_j - y_k), with the weights' limits where x_j = y_k = ±inf.
 inline void logcumsumexp_backward(Row x, Row y, Row g, RowOut dx, std::vector<Approx>& terms) {
   const std::size_t n = x.size();
+  thread_local std::vector<std::size_t> infs;
+  infs.resize(n);
+  for (std::size_t k = 0, c = 0; k < n; ++k)
+    infs[k] = c += (x[k].v == kInf && !indeterminate(x[k])) ? 1 : 0;
   for (std::size_t j = 0; j < n; ++j) {
     terms.clear();
-    for (std::size_t k = j; k < n; ++k)
-      terms.push_back(logcumsumexp_term(x[j], y[k], g[k]));
+    for (std::size_t k = j; k < n; ++k) {
+      const bool limit =
+          std::isinf(x[j].v) && x[j].v == y[k].v && !indeterminate(x[j]) && !indeterminate(y[k]);
+      terms.push_back(limit ? mul(g[k], {logcumsumexp_limit_weight(y[k].v, k, infs[k]), 0.0})
+                            : logcumsumexp_term(x[j], y[k], g[k]));
+    }
     dx[j] = sum_of(Row(terms), 2);
   }
 }

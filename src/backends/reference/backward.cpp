@@ -197,11 +197,13 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   // grad / (2 * result): +inf at +0, -inf at -0, NaN when grad is 0 there
   case Op::Sqrt:
     return unary(out, a, dx, [](Approx g, Approx, Approx y) { return div(g, mul({2.0, 0.0}, y)); });
-  // c == 0: zeros; else grad * (c * self.pow(c - 1)), the pow with LibTorch's fast paths
+  // c == 0: zeros; else grad * (c * self.pow(c - 1)), the pow with LibTorch's fast paths. In
+  // bf16 and f16 LibTorch rounds each of its three kernels to the dtype, a fused kernel (oneDNN's
+  // eltwise_pow backward) rounds once: one_kernel spans both and the exact value rounded once.
   case Op::Pow:
     return unary(out, a, dx, [c = at.exponent](Approx g, Approx x, Approx) {
       if (c == 0) return other_side(Convention::Pow0GradByProduct) ? mul(g, kZero) : kZero;
-      return mul(g, mul({c, 0.0}, pow(x, c - 1)));
+      return one_kernel([&] { return mul(g, mul({c, 0.0}, pow(x, c - 1))); });
     });
   // threshold_backward(grad, result, 0): result <= 0 ? 0 : grad, so NaN passes with gradient 1
   case Op::Relu:
