@@ -66,3 +66,15 @@ if(TARGET burnmark_plugin_example AND TARGET burnmark_plugin_ref AND TARGET burn
   add_dependencies(test_plugin_v4 burnmark_plugin_example burnmark_plugin_ref
                    ${burnmark_plugin_fixtures})
 endif()
+
+# Plugins get the program's declared leaf layouts (issue 33): what the probe fixture receives,
+# and the reference and example plugins bit-identical in every layout kind and dtype.
+if(TARGET burnmark_plugin_example AND TARGET burnmark_plugin_ref AND TARGET burnmark_gen)
+  burnmark_test(test_plugin_program_layouts test_plugin_program_layouts.cpp)
+  target_link_libraries(test_plugin_program_layouts PRIVATE burnmark_plugin_loader burnmark_ref
+                                                            burnmark_gen burnmark_ir fmt::fmt)
+  target_compile_definitions(test_plugin_program_layouts PRIVATE
+    BURNMARK_TEST_FIXTURE_DIR="${BURNMARK_PLUGIN_FIXTURE_DIR}")
+  add_dependencies(test_plugin_program_layouts burnmark_plugin_example burnmark_plugin_ref
+                   ${burnmark_plugin_fixtures})
+endif()

@@ -48,6 +48,7 @@ constexpr PluginLeafLayout kLayouts[] = {PluginLeafLayout::Contiguous, PluginLea
                                          PluginLeafLayout::PermutedStepped};
 const char* layout_name(PluginLeafLayout l) {
   switch (l) {
+  case PluginLeafLayout::Declared: return "declared";
   case PluginLeafLayout::Contiguous: return "contiguous";
   case PluginLeafLayout::Permuted: return "permuted";
   case PluginLeafLayout::Stepped: return "stepped";

@@ -1,5 +1,6 @@
 // Program -> BurnmarkProgram: the host's half of the plugin ABI's program encoding, including
-// the test-only strided presentation of leaves (PluginLeafLayout).
+// how leaves are presented: in their declared layout (strided_view) or a test's override
+// (PluginLeafLayout).
 #include "abi_program.h"
 
 #include <cmath>
@@ -28,6 +29,34 @@ void store(std::int32_t dtype, void* data, std::int64_t at, double v, std::int64
   case BURNMARK_DTYPE_I64: static_cast<std::int64_t*>(data)[k] = index; break;
   default: break;
   }
+}
+
+// The strides, offset and buffer size a leaf is presented with: its declared layout, or a
+// test's override (loader.h), which wins. Permuted stores the dims in reverse order (dim 0
+// innermost: a transpose's layout); Stepped puts each element kStep apart from kOffset.
+StridedView presented_view(const Leaf& leaf, PluginLeafLayout layout) {
+  switch (layout) {
+  case PluginLeafLayout::Declared: return strided_view(leaf.layout, leaf.shape);
+  case PluginLeafLayout::Contiguous: return strided_view(LeafLayout{}, leaf.shape);
+  case PluginLeafLayout::Permuted:
+  case PluginLeafLayout::Stepped:
+  case PluginLeafLayout::PermutedStepped: break;
+  }
+  const bool permuted =
+      layout == PluginLeafLayout::Permuted || layout == PluginLeafLayout::PermutedStepped;
+  const bool stepped =
+      layout == PluginLeafLayout::Stepped || layout == PluginLeafLayout::PermutedStepped;
+  StridedView v;
+  const int rank = leaf.shape.rank();
+  std::int64_t step = stepped ? kStep : 1;
+  for (int k = 0; k < rank; ++k) {
+    const int i = permuted ? k : rank - 1 - k;
+    v.strides[static_cast<std::size_t>(i)] = step;
+    step *= leaf.shape[i];
+  }
+  v.storage_offset = stepped ? kOffset : 0;
+  v.storage_size = v.storage_offset + (stepped ? kStep : 1) * leaf.shape.numel();
+  return v;
 }
 
 } // namespace
@@ -62,30 +91,18 @@ BurnmarkLeaf AbiProgram::encode(const Leaf& leaf, const std::vector<double>* val
   l.numel = leaf.shape.numel();
   const bool index = leaf.dtype == DType::I64;
   l.dtype = index ? BURNMARK_DTYPE_I64 : abi_dtype(dtype);
-  const int rank = leaf.shape.rank();
-  // Row-major strides, or storage in reversed dim order (dim 0 innermost: a transpose's layout).
-  const bool permuted =
-      layout == PluginLeafLayout::Permuted || layout == PluginLeafLayout::PermutedStepped;
-  const bool stepped =
-      layout == PluginLeafLayout::Stepped || layout == PluginLeafLayout::PermutedStepped;
-  std::int64_t step = stepped ? kStep : 1;
-  if (permuted) {
-    for (int i = 0; i < rank; ++i) {
-      l.strides[i] = step;
-      step *= leaf.shape[i];
-    }
-  } else {
-    for (int i = rank - 1; i >= 0; --i) {
-      l.strides[i] = step;
-      step *= leaf.shape[i];
-    }
-  }
-  l.storage_offset = stepped ? kOffset : 0;
-  const std::int64_t capacity = l.storage_offset + (stepped ? kStep : 1) * l.numel;
-  void* data = buffer(static_cast<std::size_t>(capacity) * plugin::dtype_size(l.dtype));
-  if (stepped)
-    for (std::int64_t i = 0; i < capacity; ++i)
+  const StridedView view = presented_view(leaf, layout);
+  for (int i = 0; i < leaf.shape.rank(); ++i)
+    l.strides[i] = view.strides[static_cast<std::size_t>(i)];
+  l.storage_offset = view.storage_offset;
+  void* data = buffer(static_cast<std::size_t>(view.storage_size) * plugin::dtype_size(l.dtype));
+  // The elements no view reaches (a slice's gaps, the elements before an offset) hold NaN, or
+  // an index no op accepts, so that a plugin reading past its view shows.
+  if (view.storage_size > l.numel)
+    for (std::int64_t i = 0; i < view.storage_size; ++i)
       store(l.dtype, data, i, std::numeric_limits<double>::quiet_NaN(), -1);
+  // Along a stride-0 (expanded) dim every element lands on the same storage element; their
+  // values are equal (validate), so the repeated stores agree.
   const auto shape = l.shape;
   plugin::for_each_strided(
       shape, l.strides, l.storage_offset, [&](std::int64_t o, std::int64_t at) {

@@ -1,7 +1,7 @@
 // Builds the C ABI view (BurnmarkProgram) of a burnmark::Program for one plugin call. The view
 // points into the Program's shapes and into buffers this object keeps between runs: each leaf's
 // values encoded in the program's float dtype (ABI v4), laid out contiguously or, when the
-// plugin accepts strided inputs and a test asks for it, strided inside a larger buffer.
+// plugin accepts strided inputs, in the leaf's declared layout (a view of a larger buffer).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,8 @@ std::int32_t abi_dtype(FloatDType dtype);
 class AbiProgram {
 public:
   // Valid until the next build() or until `program` changes or dies. `layout` is how leaves are
-  // laid out (Contiguous unless the plugin accepts strided inputs for every op of the program).
+  // laid out: Declared (each leaf's Leaf::layout) or a test's override (loader.h); Contiguous
+  // unless the plugin accepts strided inputs for every op of the program.
   const BurnmarkProgram& build(const Program& program, PluginLeafLayout layout);
   // Per leaf, in leaf order: `values[k]` (contiguous, in the program's float dtype), or NULL data
   // for an index leaf. For run_jvp's tangents and run_hvp's directions; valid until the next call.

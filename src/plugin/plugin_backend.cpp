@@ -117,7 +117,9 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
   // The host, not the plugin, decides "unsupported": a plugin never sees an op it did not list,
   // nor one in a dtype it did not declare for that op.
   const std::uint32_t dtype_bit = BURNMARK_DTYPE_BIT(abi_dtype(program.float_dtype));
-  bool strided = true;
+  // Strided leaves only when at least one op reads them and every op accepts them: a program
+  // without ops (the root a leaf) is read back as it is, by a plugin that may take no strides.
+  bool strided = true, any_op = false;
   for (const Stmt& s : program.stmts) {
     if (s.shape.numel() > BURNMARK_MAX_ELEMENTS) {
       out.status = Status::Unsupported;
@@ -141,6 +143,7 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
       return out;
     }
     strided = strided && entry.strided_inputs != 0;
+    any_op = true;
   }
   if (options.tangents && table_->run_jvp == nullptr) {
     out.status = Status::Unsupported;
@@ -158,7 +161,7 @@ Outcome PluginBackend::run(const Program& program, const RunOptions& options) {
     return out;
   }
 
-  current_layout_ = strided ? layout_ : PluginLeafLayout::Contiguous;
+  current_layout_ = strided && any_op ? layout_ : PluginLeafLayout::Contiguous;
   // Forward mode and H·v are separate entry points; when both are asked for, the root and the
   // gradients come from the first call.
   if (!call(options.tangents ? Entry::Jvp : Entry::Run, program, options, out)) return out;

@@ -18,7 +18,8 @@ public:
   // `library` keeps the shared object loaded for as long as this backend (and the table and
   // context inside it) lives. `context` is what table->create returned (or null).
   // `platform` is the plugin's burnmark_plugin_platform, or null when it exports none.
-  // `layout` is how leaves are presented when every op of a program accepts strided inputs.
+  // `layout` is how leaves are presented when every op of a program accepts strided inputs:
+  // PluginLeafLayout::Declared (each leaf's own layout) or a test's override.
   // `patches` are the patch ids the plugin's set_patches accepted.
   PluginBackend(std::shared_ptr<void> library, const BurnmarkPluginV1* table, void* context,
                 BurnmarkPluginPlatformFn platform, PluginLeafLayout layout,

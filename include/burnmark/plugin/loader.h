@@ -14,10 +14,13 @@ namespace burnmark {
 
 // How the host lays out each leaf it hands a plugin that accepts strided inputs for every op of
 // the program (BurnmarkOpSupport.strided_inputs); a plugin that does not always gets contiguous
-// row-major leaves. For tests of a plugin's stride handling until programs carry layouts of
-// their own: Permuted stores dims in reverse order (a transpose's storage), Stepped puts each
-// element 2 apart from offset 3 in a larger buffer whose gaps hold NaN (-1 for indices).
-enum class PluginLeafLayout { Contiguous, Permuted, Stepped, PermutedStepped };
+// row-major leaves, whatever is chosen here. Declared (the default, and every campaign's): each
+// leaf in the layout its program declares (Leaf::layout through strided_view: a fresh buffer of
+// storage_size elements, the elements no view reaches NaN). The others are test-only overrides
+// that win over the declared layout, for every leaf: Contiguous is row-major, Permuted stores
+// dims in reverse order (a transpose's storage), Stepped puts each element 2 apart from offset 3
+// in a larger buffer whose gaps hold NaN (-1 for indices).
+enum class PluginLeafLayout { Declared, Contiguous, Permuted, Stepped, PermutedStepped };
 
 // A fix-and-continue patch to activate (docs/patches.md): `id` is its corpus/patches.txt id,
 // `plugin` the name of the plugin that implements it (its backend column without "plugin:").
@@ -27,7 +30,7 @@ struct PluginPatch {
 };
 
 struct PluginLoadOptions {
-  PluginLeafLayout leaf_layout = PluginLeafLayout::Contiguous;
+  PluginLeafLayout leaf_layout = PluginLeafLayout::Declared;
   // The active patches (BURNMARK_PATCHES), of every plugin: those naming this plugin's table
   // name are passed to its set_patches entry. A patch the plugin does not know (or a plugin
   // without set_patches) is not applied and gives one line in PluginLoadResult::warnings.

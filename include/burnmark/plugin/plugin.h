@@ -29,9 +29,10 @@
  * Dtypes and layouts (v4). Each entry of the op list also says in which float dtypes the plugin
  * runs the op and whether it accepts strided leaves. The host sends a program only when every op
  * in it is declared for the program's float dtype (otherwise the program is unsupported by the
- * plugin, never a divergence), and presents leaves strided (strides, storage offset, a larger
- * buffer) only when every op in it accepts strided inputs; otherwise every leaf is a contiguous
- * row-major copy (strides row-major, offset 0).
+ * plugin, never a divergence), and presents each leaf in the layout the program declares for it
+ * (strides, storage offset, a larger buffer whose elements outside the view are NaN) only when
+ * every op in it accepts strided inputs; otherwise every leaf is a contiguous row-major copy
+ * (strides row-major, offset 0).
  */
 #ifndef BURNMARK_PLUGIN_PLUGIN_H
 #define BURNMARK_PLUGIN_PLUGIN_H
