@@ -255,7 +255,7 @@ private:
   }
 
   // A 1-D index leaf of `length` distinct values in 0..bound-1 (index_copy's): each drawn from
-  // the values not yet taken, in increasing order.
+  // the values not yet taken (choice j takes the j-th smallest of them).
   Reg push_distinct_index_leaf(std::int64_t length, std::int64_t bound) {
     Leaf& leaf = program_.leaves.emplace_back();
     leaf.shape.push_back(length);
