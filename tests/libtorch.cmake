@@ -38,6 +38,12 @@ if(TARGET burnmark_ref)
   burnmark_test(test_second_order_zeros test_second_order_zeros.cpp)
   target_link_libraries(test_second_order_zeros PRIVATE burnmark_ref burnmark_libtorch
                                                         burnmark_oracle burnmark_ir)
+  # index_add, index_copy, index_fill (issue 33): hand-worked values through the reference and
+  # LibTorch (eager, in-place, TorchScript), their IR rules, and the generator reaching them.
+  burnmark_test(test_index_update test_index_update.cpp)
+  target_link_libraries(test_index_update PRIVATE burnmark_ref burnmark_libtorch burnmark_gen
+                                                  burnmark_ir)
+  target_include_directories(test_index_update PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endif()
 # Leaf layouts built for real in LibTorch, and every LibTorch backend unchanged by them.
 burnmark_test(test_libtorch_layout test_libtorch_layout.cpp)

@@ -293,6 +293,33 @@ void indexing_vocabulary(std::vector<NamedProgram>& out) {
       weighted(b, op, b.op(op, {a, i, src}, at));
     }
   }
+  // index_add (repeated indices), index_copy (distinct) and index_fill (repeated, every value of
+  // its table) along dim 0 and dim 1 of the same [3, 4] self.
+  for (int dim : {0, 1}) {
+    {
+      ProgramBuilder b;
+      const Reg a = b.leaf({3, 4}, x);
+      const Reg src =
+          b.leaf(dim == 0 ? Shape{4, 4} : Shape{3, 5}, ramp(dim == 0 ? 16 : 15, -1.75f, 0.375f));
+      const Reg i = dim == 0 ? b.index_leaf({4}, {2, 0, 2, 1}) : b.index_leaf({5}, {3, 0, 3, 1, 3});
+      weighted(b, Op::IndexAdd, b.op(Op::IndexAdd, {a, i, src}, on_dim(dim)));
+    }
+    {
+      ProgramBuilder b;
+      const Reg a = b.leaf({3, 4}, x);
+      const Reg src =
+          b.leaf(dim == 0 ? Shape{2, 4} : Shape{3, 3}, ramp(dim == 0 ? 8 : 9, -1.75f, 0.375f));
+      const Reg i = dim == 0 ? b.index_leaf({2}, {2, 0}) : b.index_leaf({3}, {3, 0, 1});
+      weighted(b, Op::IndexCopy, b.op(Op::IndexCopy, {a, i, src}, on_dim(dim)));
+    }
+    for (Attrs at : op_info(Op::IndexFill).params) {
+      at.dim = dim;
+      ProgramBuilder b;
+      const Reg a = b.leaf({3, 4}, x);
+      const Reg i = dim == 0 ? b.index_leaf({3}, {2, 0, 2}) : b.index_leaf({3}, {3, 1, 3});
+      weighted(b, Op::IndexFill, b.op(Op::IndexFill, {a, i}, at));
+    }
+  }
   for (const Attrs& at : op_info(Op::MaskedFill).params) {
     ProgramBuilder b;
     const Reg a = b.leaf({3, 4}, x);

@@ -514,6 +514,26 @@ TEST(ReferenceGradients, Indexing) {
     weigh(b, b.op(Op::MaskedFill, {x, b.op(Op::Lt, {x, y})}, fill));
     expect_gradients_match_fd(b.p);
   }
+  // index_add with a repeated index, index_copy with distinct ones, index_fill repeated, along
+  // dim 1 of the same [3, 4] self; source [3, 5] and [3, 3].
+  const std::vector<float> source = values(15, -0.875f, 0.1875f);
+  for (Op op : {Op::IndexAdd, Op::IndexCopy, Op::IndexFill}) {
+    SCOPED_TRACE(op_name(op));
+    Builder b;
+    const Reg self = b.leaf({3, 4}, a);
+    Attrs at = dim1;
+    at.fill = -2.0;
+    if (op == Op::IndexFill) {
+      weigh(b, b.op(op, {self, b.index_leaf({3}, {2, 0, 2})}, at));
+    } else {
+      const bool add = op == Op::IndexAdd;
+      const Reg src = b.leaf({3, add ? 5 : 3},
+                             std::vector<float>(source.begin(), source.begin() + (add ? 15 : 9)));
+      const Reg idx = add ? b.index_leaf({5}, {3, 0, 3, 1, 3}) : b.index_leaf({3}, {3, 0, 1});
+      weigh(b, b.op(op, {self, idx, src}, at));
+    }
+    expect_gradients_match_fd(b.p);
+  }
 }
 
 TEST(ReferenceGradients, BroadcastOperandGetsSummedGradient) {

@@ -419,13 +419,19 @@ Program all_ops_program() {
       break;
     }
     case OpFamily::Index: {
-      // z is [2, 3]: every index op along dim 1 with repeated indices; scatters into z from z.
+      // z is [2, 3]: every index op along dim 1 with repeated indices (index_copy's distinct);
+      // scatters and index updates into z from z.
       Reg idx = -1;
       if (info.op == Op::Gather) idx = b.index_leaf({2, 2}, {2, 0, 1, 1});
       if (info.op == Op::IndexSelect) idx = b.index_leaf({3}, {1, 0, 1});
       if (info.op == Op::TakeAlongDim) idx = b.index_leaf({2, 1}, {2, 0});
       if (info.op == Op::ScatterAdd || info.op == Op::ScatterReduce)
         idx = b.index_leaf({2, 3}, {2, 2, 0, 1, 1, 0});
+      // index_add and index_copy take z as source (a 3-long index along dim 1), index_copy's
+      // index a permutation (its values are distinct); index_fill repeats its target.
+      if (info.op == Op::IndexAdd) idx = b.index_leaf({3}, {2, 2, 0});
+      if (info.op == Op::IndexCopy) idx = b.index_leaf({3}, {2, 0, 1});
+      if (info.op == Op::IndexFill) idx = b.index_leaf({2}, {1, 1});
       const bool scatter = op_arity(info.op) == 3;
       const Reg v = scatter ? b.op(info.op, {z, idx, z}, at) : b.op(info.op, {z, idx}, at);
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {v, v})});
@@ -561,6 +567,9 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::scatter_add(",
                                                  "torch::scatter_reduce(",
                                                  "torch::masked_fill(",
+                                                 "torch::index_add(",
+                                                 "torch::index_copy(",
+                                                 "torch::index_fill(",
                                                  "torch::kInt64",
                                                  "torch::linalg_det(",
                                                  "torch::linalg_slogdet(",
@@ -674,6 +683,9 @@ const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.scatter_add(",
                                                     "torch.scatter_reduce(",
                                                     "torch.masked_fill(",
+                                                    "torch.index_add(",
+                                                    "torch.index_copy(",
+                                                    "torch.index_fill(",
                                                     "dtype=torch.int64",
                                                     "torch.linalg.det(",
                                                     "torch.linalg.slogdet(",

@@ -436,6 +436,20 @@ void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
       out.push_back(static_cast<Reg>(r));
 }
 
+void index_update_sources(std::span<const Stmt> regs, Reg a, int dim, bool distinct,
+                          std::vector<Reg>& out) {
+  out.clear();
+  const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
+  for (std::size_t r = 0; r < regs.size(); ++r) {
+    const Shape& s = regs[r].shape;
+    if (regs[r].dtype != DType::F32 || s.rank() != sa.rank()) continue;
+    bool fits = !distinct || s[dim] <= sa[dim];
+    for (int d = 0; d < sa.rank() && fits; ++d)
+      fits = d == dim || s[d] == sa[d];
+    if (fits) out.push_back(static_cast<Reg>(r));
+  }
+}
+
 int max_repeat_times(const Knobs& k, const Shape& s, int dim) {
   Attrs attrs;
   attrs.dim = dim;

@@ -195,6 +195,10 @@ void stack_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vect
 std::int64_t max_index_length(const Knobs& k, const Shape& s, int dim);
 // scatter's src candidates: f32 registers of a's rank (a itself included).
 void scatter_sources(std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+// index_add's and index_copy's source candidates: f32 registers equal to a's shape off `dim`
+// (a itself included), for index_copy no longer than a along dim (its indices are distinct).
+void index_update_sources(std::span<const Stmt> regs, Reg a, int dim, bool distinct,
+                          std::vector<Reg>& out);
 // How large dim d of a scatter index may be: src's size, and self's too off dim.
 inline std::int64_t scatter_index_limit(const Shape& self, const Shape& src, int dim, int d) {
   return d == dim ? src[d] : std::min(src[d], self[d]);

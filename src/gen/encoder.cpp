@@ -576,11 +576,34 @@ private:
           upto(si[d], scatter_index_limit(sa, ssrc, dim, d), d);
       break;
     }
+    case Op::IndexAdd:
+    case Op::IndexCopy: {
+      // The decoder picked the source first; its size along dim is the index's length.
+      index_update_sources(prefix(), a, dim, index_values_distinct(instr.op), candidates_);
+      partner(candidates_, instr.operands[2]);
+      break;
+    }
+    case Op::IndexFill: upto(si[0], max_index_length(k_, sa, dim), 0); break;
     default: fail("not an indexing op");
     }
+    if (index_values_distinct(instr.op)) return distinct_values(index.indices, sa[dim]);
     values(index.indices, [&](std::int64_t v, std::size_t) {
       out_.choice(static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(sa[dim]));
     });
+  }
+
+  // push_distinct_index_leaf's choices: each value's place among the values not yet taken.
+  void distinct_values(const std::vector<std::int64_t>& indices, std::int64_t bound) {
+    std::vector<std::int64_t> pool(static_cast<std::size_t>(bound));
+    for (std::size_t v = 0; v < pool.size(); ++v)
+      pool[v] = static_cast<std::int64_t>(v);
+    for (std::int64_t v : indices) {
+      const auto at = std::find(pool.begin(), pool.end(), v);
+      if (at == pool.end()) fail(fmt::format("index value {} is repeated or out of range", v));
+      out_.choice(static_cast<std::uint32_t>(at - pool.begin()),
+                  static_cast<std::uint32_t>(pool.size()));
+      pool.erase(at);
+    }
   }
 
   void op(const Instr& instr) {

@@ -254,6 +254,23 @@ private:
     return push_leaf_stmt(shape, DType::I64);
   }
 
+  // A 1-D index leaf of `length` distinct values in 0..bound-1 (index_copy's): each drawn from
+  // the values not yet taken (choice j takes the j-th smallest of them).
+  Reg push_distinct_index_leaf(std::int64_t length, std::int64_t bound) {
+    Leaf& leaf = program_.leaves.emplace_back();
+    leaf.shape.push_back(length);
+    leaf.dtype = DType::I64;
+    std::vector<std::int64_t> pool(static_cast<std::size_t>(bound));
+    for (std::size_t v = 0; v < pool.size(); ++v)
+      pool[v] = static_cast<std::int64_t>(v);
+    for (std::int64_t i = 0; i < length; ++i) {
+      const std::uint32_t j = in_.choice(static_cast<std::uint32_t>(pool.size()));
+      leaf.indices.push_back(pool[j]);
+      pool.erase(pool.begin() + j);
+    }
+    return push_leaf_stmt(leaf.shape, DType::I64);
+  }
+
   // [0..2 batch dims, n, n] within the knobs (matrix_leaf_feasible checked by the caller).
   Shape matrix_shape() {
     const std::int64_t bmax = matrix_batch_max(k_);
@@ -733,9 +750,18 @@ private:
       }
       break;
     }
+    // source: a register equal to a off dim; its size along dim is the index's length.
+    case Op::IndexAdd:
+    case Op::IndexCopy:
+      index_update_sources(regs(), a, attrs.dim, index_values_distinct(op), scratch_);
+      src = pick(scratch_);
+      index.push_back(shape_of(src)[attrs.dim]);
+      break;
+    case Op::IndexFill: index.push_back(upto(max_index_length(k_, sa, attrs.dim))); break;
     default: return fallback(a); // not an indexing op: kIndexOps holds only the cases above
     }
-    const Reg idx = push_index_leaf(index, sa[attrs.dim]);
+    const Reg idx = index_values_distinct(op) ? push_distinct_index_leaf(index[0], sa[attrs.dim])
+                                              : push_index_leaf(index, sa[attrs.dim]);
     push_op(op, {a, idx, src}, attrs);
   }
 

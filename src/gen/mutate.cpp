@@ -207,7 +207,8 @@ unsigned structural_fields(AttrKind kind) {
   case AttrKind::DimIndex: return kDim | kDim1;
   case AttrKind::Dim:
   case AttrKind::PDim:
-  case AttrKind::ScatterReduce: return kDim;
+  case AttrKind::ScatterReduce:
+  case AttrKind::DimFill: return kDim;
   case AttrKind::DimTimes:
   case AttrKind::Shift: return kDim | kTimes;
   case AttrKind::Diagonal:

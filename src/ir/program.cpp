@@ -1,6 +1,7 @@
 // Program helpers and the well-formedness check shared by the parser, generator and tests.
 #include "burnmark/ir/program.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -130,6 +131,13 @@ std::string validate(const Program& p) {
           if (v < 0 || v >= bound)
             return where + "index value " + std::to_string(v) + " is outside 0.." +
                    std::to_string(bound - 1);
+        if (index_values_distinct(s.instr.op)) {
+          std::vector<std::int64_t> seen = p.leaves[static_cast<std::size_t>(index.leaf)].indices;
+          std::sort(seen.begin(), seen.end());
+          if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())
+            return where + std::string(op_name(s.instr.op)) +
+                   "'s index values must be distinct (PyTorch leaves a repeated target undefined)";
+        }
       }
       break;
     }

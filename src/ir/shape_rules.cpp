@@ -118,11 +118,31 @@ ShapeResult indexing(Op op, const Attrs& at, std::span<const Shape> in) {
     if (op == Op::ScatterReduce && (at.variant < 0 || at.variant >= 5))
       return fail("scatter_reduce's reduce must be one of sum, prod, mean, amax, amin");
     return capped(x);
+  case Op::IndexAdd:
+  case Op::IndexCopy:
+  case Op::IndexFill: {
+    if (index.rank() != 1) return fail(std::string(op_name(op)) + " takes a 1-D index");
+    if (op == Op::IndexFill) return capped(x);
+    // source: self with dim's size replaced by the index's length.
+    Shape source = x;
+    source[at.dim] = index[0];
+    if (!(in[2] == source))
+      return fail(std::string(op_name(op)) + "'s source must be " + source.to_string() +
+                  ", self with the index's length along dim");
+    return capped(x);
+  }
   default: return fail("not an indexing op");
   }
 }
 
 } // namespace
+
+bool index_values_distinct(Op op) {
+  switch (op) {
+  case Op::IndexCopy: return true;
+  default: return false;
+  }
+}
 
 std::int64_t index_bound(Op op, const Attrs& attrs, std::span<const Shape> operands) {
   switch (op_info(op).family) {
@@ -541,7 +561,10 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   case Op::IndexSelect:
   case Op::TakeAlongDim:
   case Op::ScatterAdd:
-  case Op::ScatterReduce: return indexing(op, attrs, in);
+  case Op::ScatterReduce:
+  case Op::IndexAdd:
+  case Op::IndexCopy:
+  case Op::IndexFill: return indexing(op, attrs, in);
   case Op::MaskedFill: return broadcast_pair(in[0], in[1]);
   }
   return fail("unknown op");

@@ -99,6 +99,7 @@ std::string attrs_text(Op op, const Attrs& a) {
                            : "?",
                        a.include_self);
   case AttrKind::Fill: return fmt::format(", value={}", real_text(a.fill));
+  case AttrKind::DimFill: return fmt::format(", dim={}, value={}", a.dim, real_text(a.fill));
   case AttrKind::Reshape:
     return a.variant == 0 ? fmt::format(", start_dim={}, end_dim={}", a.dim, a.dim1)
                           : fmt::format(", split_dim={}, factor={}", a.dim, a.times);
@@ -447,6 +448,7 @@ struct LineParser {
       return int_attr("dim", a.dim) && named_attr("reduce", kScatterReduceNames, a.variant) &&
              bool_attr("include_self", a.include_self);
     case AttrKind::Fill: return real_attr("value", a.fill);
+    case AttrKind::DimFill: return int_attr("dim", a.dim) && real_attr("value", a.fill);
     case AttrKind::Reshape: return reshape_attrs(a);
     case AttrKind::Permutation: return permutation_attr(a);
     case AttrKind::Slice:

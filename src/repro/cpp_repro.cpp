@@ -224,6 +224,10 @@ std::string call(const Program& p, const Instr& in) {
                        a.dim, y, z, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
                        a.include_self);
   case Op::MaskedFill: return fmt::format("torch::masked_fill({}, {}, {})", x, y, dbl(a.fill));
+  case Op::IndexAdd: return fmt::format("torch::index_add({}, {}, {}, {})", x, a.dim, y, z);
+  case Op::IndexCopy: return fmt::format("torch::index_copy({}, {}, {}, {})", x, a.dim, y, z);
+  case Op::IndexFill:
+    return fmt::format("torch::index_fill({}, {}, {}, {})", x, a.dim, y, dbl(a.fill));
   case Op::Reshape:
     return fmt::format("torch::reshape({}, {})", x, int_list(repro_detail::result_shape(p, in)));
   case Op::Permute:

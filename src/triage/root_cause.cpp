@@ -144,7 +144,8 @@ std::string root_label(const Program& p, Reg reg, bool error) {
     return a.variant == 0 ? name + "[none]" : name + "[" + attr_class(a.eps) + "]";
   case AttrKind::BetaAlpha:
     return fmt::format("{}[{},{}]", name, attr_class(a.beta), attr_class(a.alpha));
-  case AttrKind::Fill: return fmt::format("{}[{}]", name, attr_class(a.fill));
+  case AttrKind::Fill:
+  case AttrKind::DimFill: return fmt::format("{}[{}]", name, attr_class(a.fill));
   // Structural: they follow the shapes, like dims.
   case AttrKind::Diagonal:
   case AttrKind::DiagonalDims:

@@ -285,7 +285,8 @@ std::string stmt_label(const Program& p, Reg reg) {
   case AttrKind::ScatterReduce:
     return fmt::format("{}[{},{}]", name, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
                        a.include_self ? "self" : "noself");
-  case AttrKind::Fill: return fmt::format("{}[{}]", name, real(a.fill));
+  case AttrKind::Fill:
+  case AttrKind::DimFill: return fmt::format("{}[{}]", name, real(a.fill));
   case AttrKind::DiagonalDims:
   case AttrKind::Offset: return fmt::format("{}[{}]", name, a.times);
   // A strided slice (step > 1) takes other paths than a contiguous one.

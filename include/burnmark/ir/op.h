@@ -56,6 +56,7 @@ enum class AttrKind : std::uint8_t {
   DiagonalDims,      // diagonal: offset (in times), dim1 (in dim), dim2 (in dim1)
   ScatterReduce,     // scatter_reduce: dim, reduce (in variant, kScatterReduceNames), include_self
   Fill,              // masked_fill: value
+  DimFill,           // index_fill: dim, value (in fill)
   Reshape,           // reshape: variant 0 merges dims dim..dim1, 1 splits dim into times x rest
   Permutation,       // permute: the dims as permutation_code digits (in times)
   Slice,             // slice: dim, start (in dim1), end (in times), step (in variant)
@@ -107,19 +108,19 @@ struct Attrs {
   int dim1 = 0;
   bool keepdim = false;
   int times = 1;
-  double exponent = 0.0;  // pow's exponent; vector_norm's ord and normalize's p
-  double lo = 0.0;        // clamp, clamp_min, hardtanh
-  double hi = 0.0;        // clamp, clamp_max, hardtanh
-  double alpha = 0.0;     // elu, celu, addmm
-  double slope = 0.0;     // leaky_relu's negative_slope
-  double lambd = 0.0;     // hardshrink, softshrink
-  double beta = 0.0;      // softplus, addmm
-  double threshold = 0.0; // softplus
-  double weight = 0.0;    // lerp
-  double eps = 0.0;       // logit, when variant is 1
-  double fill = 0.0;      // masked_fill's value
-  int variant = 0;        // gelu approximate, div_rounded rounding_mode, logit has eps, var/std
-                   // correction, scatter_reduce's reduce
+  double exponent = 0.0;     // pow's exponent; vector_norm's ord and normalize's p
+  double lo = 0.0;           // clamp, clamp_min, hardtanh
+  double hi = 0.0;           // clamp, clamp_max, hardtanh
+  double alpha = 0.0;        // elu, celu, addmm
+  double slope = 0.0;        // leaky_relu's negative_slope
+  double lambd = 0.0;        // hardshrink, softshrink
+  double beta = 0.0;         // softplus, addmm
+  double threshold = 0.0;    // softplus
+  double weight = 0.0;       // lerp
+  double eps = 0.0;          // logit, when variant is 1
+  double fill = 0.0;         // masked_fill's and index_fill's value
+  int variant = 0;           // gelu approximate, div_rounded rounding_mode, logit has eps, var/std
+                             // correction, scatter_reduce's reduce
   bool include_self = false; // scatter_reduce
   bool operator==(const Attrs& other) const;
 };

@@ -129,7 +129,8 @@ typedef struct BurnmarkAttrs {
                        1 "floor"; logit: 0 no eps, 1 eps given; var/std: correction;
                        scatter_reduce: reduce 0 "sum", 1 "prod", 2 "mean", 3 "amax", 4 "amin" */
   int32_t include_self; /* scatter_reduce: 0 or 1 */
-  double fill;          /* masked_fill: the value written where the mask is set */
+  double fill;          /* masked_fill: the value written where the mask is set; index_fill: the
+                           value written into the slices the index names */
 } BurnmarkAttrs;
 
 /* An input tensor: floating (the program's float_dtype) and gradient-tracked, or int64 indices

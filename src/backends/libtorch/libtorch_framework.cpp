@@ -279,6 +279,9 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
         a.include_self);
     break;
   case Op::MaskedFill: out = torch::masked_fill(x, y(), a.fill); break;
+  case Op::IndexAdd: out = torch::index_add(x, a.dim, y(), z()); break;
+  case Op::IndexCopy: out = torch::index_copy(x, a.dim, y(), z()); break;
+  case Op::IndexFill: out = torch::index_fill(x, a.dim, y(), a.fill); break;
   case Op::Reshape: out = torch::reshape(x, sizes_of(shape)); break;
   case Op::Permute: {
     const auto dims = *permutation_dims(a.times, static_cast<int>(x.dim()));

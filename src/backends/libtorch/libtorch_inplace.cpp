@@ -133,6 +133,9 @@ torch::Tensor LibTorchInplaceFramework::apply(const Instr& instr,
     if (!fits) return functional();
     return in_place([&](torch::Tensor& t) { t.masked_fill_(y(), a.fill); });
   case Op::ScatterAdd: return in_place([&](torch::Tensor& t) { t.scatter_add_(a.dim, y(), z()); });
+  case Op::IndexAdd: return in_place([&](torch::Tensor& t) { t.index_add_(a.dim, y(), z()); });
+  case Op::IndexCopy: return in_place([&](torch::Tensor& t) { t.index_copy_(a.dim, y(), z()); });
+  case Op::IndexFill: return in_place([&](torch::Tensor& t) { t.index_fill_(a.dim, y(), a.fill); });
   case Op::ScatterReduce:
     return in_place([&](torch::Tensor& t) {
       t.scatter_reduce_(a.dim, y(), z(),

@@ -229,6 +229,10 @@ std::string expression(const Program& p, const Instr& in, const Shape& result) {
                        z, kScatterReduceNames[static_cast<std::size_t>(a.variant)],
                        boolean(a.include_self));
   case Op::MaskedFill: return fmt::format("torch.masked_fill({}, {}, {})", x, y, real(a.fill));
+  case Op::IndexAdd: return fmt::format("torch.index_add({}, {}, {}, {})", x, a.dim, y, z);
+  case Op::IndexCopy: return fmt::format("torch.index_copy({}, {}, {}, {})", x, a.dim, y, z);
+  case Op::IndexFill:
+    return fmt::format("torch.index_fill({}, {}, {}, {})", x, a.dim, y, real(a.fill));
   case Op::Reshape: return fmt::format("torch.reshape({}, {})", x, int_list(result));
   case Op::Permute: {
     const auto dims = *permutation_dims(a.times, p.shape_of(in.operands[0]).rank());

@@ -367,6 +367,20 @@ std::string statement(const Program& p, Reg r, const Instr& in, std::string& uns
     return "";
   }
   case Op::MaskedFill: return assign(fmt::format("jnp.where({}, {}, {})", y, num(a.fill), x));
+  // The slices along dim the 1-D index names: x.at[:, ..., index] (one advanced index keeps its
+  // place, so the updates have source's shape); .add accumulates repeated indices, .set of
+  // index_copy's meets none (its indices are distinct).
+  case Op::IndexAdd:
+  case Op::IndexCopy:
+  case Op::IndexFill: {
+    std::string at;
+    for (int d = 0; d < a.dim; ++d)
+      at += ":, ";
+    at += y;
+    if (in.op == Op::IndexAdd) return assign(fmt::format("{}.at[{}].add({})", x, at, z));
+    return assign(
+        fmt::format("{}.at[{}].set({})", x, at, in.op == Op::IndexCopy ? z : num(a.fill)));
+  }
   case Op::Reshape:
     return assign(fmt::format("jnp.reshape({}, {})", x, tuple(dims_of(p.shape_of(r)))));
   case Op::Permute: {

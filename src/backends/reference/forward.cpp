@@ -278,6 +278,9 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::TakeAlongDim: return take_forward(a, *b, out, s.index);
   case Op::ScatterAdd:
   case Op::ScatterReduce: return scatter_forward(a, *b, *c, out, s);
+  case Op::IndexAdd:
+  case Op::IndexCopy:
+  case Op::IndexFill: return index_update_forward(a, *b, c, out, s);
   case Op::MaskedFill:
     return elementwise(a, *b, out, [v = static_cast<float>(at.fill)](Approx x, Approx m) {
       return masked_fill_forward(x, m, v);

@@ -1,6 +1,7 @@
 // The indexing ops of the reference: gather, index_select and take_along_dim (each a map from
 // result elements to the input elements they copy), scatter_add and scatter_reduce (for every
-// self element, the group of src elements the index sends to it), and masked_fill.
+// self element, the group of src elements the index sends to it), index_add, index_copy and
+// index_fill (slices of self along dim, named by a 1-D index, updated), and masked_fill.
 //
 // Copies are exact. Where several elements meet (the gradient of a gather with repeated indices,
 // a scatter group) the order LibTorch combines them in is its own, so sums and products carry
@@ -229,6 +230,73 @@ inline void scatter_backward(const Node& out, const Node& self, const Node& inde
     for (std::size_t k = first; k < last; ++k)
       dx[2].buf.set(g.pairs[k].second, g.dx[k - first + skip]);
   });
+}
+
+// index_add, index_copy, index_fill: for every element p of the source (for index_fill, of
+// self with dim's size replaced by the index's length), the self element it updates (p with its
+// coordinate c along dim replaced by index[c]) and p itself, as (target, source) pairs sorted
+// by target, index order kept (as scatter_pairs, so for_each_group walks index_add's groups).
+inline void index_update_pairs(int dim, const Shape& self, const Node& index,
+                               std::vector<std::pair<std::int64_t, std::int64_t>>& pairs) {
+  Shape src = self;
+  src[dim] = index.shape[0];
+  const auto self_strides = self.strides();
+  pairs.clear();
+  std::array<std::int64_t, kMaxRank> o{};
+  for (std::int64_t p = 0; p < src.numel(); ++p) {
+    std::int64_t target = 0;
+    for (int d = 0; d < src.rank(); ++d) {
+      const auto k = static_cast<std::size_t>(d);
+      target += (d == dim ? index_value(index, o[k]) : o[k]) * self_strides[k];
+    }
+    pairs.emplace_back(target, p);
+    next_index(o, src);
+  }
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+}
+
+// index_add: self plus every source slice sent to it, each addition rounded to the dtype in
+// some order (index_add_'s `self[index[i]] += source[i]`), as scatter_add's groups with self.
+// index_copy: the source element, exact (validate() keeps index_copy's targets distinct).
+// index_fill: the value, exact (validate() checks it is representable in the dtype).
+inline void index_update_forward(const Node& self, const Node& index, const Node* src, Node& out,
+                                 ReduceScratch& g) {
+  index_update_pairs(out.attrs.dim, self.shape, index, g.pairs);
+  out.value.assign(self.value);
+  switch (out.op) {
+  case Op::IndexAdd:
+    for_each_group(g.pairs, [&](std::int64_t target, std::size_t first, std::size_t last) {
+      group_terms(self, *src, true, target, g, first, last, g.terms);
+      out.value.set(target, group_sum(g.terms, true));
+    });
+    return;
+  case Op::IndexCopy:
+    for (const auto& [target, from] : g.pairs)
+      out.value.set(target, src->value.at(from));
+    return;
+  default:
+    for (const auto& [target, from] : g.pairs)
+      out.value.set(target, Approx{out.attrs.fill, 0.0});
+    return;
+  }
+}
+
+// self's gradient: g (index_add), g with the updated slices zeroed (index_copy, index_fill:
+// their values do not reach the result). source's: g at its target, g.index_select(dim, index).
+inline void index_update_backward(const Node& out, const Node& self, const Node& index,
+                                  const Node* src, std::array<InputGrad, 3>& dx, ReduceScratch& g) {
+  index_update_pairs(out.attrs.dim, self.shape, index, g.pairs);
+  dx[0].shape = self.shape;
+  dx[0].buf.assign(out.grad);
+  if (out.op != Op::IndexAdd)
+    for (const auto& pair : g.pairs)
+      dx[0].buf.set(pair.first, {0.0, 0.0});
+  if (src == nullptr) return;
+  dx[2].shape = src->shape;
+  dx[2].buf.resize(src->shape.numel());
+  for (const auto& [target, from] : g.pairs)
+    dx[2].buf.set(from, out.grad.at(target));
 }
 
 // masked_fill: the value where the mask is set, x elsewhere (both broadcast to the result); the

@@ -361,6 +361,9 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::IndexSelect:
   case Op::TakeAlongDim:
   case Op::ScatterAdd:
+  case Op::IndexAdd:
+  case Op::IndexCopy:
+  case Op::IndexFill:
   case Op::MaskedFill:
   // Comparisons carry no gradient at all.
   case Op::Lt:

@@ -421,7 +421,8 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   // Linear in (start, end) jointly: derivatives.yaml's lerp(self_t, end_t, weight).
   case Op::Lerp: return linear(out, in, kFirstTwo, t, s, at);
   case Op::Where: return elementwise(out, in, kAllThree & ~1U, t, s);
-  case Op::MaskedFill: {
+  case Op::MaskedFill:
+  case Op::IndexFill: {
     Attrs zero_fill = at; // the filled value is a constant: its derivative is zero
     zero_fill.fill = 0.0;
     return linear(out, in, kFirst, t, s, zero_fill);
@@ -462,7 +463,9 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   case Op::TakeAlongDim: return linear(out, in, kFirst, t, s, at);
   case Op::Concat:
   case Op::Stack: return linear(out, in, kFirstTwo, t, s, at);
-  case Op::ScatterAdd: return linear(out, in, kFirstAndThird, t, s, at);
+  case Op::ScatterAdd:
+  case Op::IndexAdd:
+  case Op::IndexCopy: return linear(out, in, kFirstAndThird, t, s, at);
   case Op::Matmul:
   case Op::Bmm:
   case Op::Mm:
