@@ -264,21 +264,17 @@ inline void index_update_forward(const Node& self, const Node& index, const Node
                                  ReduceScratch& g) {
   index_update_pairs(out.attrs.dim, self.shape, index, g.pairs);
   out.value.assign(self.value);
-  switch (out.op) {
-  case Op::IndexAdd:
+  if (out.op == Op::IndexAdd) {
     for_each_group(g.pairs, [&](std::int64_t target, std::size_t first, std::size_t last) {
       group_terms(self, *src, true, target, g, first, last, g.terms);
       out.value.set(target, group_sum(g.terms, true));
     });
-    return;
-  case Op::IndexCopy:
+  } else if (out.op == Op::IndexCopy) {
     for (const auto& [target, from] : g.pairs)
       out.value.set(target, src->value.at(from));
-    return;
-  default:
+  } else { // index_fill
     for (const auto& [target, from] : g.pairs)
       out.value.set(target, Approx{out.attrs.fill, 0.0});
-    return;
   }
 }
 
