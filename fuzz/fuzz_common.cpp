@@ -305,7 +305,7 @@ void initialize(const char* target_name, bool gradients) {
   h.semantic = h.config.semantic_features != 0;
   if (h.backends.front()->name() == "ref")
     h.judge = std::make_unique<ConventionJudge>(
-        make_convention_references(), make_all_conventions_reference(), make_reference_backend());
+        make_convention_references(), make_all_conventions_references(), make_reference_backend());
   load_known_bugs(h);
   if (!h.config.findings_dir.empty()) {
     check_findings_dir(h.config.findings_dir);

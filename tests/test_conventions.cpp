@@ -106,14 +106,15 @@ TEST(Conventions, TwoConventionsInOneProgramAreExplainedTogether) {
   const Program p =
       parse("%0 = leaf f32[1] [0]\n%1 = leaf f32[1] [0]\n%2 = clamp %1, min=0, max=1 : f32[1]\n"
             "%3 = fmin %2, %0 : f32[1]\nroot %3\n");
-  std::vector<Outcome> outcomes = {make_reference_backend()->run(p, RunOptions{true}),
-                                   make_all_conventions_reference()->run(p, RunOptions{true})};
+  std::vector<Outcome> outcomes = {
+      make_reference_backend()->run(p, RunOptions{true}),
+      make_all_conventions_references().front().second->run(p, RunOptions{true})};
   outcomes[1].backend = "library";
   const Verdict v = compare(outcomes, OracleOptions{});
   ASSERT_FALSE(v.agree());
   ConventionJudge single(make_convention_references());
   EXPECT_TRUE(single.judge(p, RunOptions{true}, outcomes, v, OracleOptions{}).hits.empty());
-  ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+  ConventionJudge judge(make_convention_references(), make_all_conventions_references());
   const ConventionJudgement j = judge.judge(p, RunOptions{true}, outcomes, v, OracleOptions{});
   EXPECT_TRUE(j.residual.agree());
   const auto took = [&](Convention c) {

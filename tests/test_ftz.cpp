@@ -144,7 +144,7 @@ TEST(FtzDaz, ExplainsTheFlushOnlyForTheLibraryDocumentingIt) {
     flushed.root.error_bound.clear(); // a backend's own bound is never used
     const Verdict v = compare({ieee, flushed}, OracleOptions{});
     ASSERT_FALSE(v.agree());
-    ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+    ConventionJudge judge(make_convention_references(), make_all_conventions_references());
     const ConventionJudgement j = judge.judge(p, RunOptions{true}, {ieee, flushed}, v, {});
     const bool documented = std::string(backend) == "jax" || std::string(backend) == "child:jax";
     if (documented) {
@@ -158,41 +158,81 @@ TEST(FtzDaz, ExplainsTheFlushOnlyForTheLibraryDocumentingIt) {
   }
 }
 
-// The first signature of the second JAX campaign: relu of [NaN, subnormal] mixes JAX's documented
-// flush (relu(1e-40) = 0, so relu'(0) = 0) with its known NaN gradient (jax-relu-grad-nan: 0 at
-// NaN, where the reference passes 1). Measured from JAX's own side of ftz-daz, only the NaN
-// element's gradient is left: that divergence alone is signed, so the known row's root matches it.
-// For onednn, whose flush is undocumented, nothing is measured from the flushing side.
+// A program meeting JAX's documented flush and a fault of its own: relu of [2, subnormal] where
+// the backend's relu(2) is 3 (a made-up fault no convention covers) and relu(1e-40) is flushed to 0
+// (so relu'(0) = 0). Measured from JAX's own side of ftz-daz, only the element at 2 is left: that
+// divergence alone is signed, so a known row's root can match it. For onednn, whose flush is
+// undocumented, nothing is measured from the flushing side. (relu's gradient at NaN, the campaign's
+// first instance of this, is now explained whole: JAX's all-at-once reference, below.)
 TEST(FtzDaz, WhatIsLeftFromTheFlushingSideIsTheBackendsOwnDivergence) {
-  const Program p = parse("%0 = leaf f32[2] [nan, 1e-40]\n%1 = relu %0 : f32[2]\nroot %1\n");
+  const Program p = parse("%0 = leaf f32[2] [2, 1e-40]\n%1 = relu %0 : f32[2]\nroot %1\n");
   const Outcome ieee = plain(p);
   ASSERT_EQ(ieee.grads.size(), 1u);
   ASSERT_EQ(ieee.grads[0].values.size(), 2u);
+  ASSERT_EQ(ieee.root.values[0], 2.0);
   ASSERT_EQ(ieee.grads[0].values[1], 1.0); // relu'(1e-40) = 1
-  ASSERT_FALSE(ieee.grads[0].values[0] == 0.0) << "the reference's relu' at NaN is not 0";
   for (const char* backend : {"jax", "onednn"}) {
     SCOPED_TRACE(backend);
     Outcome flushed = ieee;
     flushed.backend = backend;
-    flushed.root.values[1] = 0.0;         // the flush
-    flushed.grads[0].values = {0.0, 0.0}; // 0 at NaN; relu'(0) = 0 at the flushed input
+    flushed.root.values = {3.0, 0.0};     // the fault at 2, the flush at 1e-40
+    flushed.grads[0].values = {1.0, 0.0}; // relu'(0) = 0 at the flushed input
     flushed.root.error_bound.clear();
     flushed.grads[0].error_bound.clear();
     const Verdict v = compare({ieee, flushed}, OracleOptions{});
-    ASSERT_EQ(v.divergences.size(), 2u); // the forward at 1, the gradient at 0 and 1
-    ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+    ASSERT_EQ(v.divergences.size(), 2u); // the forward at 0 and 1, the gradient at 1
+    ConventionJudge judge(make_convention_references(), make_all_conventions_references());
     const ConventionJudgement j = judge.judge(p, RunOptions{true}, {ieee, flushed}, v, {});
     if (std::string(backend) == "jax") {
       ASSERT_EQ(j.hits.size(), 1u);
       EXPECT_EQ(j.hits[0].convention, Convention::FtzDaz);
       ASSERT_EQ(j.residual.divergences.size(), 1u);
       const Divergence& d = j.residual.divergences[0];
-      EXPECT_EQ(d.kind, DivergenceKind::Gradient);
+      EXPECT_EQ(d.kind, DivergenceKind::Forward);
       EXPECT_EQ(d.count, 1u);
       EXPECT_EQ(d.first_index, 0u);
     } else {
       EXPECT_TRUE(j.hits.empty());
       EXPECT_EQ(j.residual.divergences.size(), 2u);
+    }
+  }
+}
+
+// The last JAX campaign's clamp_max([-1e-40, 0, 1], max=1): JAX flushes the subnormal (ftz-daz,
+// its library's convention) and blocks the gradient at the bound (clamp-grad-min-norm, every
+// library's). Neither switch alone explains both; JAX's all-at-once reference, which holds its
+// own conventions with every library's, does, and names both. For onednn, whose flush is
+// undocumented, the flush stays a divergence.
+TEST(FtzDaz, ALibrarysOwnConventionJoinsEveryLibrarysInOneProgram) {
+  const Program p =
+      parse("%0 = leaf f32[3] [-1e-40, 0, 1]\n%1 = clamp_max %0, max=1 : f32[3]\nroot %1\n");
+  const Outcome ieee = plain(p);
+  ASSERT_EQ(ieee.grads.size(), 1u);
+  ASSERT_EQ(ieee.grads[0].values.size(), 3u);
+  ASSERT_EQ(ieee.grads[0].values[2], 1.0) << "the reference passes the gradient at x = max";
+  for (const char* backend : {"jax", "onednn"}) {
+    SCOPED_TRACE(backend);
+    Outcome both = ieee;
+    both.backend = backend;
+    both.root.values[0] = -0.0;    // the flushed -1e-40
+    both.grads[0].values[2] = 0.0; // blocked at x = max
+    both.root.error_bound.clear();
+    both.grads[0].error_bound.clear();
+    const Verdict v = compare({ieee, both}, OracleOptions{});
+    ASSERT_EQ(v.divergences.size(), 2u); // the forward at 0, the gradient at 2
+    ConventionJudge judge(make_convention_references(), make_all_conventions_references());
+    const ConventionJudgement j = judge.judge(p, RunOptions{true}, {ieee, both}, v, {});
+    const auto took = [&](Convention c) {
+      return std::any_of(j.hits.begin(), j.hits.end(),
+                         [&](const ConventionHit& h) { return h.convention == c; });
+    };
+    if (std::string(backend) == "jax") {
+      EXPECT_TRUE(j.residual.agree());
+      EXPECT_TRUE(took(Convention::FtzDaz));
+      EXPECT_TRUE(took(Convention::ClampGradMinNorm));
+    } else {
+      EXPECT_FALSE(took(Convention::FtzDaz));
+      EXPECT_FALSE(j.residual.agree());
     }
   }
 }

@@ -340,7 +340,7 @@ Judged judge_against_jax(const Program& p) {
   Judged j;
   j.verdict = compare(outcomes, OracleOptions{});
   j.reached_ftz = ConventionSet::from_bits(outcomes[0].conventions_reached).has(Convention::FtzDaz);
-  ConventionJudge judge(make_convention_references(), make_all_conventions_reference());
+  ConventionJudge judge(make_convention_references(), make_all_conventions_references());
   j.judgement = judge.judge(p, run, outcomes, j.verdict, OracleOptions{});
   return j;
 }

@@ -84,7 +84,7 @@ std::string detail_of(const Verdict& v, const std::string& backend) {
 }
 
 ConventionJudge judge_with_f64() {
-  return ConventionJudge(make_convention_references(), make_all_conventions_reference(),
+  return ConventionJudge(make_convention_references(), make_all_conventions_references(),
                          make_reference_backend());
 }
 
@@ -186,7 +186,7 @@ TEST(LowpFusion, TheJudgeRunsTheF64ReferenceAndNamesTheConvention) {
             0u)
       << line;
   // Without the plain reference, the judge does not apply the rule.
-  ConventionJudge without(make_convention_references(), make_all_conventions_reference());
+  ConventionJudge without(make_convention_references(), make_all_conventions_references());
   EXPECT_FALSE(without.judge(p, RunOptions{true}, fused, v, OracleOptions{}).residual.agree());
 }
 

@@ -78,7 +78,7 @@ OracleOptions oracle_options_for(const Config& config, bool gradients,
 std::unique_ptr<ConventionJudge> convention_judge_for(const Config& config) {
   if (config.convention_findings) return nullptr;
   return std::make_unique<ConventionJudge>(
-      make_convention_references(), make_all_conventions_reference(), make_reference_backend());
+      make_convention_references(), make_all_conventions_references(), make_reference_backend());
 }
 
 Judgement run_and_compare(const Program& program,

@@ -51,7 +51,7 @@ Action define_run(CLI::App& app) {
     // such backend took, and which backends took the reference's own side of a convention the
     // program reaches (nothing diverges there, but a choice was made and is shown).
     if (!j.outcomes.empty() && j.outcomes.front().backend == "ref") {
-      ConventionJudge judge(make_convention_references(), make_all_conventions_reference(),
+      ConventionJudge judge(make_convention_references(), make_all_conventions_references(),
                             make_reference_backend());
       const RunOptions run = run_options(config, a->gradients);
       const OracleOptions oracle = oracle_options_for(config, a->gradients, *backends);

@@ -89,7 +89,17 @@ void ConventionJudge::registered(const Program& program, const RunOptions& run,
     if (!alternatives[c]) alternatives[c] = run_backend(*others_[c].second, program, run);
     return &*alternatives[c];
   };
-  std::optional<Outcome> all_outcome; // every convention switched, made on first need
+  // Per entry of all_, the reference with every convention of its library switched, made on
+  // first need.
+  std::vector<std::optional<Outcome>> all_outcomes(all_.size());
+  const auto all_at_once = [&](const std::string& library) -> const Outcome* {
+    if (all_.empty()) return nullptr;
+    std::size_t e = 0; // "": the "any" conventions only
+    for (std::size_t i = 0; i < all_.size(); ++i)
+      if (all_[i].first == library) e = i;
+    if (!all_outcomes[e]) all_outcomes[e] = run_backend(*all_[e].second, program, run);
+    return &*all_outcomes[e];
+  };
   for (std::size_t b = 1; b < outcomes.size(); ++b) {
     const std::string& name = outcomes[b].backend;
     const bool diverged = std::any_of(verdict.divergences.begin(), verdict.divergences.end(),
@@ -111,9 +121,8 @@ void ConventionJudge::registered(const Program& program, const RunOptions& run,
       explained = true;
       break;
     }
-    if (!explained && all_) {
-      if (!all_outcome) all_outcome = run_backend(*all_, program, run);
-      const Verdict v = compare({*all_outcome, outcomes[b]}, oracle);
+    if (const Outcome* all = explained ? nullptr : all_at_once(library)) {
+      const Verdict v = compare({*all, outcomes[b]}, oracle);
       if (v.agree() && v.compared > 0) {
         // Every convention whose switch alone moves the reference here took part.
         for (std::size_t c = 0; c < others_.size(); ++c)

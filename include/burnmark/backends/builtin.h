@@ -18,9 +18,12 @@ namespace burnmark {
 std::unique_ptr<Backend> make_reference_backend(ConventionSet other_side = {});
 // The reference once per registered convention, each with that one switched.
 std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_references();
-// The reference with every convention switched at once, for divergences that compose two
-// (fmin's tie split after clamp's blocked bound).
-std::unique_ptr<Backend> make_all_conventions_reference();
+// The reference with every convention a library's divergence may take switched at once
+// (ConventionSet::for_library), for divergences that compose two (fmin's tie split after clamp's
+// blocked bound; JAX's flush to zero inside clamp's minimum-norm gradient): one entry per library
+// that has conventions of its own, and first the entry "" with the "any" ones only, for every
+// other library.
+std::vector<std::pair<std::string, std::unique_ptr<Backend>>> make_all_conventions_references();
 
 // The LibTorch release this build links, "major.minor" ("1.13", "2.15"): tests that pin a
 // behaviour one release has say for which.

@@ -67,6 +67,9 @@ public:
   // Every convention of scope "any" switched (the judge's all-at-once reference: a library's own
   // conventions are not mixed into another's).
   static constexpr ConventionSet unscoped();
+  // Every convention whose scope covers `library` (backend_library()'s name) switched: the "any"
+  // ones and the library's own. For "" (or a library with none of its own), unscoped().
+  static constexpr ConventionSet for_library(std::string_view library);
 
 private:
   static constexpr std::uint32_t bit(Convention c) {
@@ -86,6 +89,13 @@ constexpr ConventionSet ConventionSet::unscoped() {
   ConventionSet s;
   for (const ConventionInfo& c : kConventions)
     if (c.scope == "any") s.bits_ |= bit(c.convention);
+  return s;
+}
+
+constexpr ConventionSet ConventionSet::for_library(std::string_view library) {
+  ConventionSet s;
+  for (const ConventionInfo& c : kConventions)
+    if (convention_applies_to(c, library)) s.bits_ |= bit(c.convention);
   return s;
 }
 

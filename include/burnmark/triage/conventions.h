@@ -51,13 +51,15 @@ std::string format_conventions(const std::vector<ConventionHit>& hits);
 class ConventionJudge {
 public:
   // The reference with each registered convention switched (make_convention_references()).
-  // `all`, when given, is the reference with every convention switched at once: a backend
-  // that agrees with no single switch but with all of them took several sides in one program,
-  // and is reported with each convention whose switch changes the reference's outcome there.
+  // `all`, when given, is the reference with every convention switched at once, per library
+  // (make_all_conventions_references(): the entry "" for libraries without conventions of their
+  // own): a backend that agrees with no single switch but with all of its library's at once took
+  // several sides in one program, and is reported with each convention whose switch changes the
+  // reference's outcome there.
   // `reference`, when given, is the plain reference (make_reference_backend()): it gives the
   // float64 baseline of a bf16/f16 program on which torch-compile diverges (lowp_fusion.h).
   explicit ConventionJudge(std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others,
-                           std::unique_ptr<Backend> all = nullptr,
+                           std::vector<std::pair<std::string, std::unique_ptr<Backend>>> all = {},
                            std::unique_ptr<Backend> reference = nullptr)
       : others_(std::move(others)), all_(std::move(all)), reference_(std::move(reference)) {}
 
@@ -84,7 +86,7 @@ public:
 
 private:
   std::vector<std::pair<Convention, std::unique_ptr<Backend>>> others_;
-  std::unique_ptr<Backend> all_;
+  std::vector<std::pair<std::string, std::unique_ptr<Backend>>> all_;
   std::unique_ptr<Backend> reference_;
 
   // The registered conventions' part of judge(), on j.residual.

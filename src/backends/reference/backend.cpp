@@ -1,5 +1,6 @@
 // The reference backend as the oracle sees it, optionally with registered conventions switched
 // to their other side for the duration of each run.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -64,8 +65,18 @@ std::vector<std::pair<Convention, std::unique_ptr<Backend>>> make_convention_ref
   return out;
 }
 
-std::unique_ptr<Backend> make_all_conventions_reference() {
-  return make_reference_backend(ConventionSet::unscoped());
+std::vector<std::pair<std::string, std::unique_ptr<Backend>>> make_all_conventions_references() {
+  std::vector<std::pair<std::string, std::unique_ptr<Backend>>> out;
+  out.emplace_back("", make_reference_backend(ConventionSet::unscoped()));
+  for (const ConventionInfo& c : kConventions)
+    for (std::string_view rest = c.scope; c.scope != "any" && !rest.empty();) {
+      const std::size_t comma = rest.find(',');
+      const std::string library(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (std::none_of(out.begin(), out.end(), [&](const auto& e) { return e.first == library; }))
+        out.emplace_back(library, make_reference_backend(ConventionSet::for_library(library)));
+    }
+  return out;
 }
 
 } // namespace burnmark
