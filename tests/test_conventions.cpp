@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include <string>
 #include <vector>
@@ -198,4 +199,35 @@ TEST(Conventions, ScopeNamesTheLibrariesAConventionAppliesTo) {
   // The all-at-once reference mixes no library's own conventions into another's.
   EXPECT_FALSE(ConventionSet::unscoped().has(Convention::FtzDaz));
   EXPECT_TRUE(ConventionSet::unscoped().has(Convention::ClampGradMinNorm));
+}
+
+// inv([[0]]) has no inverse: the reference raises. JAX under jit returns [[inf]] (its documented
+// design: no value-dependent errors without checkify), which is that convention for a JAX backend
+// and stays an error divergence for any other library, whose errors are its own.
+TEST(Conventions, JaxReturningValuesWhereTheReferenceRaisesIsItsDocumentedDesign) {
+  const Program p = parse("%0 = leaf f32[1,1] [0]\n%1 = inv %0 : f32[1,1]\nroot %1\n");
+  const Outcome ref = make_reference_backend()->run(p, RunOptions{true});
+  ASSERT_EQ(ref.status, Status::Error) << "a singular matrix has no inverse";
+  for (const char* backend : {"jax", "child:jax", "libtorch"}) {
+    SCOPED_TRACE(backend);
+    Outcome values;
+    values.backend = backend;
+    values.status = Status::Ok;
+    values.root.shape = {1, 1};
+    values.root.values = {std::numeric_limits<double>::infinity()};
+    const Verdict v = compare({ref, values}, OracleOptions{});
+    ASSERT_EQ(v.divergences.size(), 1u);
+    ASSERT_EQ(v.divergences[0].kind, DivergenceKind::Error);
+    ConventionJudge judge(make_convention_references(), make_all_conventions_references());
+    const ConventionJudgement j = judge.judge(p, RunOptions{true}, {ref, values}, v, {});
+    if (std::string(backend) != "libtorch") {
+      EXPECT_TRUE(j.residual.agree());
+      ASSERT_EQ(j.hits.size(), 1u);
+      EXPECT_EQ(j.hits[0].backend_convention, &kJaxNoValueErrors);
+      EXPECT_NE(format_conventions(j.hits).find("name=jax-no-value-errors"), std::string::npos);
+    } else {
+      EXPECT_FALSE(j.residual.agree());
+      EXPECT_TRUE(j.hits.empty());
+    }
+  }
 }

@@ -60,6 +60,16 @@ ConventionJudgement ConventionJudge::judge(const Program& program, const RunOpti
   j.residual = verdict;
   if (verdict.agree() || outcomes.empty()) return j;
   registered(program, run, outcomes, oracle, j);
+  // JAX returning values where the reference raised: its documented design (kJaxNoValueErrors).
+  if (outcomes[0].status == Status::Error)
+    for (std::size_t b = 1; b < outcomes.size(); ++b) {
+      const std::string& name = outcomes[b].backend;
+      if (outcomes[b].status != Status::Ok || backend_library(name) != "jax") continue;
+      if (std::erase_if(j.residual.divergences, [&](const Divergence& d) {
+            return d.backend == name && d.kind == DivergenceKind::Error;
+          }) > 0)
+        j.hits.push_back({name, Convention{}, ConventionSide::Other, &kJaxNoValueErrors});
+    }
   // Inductor's low-precision fusion: PyTorch's own rule, after the registered conventions (a
   // compile divergence one of them explains is named by it).
   if (reference_ && lowp_fusion_applies(program, j.residual)) {
