@@ -99,7 +99,7 @@ TEST(PatchTable, TheCheckedInTableNamesRecordedBugsAndParses) {
     SCOPED_TRACE(p.id);
     EXPECT_TRUE(fs::is_regular_file(kSource / "corpus" / "bugs" / (p.id + ".txt")));
     EXPECT_NE(bugs_md.find("| " + p.id + " |"), std::string::npos) << "no bugs.md row";
-    EXPECT_EQ(p.backend, "plugin:eigen");
+    EXPECT_TRUE(p.backend == "plugin:eigen" || p.backend == "plugin:onednn") << p.backend;
   }
 }
 
@@ -139,6 +139,46 @@ TEST(PatchSelection, TheKnobIsCheckedAtStartAndNoneIsTheDefault) {
       << bad.error();
   EXPECT_FALSE(with("").ok()); // set but empty is a typo, not "none"
 }
+
+namespace {
+
+// "PLUGIN @ <platform>" facts of a bug program's seen-on header.
+bool seen_on(const std::string& id, const std::string& fact) {
+  std::istringstream in(slurp(kSource / "corpus" / "bugs" / (id + ".txt")));
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("# seen-on:")) return line.find(fact) != std::string::npos;
+  return false;
+}
+
+// Each of `plugin`'s patches through its gate, the real plugin against the real reference: "on
+// agrees" is BurnMark's own code and must hold on every processor; "off diverges" is the
+// library's behaviour, pinned where the bug program was measured (its seen-on line) and reported
+// elsewhere, as test_bugs does. Returns how many patches it checked.
+[[maybe_unused]] int check_gates_of(const std::string& plugin, const std::string& platform) {
+  const std::string bugs = (kSource / "corpus" / "bugs").string();
+  int checked = 0;
+  for (const Patch& patch : checked_in_table()) {
+    if (patch.plugin != plugin) continue;
+    SCOPED_TRACE(patch.id);
+    const PatchCheck c = check_patch(patch, bugs, RunOptions{true}, OracleOptions{});
+    std::printf("%s\n", format_patch_check(c).c_str());
+    EXPECT_EQ(c.on, "agrees");
+    if (seen_on(patch.id, plugin + " @ " + platform)) {
+      EXPECT_TRUE(c.passed()) << format_patch_check(c);
+      EXPECT_TRUE(c.off.starts_with("diverges (")) << c.off;
+    } else {
+      // Not measured here: either answer is a fact about this platform, to be recorded
+      // (tools/record-platforms.py); the patch must still make the program agree.
+      EXPECT_TRUE(c.passed() || c.status == PatchCheck::Status::NotLoadBearing)
+          << format_patch_check(c);
+      std::printf("not measured on %s before: %s\n", platform.c_str(), c.off.c_str());
+    }
+    ++checked;
+  }
+  return checked;
+}
+
+} // namespace
 
 #ifdef BURNMARK_TEST_HAVE_EIGEN
 
@@ -234,45 +274,9 @@ TEST(EigenPatches, PatchedElementsAreTheCorrectlyRoundedScalarResults) {
   EXPECT_EQ(log2.root.values[0], static_cast<double>(static_cast<float>(std::log2(s))));
 }
 
-namespace {
-
-// "eigen @ <platform>" facts of a bug program's seen-on header.
-bool seen_on(const std::string& id, const std::string& fact) {
-  std::istringstream in(slurp(kSource / "corpus" / "bugs" / (id + ".txt")));
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with("# seen-on:")) return line.find(fact) != std::string::npos;
-  return false;
-}
-
-} // namespace
-
-// The gate for real: each Eigen patch's bug program, the real plugin, the real reference. "On
-// agrees" is BurnMark's own code (the scalar path) and must hold on every processor; "off
-// diverges" is Eigen's behaviour, pinned where the bug program was measured (its seen-on line)
-// and reported elsewhere, as test_bugs does.
+// The gate for real, for each Eigen patch (check_gates_of).
 TEST(PatchGate, EveryEigenPatchDivergesOffAndAgreesOn) {
-  const std::string bugs = (kSource / "corpus" / "bugs").string();
-  const std::string platform = load_eigen({})->platform();
-  int checked = 0;
-  for (const Patch& patch : checked_in_table()) {
-    if (patch.plugin != "eigen") continue;
-    SCOPED_TRACE(patch.id);
-    const PatchCheck c = check_patch(patch, bugs, RunOptions{true}, OracleOptions{});
-    std::printf("%s\n", format_patch_check(c).c_str());
-    EXPECT_EQ(c.on, "agrees");
-    if (seen_on(patch.id, "eigen @ " + platform)) {
-      EXPECT_TRUE(c.passed()) << format_patch_check(c);
-      EXPECT_TRUE(c.off.starts_with("diverges (")) << c.off;
-    } else {
-      // Not measured here: either answer is a fact about this platform, to be recorded
-      // (tools/record-platforms.py); the patch must still make the program agree.
-      EXPECT_TRUE(c.passed() || c.status == PatchCheck::Status::NotLoadBearing)
-          << format_patch_check(c);
-      std::printf("not measured on %s before: %s\n", platform.c_str(), c.off.c_str());
-    }
-    ++checked;
-  }
-  EXPECT_GE(checked, 3);
+  EXPECT_GE(check_gates_of("eigen", load_eigen({})->platform()), 3);
 }
 
 // The two ways a gate fails, on programs made for it: a program the bug does not reach agrees
@@ -370,3 +374,14 @@ TEST(PatchGate, RunWithTheKnobAppliesThePatch) {
 }
 
 #endif // BURNMARK_TEST_HAVE_EIGEN
+
+#ifdef BURNMARK_TEST_HAVE_ONEDNN
+// The gate for real, for each oneDNN patch (check_gates_of); the table holds only rows measured
+// on every ISA oneDNN 2.6 dispatches to (bugs.md's "diverges on"), so the gate's "off diverges"
+// holds on any x86-64 processor.
+TEST(PatchGate, EveryOnednnPatchDivergesOffAndAgreesOn) {
+  PluginLoadResult r = load_plugin_backend("onednn", PluginLoadOptions{});
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_GE(check_gates_of("onednn", r.take()->platform()), 20);
+}
+#endif

@@ -1,7 +1,8 @@
 // The onednn plugin: BurnMark's ops mapped onto oneDNN primitives (dnnl_ops.h), forward and
 // backward, exported through plugin_walk.h. Values come from oneDNN's own kernels, including
 // its eltwise_backward at kinks and special values: where those differ from LibTorch's
-// conventions the fuzzer is meant to see it, so nothing here patches oneDNN's answer.
+// conventions the fuzzer is meant to see it. Only the fix-and-continue patches the host turns on
+// (onednn_patches.h) rewrite oneDNN's answer, each at its one known bug.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,6 +17,7 @@
 #include "burnmark/util/cpu_vendor.h"
 #include "dnnl_ops.h"
 #include "dtype_probe.h"
+#include "onednn_patches.h"
 #include "row_grads.h"
 
 namespace {
@@ -251,12 +253,18 @@ struct OnednnKernels {
 
   void forward(const BurnmarkStmt& s, In in, Dense<float>& out) {
     guarded(s, [&] { forward_op(s, in, out); });
+    burnmark::onednn::patch_forward(patches_, s, in, out);
   }
 
   void backward(const BurnmarkStmt& s, In in, const Dense<float>& out, const Dense<float>& g,
                 GradIn gin) {
     guarded(s, [&] { backward_op(s, in, out, g, gin); });
+    burnmark::onednn::patch_backward(patches_, s, in, out, g, gin);
   }
+
+  // Fix-and-continue patches (onednn_patches.h), set by the host through set_patches.
+  bool enable_patch(std::string_view id) { return patches_.enable(id); }
+  void clear_patches() { patches_.clear(); }
 
 private:
   // A primitive oneDNN has no implementation for is a gap in the library, not a wrong answer.
@@ -563,6 +571,7 @@ private:
   }
 
   burnmark::onednn::DnnlOps ops_;
+  burnmark::onednn::Patches patches_;
 };
 
 #define BURNMARK_ONEDNN_STR2(x) #x
