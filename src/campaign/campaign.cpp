@@ -390,17 +390,19 @@ private:
   // rewrites its own, so the sum is the campaign's total so far.
   void read_stats_files() {
     std::error_code ec;
-    std::uint64_t inputs = 0, compared = 0;
+    std::uint64_t all = 0, inputs = 0, compared = 0;
     for (const auto& e : fs::directory_iterator(l_.saved, ec)) {
       // A file being rewritten (write_atomically's .tmp) is read once renamed.
       if (!is_stats_file(e.path()) || e.path().extension() == ".tmp") continue;
       std::string line;
       if (!read_whole_file(e.path(), line)) continue;
+      all += stats_field(line, "inputs");
       inputs += stats_field(line, "patched_op_inputs");
       compared += stats_field(line, "patched_op_compared");
     }
     summary_.patched_op_inputs = inputs;
     summary_.patched_op_compared = compared;
+    summary_.counted_inputs = all;
   }
 
   void remove_stats_files() {
@@ -493,12 +495,13 @@ private:
     const std::uint64_t looked_up = st.compile_hits + st.compile_misses;
     return fmt::format(
         "campaign: {}/{}s execs={} exec/s={} cov={} signatures={} (ledger {}) "
-        "diverging={} crashes={} replayed-agreeing={} minimised={} patched-op-inputs={} "
+        "diverging={} crashes={} replayed-agreeing={} minimised={} patched-op-inputs={}/{} "
         "compared={} left={}s{}{}",
         elapsed, o_.seconds, execs_before_ + st.execs, st.exec_per_s, summary_.stats.coverage,
         book_.signatures_this_run(), book_.ledger().entries.size(), summary_.diverging_inputs,
         summary_.backend_failures + summary_.crashes, summary_.agreed_on_replay,
-        book_.minimisations(), summary_.patched_op_inputs, summary_.patched_op_compared,
+        book_.minimisations(), summary_.patched_op_inputs, summary_.counted_inputs,
+        summary_.patched_op_compared,
         std::max<std::int64_t>(0, o_.seconds - elapsed),
         summary_.restarts ? fmt::format(" restarts={}", summary_.restarts) : "",
         looked_up ? fmt::format(" compile-cache={}/{} hits ({:.0f} %)", st.compile_hits, looked_up,

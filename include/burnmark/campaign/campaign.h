@@ -72,6 +72,9 @@ struct CampaignSummary {
   // fuzzer processes' .stats-<pid> files in .scratch/findings.
   std::uint64_t patched_op_inputs = 0;
   std::uint64_t patched_op_compared = 0;
+  // All inputs the same files count (their `inputs`): the fraction's denominator. Above
+  // stats.execs in fork mode, whose parent counts the jobs it has heard back from.
+  std::uint64_t counted_inputs = 0;
   bool interrupted = false;     // SIGINT/SIGTERM
   bool stopped_at_time = false; // the campaign stopped the fuzzer because its time was up
   std::string stopped_early;    // why the campaign stopped before its time (a full disk)
