@@ -409,7 +409,7 @@ TEST(PatchCount, CampaignReportsTheFuzzersCounts) {
   EXPECT_GT(patched, 0) << log.substr(0, 3000); // 150 runs of Eigen's ops reach sqrt or exp
   EXPECT_LE(compared, patched);
   EXPECT_NE(r.out.find(fmt::format(" patched_op_inputs={} patched_op_compared={} "
-                                   "counted_inputs={}\n",
+                                   "counted_inputs={} ",
                                    patched, compared, inputs)),
             std::string::npos)
       << r.out;
