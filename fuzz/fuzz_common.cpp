@@ -28,6 +28,7 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 #include "burnmark/oracle/summary.h"
+#include "burnmark/patches/patches.h"
 #include "burnmark/triage/conventions.h"
 #include "burnmark/triage/suppress.h"
 #include "burnmark/triage/triage.h"
@@ -79,6 +80,19 @@ struct Harness {
   // Findings that could not be written (a full disk, a directory removed under the fuzzer): in
   // every SUMMARY line, and the process's exit status is 1 when there were any.
   std::uint64_t lost = 0;
+  // What patches buy (docs/patches.md): by Op index, the ops a patch line of the table rewrites
+  // in a plugin under test, whether or not BURNMARK_PATCHES activates it (empty: no table);
+  // the inputs whose program contains one, and of those the inputs compared to the end: every
+  // backend ran it (none Unsupported) and the verdict was agreement (conventions included) or
+  // a finding, not a known bug's suppression.
+  std::vector<bool> patched_ops;
+  std::uint64_t patched_inputs = 0;
+  std::uint64_t patched_compared = 0;
+  // Under `burnmark campaign` (BURNMARK_CAMPAIGN_PID, BURNMARK_FINDINGS_DIR): these totals as
+  // <findings dir>/.stats-<pid>, rewritten every second and at exit, since a fork-mode worker's
+  // output goes to libFuzzer's job logs, which the campaign does not read.
+  std::string stats_path;
+  std::chrono::steady_clock::time_point stats_written;
   // BURNMARK_SEMANTIC_FEATURES: the features of the current input, storage reused.
   bool semantic = true;
   std::vector<std::uint32_t> features;
@@ -203,6 +217,8 @@ std::string summary_line(const Harness& h) {
                    h.by_kind[k]);
   fmt::format_to(std::back_inserter(line), " suppressed={} conventions={} lost={}", h.suppressed,
                  h.conventions, h.lost);
+  fmt::format_to(std::back_inserter(line), " patched_op_inputs={} patched_op_compared={}",
+                 h.patched_inputs, h.patched_compared);
   fmt::format_to(std::back_inserter(line),
                  " filter_runs={} filter_memo={} filter_minimised={} filter_roots={}",
                  h.known ? h.known->runs() : 0, h.known ? h.known->memo_hits() : 0,
@@ -236,6 +252,28 @@ void print_compile_note(const Harness& h) {
 // torch-compile run makes a few inputs a second at best), so a campaign sees the counts while
 // it runs, not only at the end.
 constexpr std::uint64_t kCompileNoteEvery = 25;
+
+// The campaign's copy of the counts (Harness::stats_path): one line, the SUMMARY's names.
+void write_stats(Harness& h) {
+  if (h.stats_path.empty() || h.inputs == 0) return;
+  h.stats_written = std::chrono::steady_clock::now();
+  const std::string line =
+      fmt::format("STATS inputs={} patched_op_inputs={} patched_op_compared={}\n", h.inputs,
+                  h.patched_inputs, h.patched_compared);
+  write_atomically(h.stats_path, line.data(), line.size());
+}
+
+void write_final_stats() {
+  write_stats(harness());
+}
+
+// True when the program has a statement whose op is in Harness::patched_ops.
+bool has_patched_op(const Harness& h, const Program& program) {
+  if (h.patched_ops.empty()) return false;
+  for (const Stmt& s : program.stmts)
+    if (s.kind == StmtKind::Op && h.patched_ops[static_cast<std::size_t>(s.instr.op)]) return true;
+  return false;
+}
 
 // Continuous mode ends with one more SUMMARY line, so a run's totals (the filter's cost among
 // them) are there however rarely BURNMARK_SUMMARY_EVERY printed one.
@@ -307,9 +345,20 @@ void initialize(const char* target_name, bool gradients) {
     h.judge = std::make_unique<ConventionJudge>(
         make_convention_references(), make_all_conventions_references(), make_reference_backend());
   load_known_bugs(h);
+  // The whole table, not BURNMARK_PATCHES's selection: `--patches none` counts the same
+  // programs. No table (an OSS-Fuzz $OUT): nothing to count.
+  if (const std::string table = default_patches_path(); !table.empty()) {
+    const PatchTableResult r = load_patch_table(table);
+    if (!r.ok()) die(r.error());
+    h.patched_ops = patched_ops(r.patches(), h.config.backends);
+  }
   if (!h.config.findings_dir.empty()) {
     check_findings_dir(h.config.findings_dir);
     std::atexit(exit_failing_if_findings_were_lost);
+    if (std::getenv("BURNMARK_CAMPAIGN_PID") != nullptr) {
+      h.stats_path = fmt::format("{}/.stats-{}", h.config.findings_dir, ::getpid());
+      std::atexit(write_final_stats);
+    }
   }
   // Registered last, so it runs first: before exit_failing_if_findings_were_lost's _Exit.
   if (h.config.mode == HarnessMode::Continuous) std::atexit(print_final_summary);
@@ -358,16 +407,28 @@ constexpr std::uint64_t kTrimEvery = 5'000;
 // Continuous mode: a SUMMARY line every this many inputs too, besides every
 // BURNMARK_SUMMARY_EVERY findings (a minute or two of ref,libtorch).
 constexpr std::uint64_t kSummaryInputsEvery = 100'000;
+// Under a campaign: the counts file (Harness::stats_path) at most this often.
+constexpr std::chrono::seconds kStatsEvery{1};
 
 int test_one_input(const std::uint8_t* data, std::size_t size) {
   Harness& h = harness();
   const std::span<const std::uint8_t> bytes(data, size);
   const Program program = generate(bytes, h.generator);
+  bool all_ran = true;
   for (std::size_t i = 0; i < h.backends.size(); ++i) {
     h.outcomes[i] = run_backend(*h.backends[i], program, h.run);
     h.skipped[i] += h.outcomes[i].status == Status::Unsupported;
+    all_ran = all_ran && h.outcomes[i].status != Status::Unsupported;
   }
   ++h.inputs;
+  // Counted as compared here; the known-bug branch below takes it back, the one way an input
+  // that every backend ran ends without a verdict of its own.
+  const bool patched = has_patched_op(h, program);
+  h.patched_inputs += patched;
+  const bool counted = patched && all_ran;
+  h.patched_compared += counted;
+  if (!h.stats_path.empty() && std::chrono::steady_clock::now() - h.stats_written >= kStatsEvery)
+    write_stats(h);
   if (h.inputs % kTrimEvery == 0) malloc_trim(0);
   if (h.config.mode == HarnessMode::Continuous && h.inputs % kCompileNoteEvery == 0)
     print_compile_note(h);
@@ -393,6 +454,7 @@ int test_one_input(const std::uint8_t* data, std::size_t size) {
   }
   if (h.known && h.known->is_known(program, verdict)) {
     ++h.suppressed;
+    h.patched_compared -= counted;
     return 0;
   }
 

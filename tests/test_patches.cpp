@@ -274,6 +274,95 @@ TEST(EigenPatches, PatchedElementsAreTheCorrectlyRoundedScalarResults) {
   EXPECT_EQ(log2.root.values[0], static_cast<double>(static_cast<float>(std::log2(s))));
 }
 
+// The later patches (exp, digamma and its gradient, the roundings, maximum / minimum), on
+// values from the mathematics: limits, IEEE 754's signed zeros, and trigamma's reflection and
+// series written out here. Specials at both ends of 9 elements (packet body and scalar tail).
+TEST(EigenPatches, LaterPatchesGiveTheLimitsAndTheMathematicsValues) {
+  std::vector<PluginPatch> all;
+  for (const Patch& p : checked_in_table())
+    if (p.plugin == "eigen") all.push_back({"eigen", p.id});
+  const auto eigen = load_eigen(all);
+  ASSERT_NE(eigen, nullptr);
+  const auto run = [&](const std::string& text) {
+    const Outcome o = eigen->run(parse(text), RunOptions{true});
+    EXPECT_EQ(o.status, Status::Ok) << o.message;
+    return o;
+  };
+  const auto unary = [&](const std::string& op, const std::string& values) {
+    return run(fmt::format("%0 = leaf f32[9] [{}]\n%1 = {} %0 : f32[9]\nroot %1\n", values, op));
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto negzero = [](double v) { return v == 0 && std::signbit(v); };
+  const auto poszero = [](double v) { return v == 0 && !std::signbit(v); };
+
+  // exp(-100) = 3.78e-44 (subnormal), exp(-3e38) = 0.
+  const Outcome exp = unary("exp", "-100, 1, 1, 1, 1, 1, 1, 1, -3e38");
+  EXPECT_EQ(exp.root.values[0], static_cast<double>(static_cast<float>(std::exp(-100.0))));
+  EXPECT_TRUE(poszero(exp.root.values[8])) << exp.root.values[8];
+
+  // digamma's one-sided limits at ±0; lgamma's gradient is digamma.
+  const Outcome digamma = unary("digamma", "0, 2, 2, 2, 2, 2, 2, 2, -0");
+  EXPECT_EQ(digamma.root.values[0], -inf);
+  EXPECT_EQ(digamma.root.values[8], inf);
+  const Outcome lgamma = unary("lgamma", "0, 2, 2, 2, 2, 2, 2, 2, -0");
+  EXPECT_EQ(lgamma.grads[0].values[0], -inf);
+  EXPECT_EQ(lgamma.grads[0].values[8], inf);
+
+  // trigamma(x) = sum_k 1 / (x + k)^2. Near the root x0 of digamma, digamma(x) = (x - x0)
+  // trigamma(x0) to first order (the second-order term is 1e-16 here).
+  const auto trigamma_series = [](double x) {
+    double sum = 0;
+    const int n = 1000000;
+    for (int k = n - 1; k >= 0; --k)
+      sum += 1 / ((x + k) * (x + k));
+    return sum + 1 / (x + n) + 1 / (2 * (x + n) * (x + n)); // Euler-Maclaurin tail
+  };
+  const double x0 = 1.4616321449683623; // digamma's positive root
+  const double near = static_cast<float>(1.4616321);
+  const Outcome root = unary("digamma", "1.4616321, 2, 2, 2, 2, 2, 2, 2, 1.4616321");
+  const double expected_near = (near - x0) * trigamma_series(x0);
+  EXPECT_NEAR(root.root.values[0], expected_near, 1e-4 * std::abs(expected_near));
+  EXPECT_EQ(root.root.values[8], root.root.values[0]);
+
+  // digamma's gradient (grad 1): trigamma. +inf: the limit 0; -inf: no limit, NaN; -7.5: the
+  // reflection trigamma(-x) + trigamma(1 + x) = pi^2 / sin^2(pi x) at x = 7.5, then the
+  // recurrence down to trigamma(0.5) = pi^2 / 2: pi^2 / 2 + sum_{k=0..7} 1 / (k + 0.5)^2;
+  // 1e30: 1/x + 1/(2 x^2) + ..., 1e-30 in float.
+  const Outcome trigamma = unary("digamma", "inf, -inf, -7.5, 1e30, 2, 2, 2, 2, -7.5");
+  const std::vector<double>& t = trigamma.grads[0].values;
+  EXPECT_TRUE(poszero(t[0])) << t[0];
+  EXPECT_TRUE(std::isnan(t[1])) << t[1];
+  double negative = M_PI * M_PI / 2;
+  for (int k = 0; k <= 7; ++k)
+    negative += 1 / ((k + 0.5) * (k + 0.5));
+  EXPECT_NEAR(t[2], negative, 4e-7 * negative);
+  EXPECT_EQ(t[8], t[2]);
+  EXPECT_NEAR(t[3], 1e-30, 4e-7 * 1e-30);
+
+  // IEEE 754 roundToIntegral keeps the operand's sign: floor(-0), ceil(-0.5), rint(-0.25) = -0.
+  EXPECT_TRUE(negzero(unary("floor", "-0, 2, 2, 2, 2, 2, 2, 2, -0").root.values[0]));
+  const Outcome ceil = unary("ceil", "-0.5, 2, 2, 2, 2, 2, 2, 2, -0.5");
+  EXPECT_TRUE(negzero(ceil.root.values[0]) && negzero(ceil.root.values[8]));
+  EXPECT_TRUE(negzero(unary("round", "-0.25, 2, 2, 2, 2, 2, 2, 2, -0").root.values[0]));
+
+  // IEEE 754-2019: maximum(±0, ∓0) = +0, minimum(±0, ∓0) = -0, in both operand orders, in the
+  // body (element 0) and the tail (element 8), and broadcast against a one-element operand.
+  const auto binary = [&](const std::string& op, const std::string& a, const std::string& b) {
+    return run(fmt::format("%0 = leaf f32[9] [{}]\n%1 = leaf f32[{}] [{}]\n%2 = {} %0, %1 : "
+                           "f32[9]\nroot %2\n",
+                           a, b.find(',') == std::string::npos ? 1 : 9, b, op))
+        .root.values;
+  };
+  const std::string pm = "0, 1, 1, 1, 1, 1, 1, 1, -0", mp = "-0, 1, 1, 1, 1, 1, 1, 1, 0";
+  for (const auto& [a, b] : {std::pair{pm, mp}, std::pair{mp, pm}}) {
+    const std::vector<double> mx = binary("maximum", a, b), mn = binary("minimum", a, b);
+    EXPECT_TRUE(poszero(mx[0]) && poszero(mx[8])) << mx[0] << " " << mx[8];
+    EXPECT_TRUE(negzero(mn[0]) && negzero(mn[8])) << mn[0] << " " << mn[8];
+  }
+  const std::vector<double> broadcast = binary("maximum", mp, "0");
+  EXPECT_TRUE(poszero(broadcast[0]) && poszero(broadcast[8]));
+}
+
 // The gate for real, for each Eigen patch (check_gates_of).
 TEST(PatchGate, EveryEigenPatchDivergesOffAndAgreesOn) {
   EXPECT_GE(check_gates_of("eigen", load_eigen({})->platform()), 3);

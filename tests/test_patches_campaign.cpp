@@ -317,3 +317,114 @@ TEST(PatchTriage, RealEigenBugsAreClassifiedByThePatchTable) {
 }
 
 #endif // BURNMARK_TEST_HAVE_EIGEN
+
+namespace {
+
+// The SUMMARY field `key` of the last SUMMARY line in `err`; -1 when absent.
+long long summary_field(const std::string& err, const std::string& key) {
+  const std::size_t line = err.rfind("SUMMARY target=");
+  if (line == std::string::npos) return -1;
+  const std::size_t at = err.find(" " + key + "=", line);
+  if (at == std::string::npos) return -1;
+  return std::atoll(err.c_str() + at + key.size() + 2);
+}
+
+// Five programs whose counts are known by construction (written out here): which contain an op
+// of a patch line for eigen (sqrt, exp), and which Eigen cannot run (atan2: not in its ops).
+struct CountedProgram {
+  const char* name;
+  const char* text;
+  bool patched_op; // contains sqrt or exp
+  bool eigen_runs; // every op is one of Eigen's
+  const char* bug; // corpus/bugs/<bug>.txt: a known bug, its patch's program; else null
+};
+const CountedProgram kCounted[] = {
+    {"sqrt-inf", nullptr, true, true, "eigen-sqrt-inf"},
+    {"exp-underflow", nullptr, true, true, "eigen-exp-underflow"},
+    {"add",
+     "%0 = leaf f32[3] [1, 2, 3]\n%1 = leaf f32[3] [4, 5, 6]\n%2 = add %0, %1 : f32[3]\n"
+     "root %2\n",
+     false, true, nullptr},
+    {"sqrt-atan2",
+     "%0 = leaf f32[3] [1, 4, 9]\n%1 = sqrt %0 : f32[3]\n%2 = atan2 %1, %0 : f32[3]\nroot %2\n",
+     true, false, nullptr},
+    {"sqrt-plain", "%0 = leaf f32[3] [1, 4, 9]\n%1 = sqrt %0 : f32[3]\nroot %1\n", true, true,
+     nullptr},
+};
+
+} // namespace
+
+// Issue 14's measure, counted by the fuzz target itself: the five programs above, encoded and
+// run once each (libFuzzer given files), with patches off and on. Expected counts by hand: four
+// contain a patched op whatever BURNMARK_PATCHES says; compared are those Eigen runs whose
+// verdict is not a known bug's: off, the two bug programs are suppressed where they diverge
+// (asked of `burnmark run`, since that is Eigen's behaviour on this processor); on, they agree.
+TEST(PatchCount, FuzzTargetCountsInputsWithAPatchedOpAndThoseCompared) {
+  const fs::path dir = scratch("count");
+  fs::create_directories(dir / "inputs");
+  const std::string ops = "BURNMARK_OPS=all"; // the same op set to encode and to decode with
+  std::string files;
+  int patched = 0, runs = 0, diverging_bugs = 0;
+  for (const CountedProgram& p : kCounted) {
+    const fs::path text = p.bug ? kSource / "corpus" / "bugs" / (std::string(p.bug) + ".txt")
+                                : dir / (std::string(p.name) + ".txt");
+    if (!p.bug) std::ofstream(text) << p.text;
+    const fs::path input = dir / "inputs" / p.name;
+    const Result e = run(ops, fmt::format("encode {} {}", text.string(), input.string()), dir);
+    ASSERT_EQ(e.status, 0) << e.err;
+    files += " " + input.string();
+    patched += p.patched_op;
+    runs += p.patched_op && p.eigen_runs;
+    if (p.bug) {
+      const Result r = run("BACKENDS=ref,eigen", "run " + text.string(), dir);
+      diverging_bugs += r.status == 1;
+    }
+  }
+  const auto fuzz = [&](const std::string& env) {
+    const std::string cmd = fmt::format(
+        "cd {} && env -u BACKENDS -u BURNMARK_PATCHES -u BURNMARK_KNOWN_BUGS -u "
+        "BURNMARK_FINDINGS_DIR -u BURNMARK_CAMPAIGN_PID BACKENDS=ref,eigen MODE=continuous {} {} "
+        "{} {} >/dev/null 2>stderr",
+        dir.string(), ops, env, BURNMARK_FUZZ_AUTOGRAD, files);
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    return slurp(dir / "stderr");
+  };
+  const std::string off = fuzz("BURNMARK_PATCHES=none");
+  EXPECT_EQ(summary_field(off, "inputs"), 5) << off;
+  EXPECT_EQ(summary_field(off, "patched_op_inputs"), patched) << off;
+  EXPECT_EQ(summary_field(off, "patched_op_compared"), runs - diverging_bugs) << off;
+  EXPECT_EQ(summary_field(off, "suppressed"), diverging_bugs) << off;
+  const std::string on = fuzz("BURNMARK_PATCHES=eigen-sqrt-inf,eigen-exp-underflow");
+  EXPECT_EQ(summary_field(on, "patched_op_inputs"), patched) << on;
+  EXPECT_EQ(summary_field(on, "patched_op_compared"), runs) << on;
+  // No plugin with a patch line in BACKENDS: no op counts as patched.
+  const std::string torch = fuzz("BACKENDS=ref,libtorch");
+  EXPECT_EQ(summary_field(torch, "inputs"), 5) << torch;
+  EXPECT_EQ(summary_field(torch, "patched_op_inputs"), 0) << torch;
+}
+
+// The campaign adds up its fuzzer's counts files: in one process, with a fixed number of runs,
+// its CAMPAIGN line says what the fuzzer's own final SUMMARY line (in the campaign's fuzzer.log)
+// says, and counted_inputs is that line's inputs.
+TEST(PatchCount, CampaignReportsTheFuzzersCounts) {
+  const fs::path dir = scratch("campaign-count");
+  const fs::path seeds = neg_seeds(dir);
+  const Result r = run(kBackends, campaign_args(seeds, "--patches none", 9), dir);
+  EXPECT_EQ(r.status, 1) << r.err; // the planted bug is new
+  const std::string log = slurp(dir / "findings" / ".scratch" / "fuzzer.log");
+  const long long inputs = summary_field(log, "inputs");
+  const long long patched = summary_field(log, "patched_op_inputs");
+  const long long compared = summary_field(log, "patched_op_compared");
+  ASSERT_GT(inputs, 0) << log.substr(0, 3000);
+  EXPECT_GT(patched, 0) << log.substr(0, 3000); // 150 runs of Eigen's ops reach sqrt or exp
+  EXPECT_LE(compared, patched);
+  EXPECT_NE(r.out.find(fmt::format(" patched_op_inputs={} patched_op_compared={} "
+                                   "counted_inputs={} ",
+                                   patched, compared, inputs)),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.err.find(fmt::format("patched-op-inputs={}/{} compared={}", patched, inputs, compared)),
+      std::string::npos)
+      << r.err;
+}

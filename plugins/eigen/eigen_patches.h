@@ -19,10 +19,22 @@ enum class PatchId : std::size_t {
   SqrtSubnormal,
   RsqrtSubnormal,
   LogSubnormal,
+  ExpUnderflow,
+  DigammaZero,
+  DigammaNearRoot,
+  TrigammaInf,
+  TrigammaNegInf,
+  TrigammaNegative,
+  TrigammaHuge,
+  RoundingNegzero,
+  MaximumZeroTie,
 };
-inline constexpr std::array<std::string_view, 5> kPatchIds = {
-    "eigen-sqrt-negzero", "eigen-sqrt-inf", "eigen-sqrt-subnormal", "eigen-rsqrt-subnormal",
-    "eigen-log-subnormal"};
+inline constexpr std::array<std::string_view, 14> kPatchIds = {
+    "eigen-sqrt-negzero",     "eigen-sqrt-inf",          "eigen-sqrt-subnormal",
+    "eigen-rsqrt-subnormal",  "eigen-log-subnormal",     "eigen-exp-underflow",
+    "eigen-digamma-zero",     "eigen-digamma-near-root", "eigen-trigamma-inf",
+    "eigen-trigamma-neg-inf", "eigen-trigamma-negative", "eigen-trigamma-huge",
+    "eigen-rounding-negzero", "eigen-maximum-zero-tie"};
 
 class Patches {
 public:
@@ -45,8 +57,13 @@ private:
 };
 
 // After Eigen's forward kernel for `s` wrote `out`: recomputes, through a scalar std:: path, the
-// elements an active patch covers. Forward only: the backward of each patched op reads the
-// corrected result (sqrt, rsqrt) or only its input (log, log2), so it needs no patch of its own.
+// elements an active patch covers. The backward of most patched ops reads the corrected result
+// (exp, sqrt, rsqrt) or only its input (log, log2), so it needs no patch of its own.
 void apply_patches(const Patches& patches, const BurnmarkStmt& s, In in, Dense& out);
+
+// After Eigen's backward kernel for `s` wrote `grad_in`: the same for the patches whose bug is
+// in a backward formula (lgamma's digamma, digamma's polygamma(1, x)).
+void apply_backward_patches(const Patches& patches, const BurnmarkStmt& s, In in,
+                            const Dense& grad_out, GradIn grad_in);
 
 } // namespace burnmark::eigen

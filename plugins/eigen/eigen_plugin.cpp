@@ -25,6 +25,7 @@ struct EigenKernels {
   void backward(const BurnmarkStmt& s, burnmark::eigen::In in, const burnmark::eigen::Dense& out,
                 const burnmark::eigen::Dense& grad_out, burnmark::eigen::GradIn grad_in) {
     burnmark::eigen::backward(s, in, out, grad_out, grad_in);
+    burnmark::eigen::apply_backward_patches(patches, s, in, grad_out, grad_in);
   }
   // Fix-and-continue patches (eigen_patches.h), set by the host through set_patches.
   bool enable_patch(std::string_view id) { return patches.enable(id); }

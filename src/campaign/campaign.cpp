@@ -125,6 +125,19 @@ std::vector<std::string> child_environment(const Layout& l, const fs::path& know
   return campaign_detail::environment_with(overrides);
 }
 
+// The fuzz targets' counts files (fuzz_common.cpp: ".stats-<pid>" in the findings directory,
+// one line "STATS inputs=N patched_op_inputs=P patched_op_compared=C").
+bool is_stats_file(const fs::path& file) {
+  return file.filename().string().starts_with(".stats-");
+}
+
+// The number after " key=" in `line`, 0 when absent.
+std::uint64_t stats_field(const std::string& line, std::string_view key) {
+  const std::size_t at = line.find(fmt::format(" {}=", key));
+  if (at == std::string::npos) return 0;
+  return std::strtoull(line.c_str() + at + key.size() + 2, nullptr, 10);
+}
+
 // "finding-<16 hex>" whose bytes hash to the name: written completely.
 bool complete(const fs::path& file, const std::string& bytes) {
   const std::string name = file.filename().string();
@@ -151,6 +164,7 @@ public:
       return fail(fmt::format("{}: only {} MB free, below --min-free {} MB", o_.out.string(), *mb,
                               o_.min_free_mb));
     seed_corpus(o_.seeds, l_.corpus);
+    remove_stats_files(); // an earlier campaign's processes: reported by that campaign
     log_.open(l_.log, std::ios::app);
     if (std::string e = series_.open(o_.out); !e.empty()) report("campaign: " + e);
     StopSignals signals;
@@ -169,6 +183,7 @@ public:
       const auto now = Clock::now();
       if (now >= next_progress) {
         if (std::string e = book_.flush(std::time(nullptr)); !e.empty()) report("campaign: " + e);
+        read_stats_files();
         report(progress_line());
         record_sample();
         next_progress = now + seconds(o_.progress_every);
@@ -207,6 +222,7 @@ public:
     // campaign on this directory ingests it first. Otherwise drain, within a budget.
     summary_.stats.execs += execs_before_;
     if (!summary_.interrupted) ingest_saved(/*final=*/true);
+    read_stats_files();
     summary_.left_over = count_saved();
     move_crashes();
     if (std::string e = book_.save(std::time(nullptr)); !e.empty()) summary_.error = e;
@@ -370,6 +386,34 @@ private:
     log_.flush();
   }
 
+  // Sums the fuzzer processes' counts files (is_stats_file) into the summary: each process
+  // rewrites its own, so the sum is the campaign's total so far.
+  void read_stats_files() {
+    std::error_code ec;
+    std::uint64_t all = 0, inputs = 0, compared = 0;
+    for (const auto& e : fs::directory_iterator(l_.saved, ec)) {
+      // A file being rewritten (write_atomically's .tmp) is read once renamed.
+      if (!is_stats_file(e.path()) || e.path().extension() == ".tmp") continue;
+      std::string line;
+      if (!read_whole_file(e.path(), line)) continue;
+      all += stats_field(line, "inputs");
+      inputs += stats_field(line, "patched_op_inputs");
+      compared += stats_field(line, "patched_op_compared");
+    }
+    summary_.patched_op_inputs = inputs;
+    summary_.patched_op_compared = compared;
+    summary_.counted_inputs = all;
+  }
+
+  void remove_stats_files() {
+    std::error_code ec;
+    std::vector<fs::path> old;
+    for (const auto& e : fs::directory_iterator(l_.saved, ec))
+      if (is_stats_file(e.path())) old.push_back(e.path());
+    for (const fs::path& f : old)
+      fs::remove(f, ec);
+  }
+
   std::size_t count_saved() const {
     std::error_code ec;
     std::size_t n = 0;
@@ -390,7 +434,7 @@ private:
     std::error_code ec;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(l_.saved, ec))
-      if (e.is_regular_file()) files.push_back(e.path());
+      if (e.is_regular_file() && !is_stats_file(e.path())) files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
       if (g_stop_signal != 0 || Clock::now() > budget_end) return;
@@ -451,11 +495,14 @@ private:
     const std::uint64_t looked_up = st.compile_hits + st.compile_misses;
     return fmt::format(
         "campaign: {}/{}s execs={} exec/s={} cov={} signatures={} (ledger {}) "
-        "diverging={} crashes={} replayed-agreeing={} minimised={} left={}s{}{}",
+        "diverging={} crashes={} replayed-agreeing={} minimised={} patched-op-inputs={}/{} "
+        "compared={} left={}s{}{}",
         elapsed, o_.seconds, execs_before_ + st.execs, st.exec_per_s, summary_.stats.coverage,
         book_.signatures_this_run(), book_.ledger().entries.size(), summary_.diverging_inputs,
         summary_.backend_failures + summary_.crashes, summary_.agreed_on_replay,
-        book_.minimisations(), std::max<std::int64_t>(0, o_.seconds - elapsed),
+        book_.minimisations(), summary_.patched_op_inputs, summary_.counted_inputs,
+        summary_.patched_op_compared,
+        std::max<std::int64_t>(0, o_.seconds - elapsed),
         summary_.restarts ? fmt::format(" restarts={}", summary_.restarts) : "",
         looked_up ? fmt::format(" compile-cache={}/{} hits ({:.0f} %)", st.compile_hits, looked_up,
                                 100.0 * static_cast<double>(st.compile_hits) /

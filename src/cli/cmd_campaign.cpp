@@ -332,11 +332,13 @@ int campaign(const CampaignArgs& a, std::span<const std::string> after_dashes) {
   // compile_hits/compile_misses: torch-compile's cache over the campaign (one-process mode only:
   // fork-mode workers' notes go to libFuzzer's job logs); restarts: one-process mode's.
   fmt::print("CAMPAIGN target={} execs={} diverging={} signatures={} ledger={} new={} crashes={} "
-             "ledger_file={} restarts={} compile_hits={} compile_misses={} patches={}\n",
+             "ledger_file={} restarts={} compile_hits={} compile_misses={} patched_op_inputs={} "
+             "patched_op_compared={} counted_inputs={} patches={}\n",
              target, s.stats.execs, s.diverging_inputs, book.signatures_this_run(),
              book.ledger().entries.size(), fresh, s.backend_failures + s.crashes,
              (options.out / "ledger.md").string(), s.restarts, s.stats.compile_hits,
-             s.stats.compile_misses, patches->size());
+             s.stats.compile_misses, s.patched_op_inputs, s.patched_op_compared, s.counted_inputs,
+             patches->size());
   // A campaign cut short by a full disk did not do what it was asked: never a clean status.
   if (!s.stopped_early.empty()) return usage_error("campaign: stopped early: " + s.stopped_early);
   // Like `run`: 1 when there is something to look at (a new bug), 0 when every bug is known.

@@ -94,34 +94,6 @@ std::string format_patch_check(const PatchCheck& c) {
   return head;
 }
 
-std::vector<std::string> plugin_names_in(std::string_view backends) {
-  std::vector<std::string> out;
-  while (!backends.empty()) {
-    const std::size_t comma = backends.find(',');
-    std::string_view entry = backends.substr(0, comma);
-    backends = comma == std::string_view::npos ? std::string_view() : backends.substr(comma + 1);
-    // child:ENTRY and child[VAR=v;...]:ENTRY load ENTRY in the child, with the same patches.
-    if (entry.starts_with("child:") || entry.starts_with("child[")) {
-      const std::size_t close = entry.starts_with("child[") ? entry.find(']') : 4;
-      if (close == std::string_view::npos) continue;
-      entry = entry.substr(close + 1);
-      if (entry.starts_with(":")) entry.remove_prefix(1);
-    }
-    // A path: the loader's file name for NAME is burnmark_NAME.so or libburnmark_NAME.so.
-    if (entry.find('/') != std::string_view::npos || entry.ends_with(".so")) {
-      entry = entry.substr(entry.rfind('/') + 1);
-      if (entry.ends_with(".so")) entry.remove_suffix(3);
-      for (const std::string_view prefix : {"libburnmark_", "burnmark_"})
-        if (entry.starts_with(prefix)) {
-          entry.remove_prefix(prefix.size());
-          break;
-        }
-    }
-    if (!entry.empty()) out.emplace_back(entry);
-  }
-  return out;
-}
-
 GatedPatches gate_patches(const std::vector<Patch>& chosen, const std::vector<std::string>& plugins,
                           const std::string& bugs_dir, const RunOptions& run,
                           const OracleOptions& oracle) {

@@ -171,4 +171,42 @@ active_plugin_patches(std::string_view knob, const std::string& table_path) {
   return plugin_patches(chosen.patches());
 }
 
+std::vector<std::string> plugin_names_in(std::string_view backends) {
+  std::vector<std::string> out;
+  while (!backends.empty()) {
+    const std::size_t comma = backends.find(',');
+    std::string_view entry = backends.substr(0, comma);
+    backends = comma == std::string_view::npos ? std::string_view() : backends.substr(comma + 1);
+    // child:ENTRY and child[VAR=v;...]:ENTRY load ENTRY in the child, with the same patches.
+    if (entry.starts_with("child:") || entry.starts_with("child[")) {
+      const std::size_t close = entry.starts_with("child[") ? entry.find(']') : 4;
+      if (close == std::string_view::npos) continue;
+      entry = entry.substr(close + 1);
+      if (entry.starts_with(":")) entry.remove_prefix(1);
+    }
+    // A path: the loader's file name for NAME is burnmark_NAME.so or libburnmark_NAME.so.
+    if (entry.find('/') != std::string_view::npos || entry.ends_with(".so")) {
+      entry = entry.substr(entry.rfind('/') + 1);
+      if (entry.ends_with(".so")) entry.remove_suffix(3);
+      for (const std::string_view prefix : {"libburnmark_", "burnmark_"})
+        if (entry.starts_with(prefix)) {
+          entry.remove_prefix(prefix.size());
+          break;
+        }
+    }
+    if (!entry.empty()) out.emplace_back(entry);
+  }
+  return out;
+}
+
+std::vector<bool> patched_ops(const std::vector<Patch>& table, std::string_view backends) {
+  const std::vector<std::string> plugins = plugin_names_in(backends);
+  std::vector<bool> ops(kOpCount, false);
+  for (const Patch& patch : table)
+    if (std::find(plugins.begin(), plugins.end(), patch.plugin) != plugins.end())
+      for (const Op op : patch.ops)
+        ops[static_cast<std::size_t>(op)] = true;
+  return ops;
+}
+
 } // namespace burnmark

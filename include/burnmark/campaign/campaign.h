@@ -65,7 +65,16 @@ struct CampaignSummary {
   // Diverging inputs (among diverging_inputs) on which a backend crashed, hung or ran out of
   // memory: each is a finding of that backend (FindingsBook signs backend + kind + signal).
   std::uint64_t backend_failures = 0;
-  std::uint64_t restarts = 0;   // one-process mode: fuzzer runs started again after a crash
+  std::uint64_t restarts = 0; // one-process mode: fuzzer runs started again after a crash
+  // What patches buy (docs/patches.md): the fuzzer's inputs whose program contains an op a
+  // patch line names for a plugin in BACKENDS (active or not), and of those the ones compared
+  // to the end (every backend ran it; agreement or a finding, not a known bug), summed over the
+  // fuzzer processes' .stats-<pid> files in .scratch/findings.
+  std::uint64_t patched_op_inputs = 0;
+  std::uint64_t patched_op_compared = 0;
+  // All inputs the same files count (their `inputs`): the fraction's denominator. Above
+  // stats.execs in fork mode, whose parent counts the jobs it has heard back from.
+  std::uint64_t counted_inputs = 0;
   bool interrupted = false;     // SIGINT/SIGTERM
   bool stopped_at_time = false; // the campaign stopped the fuzzer because its time was up
   std::string stopped_early;    // why the campaign stopped before its time (a full disk)

@@ -38,10 +38,6 @@ PatchCheck check_patch(const Patch& patch, const std::string& bugs_dir, const Ru
 // off agrees: fixed upstream or not load-bearing", "... fail: on diverges (...)", "... error: ...".
 std::string format_patch_check(const PatchCheck& check);
 
-// The plugin names a BACKENDS list loads, as a patch's BACKENDS column names them: `eigen`,
-// `child:eigen`, `child[VAR=v]:eigen` and a path `.../burnmark_eigen.so` are all "eigen".
-std::vector<std::string> plugin_names_in(std::string_view backends);
-
 // What a campaign does with the patches it was asked for (gate_patches).
 struct GatedPatches {
   std::vector<Patch> applied;           // passed their gate, in table order

@@ -46,6 +46,15 @@ PatchTableResult load_patch_table(const std::string& path);
 // comma list of ids, each of which must be in the table (else one error line listing them).
 PatchTableResult select_patches(const std::vector<Patch>& table, std::string_view knob);
 
+// The plugin names a BACKENDS list loads, as a patch's BACKENDS column names them: `eigen`,
+// `child:eigen`, `child[VAR=v]:eigen` and a path `.../burnmark_eigen.so` are all "eigen".
+std::vector<std::string> plugin_names_in(std::string_view backends);
+
+// By Op index (kOpCount entries), the ops some patch of `table` rewrites in a plugin that
+// `backends` loads (plugin_names_in), active or not: the fuzz targets count the programs that
+// contain one (docs/patches.md, "What patches buy"), the same with patches on or off.
+std::vector<bool> patched_ops(const std::vector<Patch>& table, std::string_view backends);
+
 // The selected patches as the plugin loader takes them (PluginLoadOptions::patches).
 std::vector<PluginPatch> plugin_patches(const std::vector<Patch>& patches);
 
