@@ -59,9 +59,25 @@ inline Approx logsumexp_forward(Row x) {
 }
 
 // logsumexp_backward: grad * exp(x - result).
+// dx_j = g exp(x_j - result), the softmax weight of x_j. Where x_j = result = ±inf the formula
+// is exp(inf - inf) = NaN; the weight's value there is its limit where one exists, as for
+// logcumsumexp's (approx_scan.h, logcumsumexp_limit_weight): 1 for the row's only +inf (the finite
+// elements' weights are 0 already), 1 for a row of one element (the identity), NaN otherwise (two
+// infinities of the sign: any split of the weight is a limit, so none is the value).
 inline void logsumexp_backward(Row x, Approx result, Approx g, RowOut dx) {
-  for (std::size_t j = 0; j < x.size(); ++j)
-    dx[j] = mul(g, exp(sub(x[j], result)));
+  std::size_t pos_infs = 0;
+  for (const Approx& a : x)
+    pos_infs += a.v == kInf && !indeterminate(a);
+  for (std::size_t j = 0; j < x.size(); ++j) {
+    const bool limit = std::isinf(x[j].v) && x[j].v == result.v && !indeterminate(x[j]) &&
+                       !indeterminate(result);
+    if (!limit) {
+      dx[j] = mul(g, exp(sub(x[j], result)));
+      continue;
+    }
+    const bool one = result.v == kInf ? pos_infs == 1 : x.size() == 1;
+    dx[j] = mul(g, {one ? 1.0 : std::numeric_limits<double>::quiet_NaN(), 0.0});
+  }
 }
 
 // ---- vector norms ----
