@@ -281,6 +281,21 @@ TEST(ReferenceReductions, LogSumExpAndSoftmaxAtInfinities) {
   EXPECT_TRUE(std::isnan(logsumexp_forward(Row(row({kNan, 1}))).v));
   EXPECT_NEAR(logsumexp_forward(Row(row({0, 0}))).v, std::log(2.0), 1e-7);
   std::vector<Approx> y(2), d(2), t;
+  // The gradient's weights exp(x_j - result) at x_j = result = ±inf: their limits. The row's only
+  // +inf takes the whole weight; one element is the identity; two infinities of a sign split it
+  // in any proportion, so no value (NaN).
+  const Approx g{1.0, 0.0};
+  logsumexp_backward(Row(row({kInf, 1})), Approx{kInf, 0.0}, g, RowOut(d));
+  EXPECT_EQ(values_of(d), (std::vector<double>{1, 0}));
+  logsumexp_backward(Row(row({kInf, kInf})), Approx{kInf, 0.0}, g, RowOut(d));
+  EXPECT_TRUE(std::isnan(d[0].v) && std::isnan(d[1].v));
+  logsumexp_backward(Row(row({-kInf, -kInf})), Approx{-kInf, 0.0}, g, RowOut(d));
+  EXPECT_TRUE(std::isnan(d[0].v) && std::isnan(d[1].v));
+  std::vector<Approx> one(1);
+  logsumexp_backward(Row(row({-kInf})), Approx{-kInf, 0.0}, g, RowOut(one));
+  EXPECT_EQ(one[0].v, 1.0);
+  logsumexp_backward(Row(row({-kInf, 0})), Approx{0.0, 0.0}, g, RowOut(d));
+  EXPECT_EQ(values_of(d), (std::vector<double>{0, 1}));
   softmax_forward(Row(row({-kInf, 1})), RowOut(y));
   EXPECT_EQ(values_of(y), (std::vector<double>{0, 1}));
   softmax_forward(Row(row({-kInf, -kInf})), RowOut(y)); // exp(-inf - -inf): NaN

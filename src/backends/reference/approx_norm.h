@@ -69,8 +69,8 @@ inline void logsumexp_backward(Row x, Approx result, Approx g, RowOut dx) {
   for (const Approx& a : x)
     pos_infs += a.v == kInf && !indeterminate(a);
   for (std::size_t j = 0; j < x.size(); ++j) {
-    const bool limit = std::isinf(x[j].v) && x[j].v == result.v && !indeterminate(x[j]) &&
-                       !indeterminate(result);
+    const bool limit =
+        std::isinf(x[j].v) && x[j].v == result.v && !indeterminate(x[j]) && !indeterminate(result);
     if (!limit) {
       dx[j] = mul(g, exp(sub(x[j], result)));
       continue;
