@@ -434,7 +434,10 @@ Program all_ops_program() {
       if (info.op == Op::IndexFill) idx = b.index_leaf({2}, {1, 1});
       // index_put is along dim 0 of z: a permutation of its rows without accumulate, a repeated
       // row with.
-      if (info.op == Op::IndexPut) idx = b.index_leaf({2}, {1, at.variant != 0 ? 1 : 0});
+      if (info.op == Op::IndexPut) {
+        at.dim = 0;
+        idx = b.index_leaf({2}, {1, at.variant != 0 ? 1 : 0});
+      }
       const bool scatter = op_arity(info.op) == 3;
       const Reg v = scatter ? b.op(info.op, {z, idx, z}, at) : b.op(info.op, {z, idx}, at);
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {v, v})});
@@ -447,7 +450,7 @@ Program all_ops_program() {
         r2 = b.op(Op::SumAll, {b.op(info.op, {z, mask}, at)});
         break;
       }
-      const Reg v = b.op(info.op, {z, mask, b.op(Op::Flip, {z}, on_dim(1))}, at);
+      const Reg v = b.op(info.op, {z, mask, b.op(Op::Flip, {z}, on_dim(1))});
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {v, v})});
       break;
     }
