@@ -44,6 +44,11 @@ if(TARGET burnmark_ref)
   target_link_libraries(test_index_update PRIVATE burnmark_ref burnmark_libtorch burnmark_gen
                                                   burnmark_ir)
   target_include_directories(test_index_update PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  # index_put and masked_scatter (issue 33): the same, with index_put's accumulate.
+  burnmark_test(test_index_put test_index_put.cpp)
+  target_link_libraries(test_index_put PRIVATE burnmark_ref burnmark_libtorch burnmark_gen
+                                               burnmark_ir)
+  target_include_directories(test_index_put PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endif()
 # Leaf layouts built for real in LibTorch, and every LibTorch backend unchanged by them.
 burnmark_test(test_libtorch_layout test_libtorch_layout.cpp)

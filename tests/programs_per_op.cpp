@@ -326,6 +326,26 @@ void indexing_vocabulary(std::vector<NamedProgram>& out) {
     const Reg y = b.leaf({4}, {0.6f, 0.0f, 1.5f, -3.0f});
     weighted(b, Op::MaskedFill, b.op(Op::MaskedFill, {a, b.op(Op::Gt, {a, y})}, at));
   }
+  // index_put along dim 0 of the [3, 4] self: distinct rows without accumulate, a repeated row
+  // with; masked_scatter from a [3, 4] source on a mask broadcast along rows. The source is
+  // self-sized: LibTorch 2.15's forward over reverse fails for a source with more elements than
+  // self ("a forward gradient that has a different size", reported to the lead, issue 33); the
+  // larger source is checked in test_index_put.cpp and by finite differences.
+  for (const Attrs& at : op_info(Op::IndexPut).params) {
+    ProgramBuilder b;
+    const Reg a = b.leaf({3, 4}, x);
+    const Reg src = b.leaf({2, 4}, ramp(8, -1.75f, 0.375f));
+    const Reg i = b.index_leaf({2}, {2, at.variant != 0 ? 2 : 0});
+    weighted(b, Op::IndexPut, b.op(Op::IndexPut, {a, i, src}, at));
+  }
+  {
+    ProgramBuilder b;
+    const Reg a = b.leaf({3, 4}, x);
+    const Reg y = b.leaf({4}, {0.6f, 0.0f, 1.5f, -3.0f});
+    const Reg src = b.leaf({3, 4}, ramp(12, -1.75f, 0.375f));
+    const Reg mask = b.op(Op::Gt, {y, b.leaf({4}, {0.5f, 0.5f, 0.5f, 0.5f})});
+    weighted(b, Op::MaskedScatter, b.op(Op::MaskedScatter, {a, mask, src}));
+  }
 }
 
 // The reductions, scans and normalisers past the first vocabulary, each with every entry of its

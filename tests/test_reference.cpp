@@ -534,6 +534,29 @@ TEST(ReferenceGradients, Indexing) {
     }
     expect_gradients_match_fd(b.p);
   }
+  // index_put along dim 0 of a [4, 3] self: distinct rows without accumulate, a row repeated
+  // three times with.
+  for (int accumulate : {0, 1}) {
+    SCOPED_TRACE(accumulate);
+    Builder b;
+    const Reg self = b.leaf({4, 3}, a);
+    Attrs at;
+    at.variant = accumulate;
+    const Reg src = b.leaf({4, 3}, std::vector<float>(source.begin(), source.begin() + 12));
+    const Reg idx = accumulate ? b.index_leaf({4}, {3, 0, 3, 3}) : b.index_leaf({4}, {3, 0, 2, 1});
+    weigh(b, b.op(Op::IndexPut, {self, idx, src}, at));
+    expect_gradients_match_fd(b.p);
+  }
+  {
+    // masked_scatter from a [4, 4] source on x < y with y a row broadcast over x's rows (no
+    // element near the threshold, so the finite differences keep the mask).
+    Builder b;
+    const Reg x = b.leaf({3, 4}, a);
+    const Reg y = b.leaf({4}, {-0.1f, 0.4f, 1.15f, 0.65f});
+    const Reg src = b.leaf({4, 4}, values(16, -0.875f, 0.1875f));
+    weigh(b, b.op(Op::MaskedScatter, {x, b.op(Op::Lt, {x, y}), src}));
+    expect_gradients_match_fd(b.p);
+  }
 }
 
 TEST(ReferenceGradients, BroadcastOperandGetsSummedGradient) {

@@ -432,14 +432,28 @@ Program all_ops_program() {
       if (info.op == Op::IndexAdd) idx = b.index_leaf({3}, {2, 2, 0});
       if (info.op == Op::IndexCopy) idx = b.index_leaf({3}, {2, 0, 1});
       if (info.op == Op::IndexFill) idx = b.index_leaf({2}, {1, 1});
+      // index_put is along dim 0 of z: a permutation of its rows without accumulate, a repeated
+      // row with.
+      if (info.op == Op::IndexPut) {
+        at.dim = 0;
+        idx = b.index_leaf({2}, {1, at.variant != 0 ? 1 : 0});
+      }
       const bool scatter = op_arity(info.op) == 3;
       const Reg v = scatter ? b.op(info.op, {z, idx, z}, at) : b.op(info.op, {z, idx}, at);
       r2 = b.op(Op::SumAll, {b.op(Op::Mul, {v, v})});
       break;
     }
-    case OpFamily::Masked:
-      r2 = b.op(Op::SumAll, {b.op(info.op, {z, b.op(Op::Gt, {z, w})}, at)});
+    case OpFamily::Masked: {
+      // masked_scatter's source is z itself, flipped so that the scatter moves elements.
+      const Reg mask = b.op(Op::Gt, {z, w});
+      if (info.op == Op::MaskedFill) {
+        r2 = b.op(Op::SumAll, {b.op(info.op, {z, mask}, at)});
+        break;
+      }
+      const Reg v = b.op(info.op, {z, mask, b.op(Op::Flip, {z}, on_dim(1))});
+      r2 = b.op(Op::SumAll, {b.op(Op::Mul, {v, v})});
       break;
+    }
     case OpFamily::Unary:
     case OpFamily::Activation:
     case OpFamily::Binary:
@@ -570,6 +584,8 @@ const std::vector<std::string> kLaterCppCalls = {"torch::sin(",
                                                  "torch::index_add(",
                                                  "torch::index_copy(",
                                                  "torch::index_fill(",
+                                                 "torch::index_put(",
+                                                 "torch::masked_scatter(",
                                                  "torch::kInt64",
                                                  "torch::linalg_det(",
                                                  "torch::linalg_slogdet(",
@@ -686,6 +702,8 @@ const std::vector<std::string> kLaterPythonCalls = {"torch.sin(",
                                                     "torch.index_add(",
                                                     "torch.index_copy(",
                                                     "torch.index_fill(",
+                                                    "torch.index_put(",
+                                                    "torch.masked_scatter(",
                                                     "dtype=torch.int64",
                                                     "torch.linalg.det(",
                                                     "torch.linalg.slogdet(",

@@ -359,6 +359,23 @@ void binary_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vec
   }
 }
 
+void broadcast_into_partners(const Knobs& k, std::span<const Stmt> regs, Reg a,
+                             std::vector<Reg>& out) {
+  binary_partners(k, regs, a, out);
+  const Shape& sa = regs[static_cast<std::size_t>(a)].shape;
+  std::erase_if(out, [&](Reg r) {
+    const auto both = broadcast(sa, regs[static_cast<std::size_t>(r)].shape);
+    return !both || !(*both == sa);
+  });
+}
+
+void masked_scatter_sources(std::span<const Stmt> regs, std::int64_t numel, std::vector<Reg>& out) {
+  out.clear();
+  for (std::size_t r = 0; r < regs.size(); ++r)
+    if (regs[r].dtype == DType::F32 && regs[r].shape.numel() >= numel)
+      out.push_back(static_cast<Reg>(r));
+}
+
 void matmul_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out) {
   out.clear();
   const Shape& sa = regs[static_cast<std::size_t>(a)].shape;

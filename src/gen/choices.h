@@ -76,7 +76,7 @@ inline constexpr std::uint32_t kLeafModeCount = 5;
 // one family that applies to every f32 register, so zero bytes always make a legal op. Select
 // makes two statements: a comparison, then a where on its mask; Compare is never drawn alone.
 // Index makes an i64 index leaf, then the op that takes it; Masked, like Select, a comparison
-// and then the masked_fill on its mask.
+// and then the masked_fill or masked_scatter on its mask.
 inline constexpr std::array<OpFamily, 26> kCategoryWheel = {
     OpFamily::Unary,      OpFamily::Unary,     OpFamily::Unary,     OpFamily::Activation,
     OpFamily::Activation, OpFamily::Binary,    OpFamily::Binary,    OpFamily::Binary,
@@ -119,7 +119,7 @@ inline constexpr auto kSimilarityOps = family_ops<OpFamily::Similarity>();
 inline constexpr auto kLinalgOps = family_ops<OpFamily::Linalg>();
 inline constexpr auto kViewOps = family_ops<OpFamily::View>();
 inline constexpr auto kIndexOps = family_ops<OpFamily::Index>();
-static_assert(family_size(OpFamily::Masked) == 1);
+inline constexpr auto kMaskedOps = family_ops<OpFamily::Masked>();
 // tril/triu diagonal offsets -2..2 and roll shifts -n..n are drawn as choice - offset.
 inline constexpr int kMaxDiagonalOffset = 2;
 // The Select step writes its where explicitly; the family holds exactly that one op.
@@ -153,6 +153,11 @@ void where_partners(const Knobs& k, std::span<const Stmt> regs, const Shape& mas
                     std::vector<Reg>& out);
 
 void binary_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
+// binary_partners that broadcast to a (a itself among them): masked_scatter's mask keeps a's shape.
+void broadcast_into_partners(const Knobs& k, std::span<const Stmt> regs, Reg a,
+                             std::vector<Reg>& out);
+// masked_scatter's source candidates: f32 registers of at least `numel` elements.
+void masked_scatter_sources(std::span<const Stmt> regs, std::int64_t numel, std::vector<Reg>& out);
 void matmul_partners(const Knobs& k, std::span<const Stmt> regs, Reg a, std::vector<Reg>& out);
 // Registers r for which op(fixed..., r) has a legal shape (the op's last operand).
 void shape_partners(const Knobs& k, std::span<const Stmt> regs, Op op, std::span<const Reg> fixed,

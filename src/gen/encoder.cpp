@@ -184,7 +184,8 @@ private:
     const auto self = static_cast<Reg>(i);
     if (next && next->op == Op::Where && next->operands[0] == self)
       select(named, *next, static_cast<Reg>(i + 1));
-    else if (next && next->op == Op::MaskedFill && next->operands[1] == self)
+    else if (next && (next->op == Op::MaskedFill || next->op == Op::MaskedScatter) &&
+             next->operands[1] == self)
       masked(named, *next, static_cast<Reg>(i + 1));
     else
       fail("the generator makes a comparison only as the mask of the where or masked_fill right "
@@ -293,6 +294,15 @@ private:
       return std::nullopt;
     for (std::size_t k = 1; k < next.instr.operands.size(); ++k)
       if (next.instr.operands[k] == leaf) return std::nullopt;
+    // A masked_scatter's comparison stands in for the scatter's self, which it was made from.
+    if (i + 2 < p_.stmts.size() && p_.stmts[i + 2].kind == StmtKind::Op &&
+        p_.stmts[i + 2].instr.op == Op::MaskedScatter &&
+        p_.stmts[i + 2].instr.operands[1] == static_cast<Reg>(i + 1)) {
+      const Reg self = p_.stmts[i + 2].instr.operands[0];
+      if (self < leaf && p_.stmts[static_cast<std::size_t>(self)].shape == p_.stmts[i].shape)
+        return self;
+      return std::nullopt;
+    }
     for (std::size_t r = 0; r < i; ++r)
       if (p_.stmts[r].dtype == DType::F32 && p_.stmts[r].shape == p_.stmts[i].shape)
         return static_cast<Reg>(r);
@@ -497,12 +507,17 @@ private:
     partner(candidates_, a);
   }
 
-  // The comparison that opens a Select or Masked step.
-  void comparison(OpFamily family, const Instr& cmp) {
+  // The comparison that opens a Select or Masked step (a Masked step's op is chosen first;
+  // masked_scatter's comparison partner broadcasts to a).
+  void comparison(OpFamily family, const Instr& cmp, std::optional<Op> masked_op = {}) {
     const Reg a = cmp.operands[0];
     head(family, a);
+    if (masked_op) choose_op(kMaskedOps, *masked_op);
     choose_op(kCompareOps, cmp.op);
-    binary_partners(k_, prefix(), a, candidates_);
+    if (masked_op == Op::MaskedScatter)
+      broadcast_into_partners(k_, prefix(), a, candidates_);
+    else
+      binary_partners(k_, prefix(), a, candidates_);
     partner(candidates_, cmp.operands[1]);
     edge_tag(cmp.op);
   }
@@ -520,8 +535,16 @@ private:
   }
 
   void masked(const Instr& cmp, const Instr& fill, Reg fill_reg) {
-    comparison(OpFamily::Masked, cmp);
+    comparison(OpFamily::Masked, cmp, fill.op);
     reg_ = fill_reg;
+    if (fill.op == Op::MaskedScatter) {
+      // self is the comparison's first operand; the source was picked after the comparison.
+      if (fill.operands[0] != cmp.operands[0])
+        fail("the generator makes masked_scatter into the first operand of its mask's comparison");
+      const Shape& self = p_.stmts[static_cast<std::size_t>(fill.operands[0])].shape;
+      masked_scatter_sources(prefix(), self.numel(), candidates_);
+      return partner(candidates_, fill.operands[2]);
+    }
     const Shape& mask = p_.stmts[static_cast<std::size_t>(fill.operands[1])].shape;
     where_partners(k_, prefix(), mask, nullptr, candidates_);
     partner(candidates_, fill.operands[0]);
@@ -536,7 +559,8 @@ private:
     choose_op(kIndexOps, instr.op);
     params(instr);
     const int dim = instr.attrs.dim;
-    out_.choice(static_cast<std::uint32_t>(dim), static_cast<std::uint32_t>(sa.rank()));
+    if (instr.op != Op::IndexPut) // index_put's dim is 0, not a choice
+      out_.choice(static_cast<std::uint32_t>(dim), static_cast<std::uint32_t>(sa.rank()));
     const Reg index_reg = instr.operands[1];
     const Leaf& index =
         p_.leaves[static_cast<std::size_t>(p_.stmts[static_cast<std::size_t>(index_reg)].leaf)];
@@ -577,16 +601,19 @@ private:
       break;
     }
     case Op::IndexAdd:
-    case Op::IndexCopy: {
+    case Op::IndexCopy:
+    case Op::IndexPut: {
       // The decoder picked the source first; its size along dim is the index's length.
-      index_update_sources(prefix(), a, dim, index_values_distinct(instr.op), candidates_);
+      index_update_sources(prefix(), a, dim, index_values_distinct(instr.op, instr.attrs),
+                           candidates_);
       partner(candidates_, instr.operands[2]);
       break;
     }
     case Op::IndexFill: upto(si[0], max_index_length(k_, sa, dim), 0); break;
     default: fail("not an indexing op");
     }
-    if (index_values_distinct(instr.op)) return distinct_values(index.indices, sa[dim]);
+    if (index_values_distinct(instr.op, instr.attrs))
+      return distinct_values(index.indices, sa[dim]);
     values(index.indices, [&](std::int64_t v, std::size_t) {
       out_.choice(static_cast<std::uint32_t>(v), static_cast<std::uint32_t>(sa[dim]));
     });

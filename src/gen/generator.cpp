@@ -473,6 +473,9 @@ private:
       return;
     }
     case OpFamily::Masked: {
+      const std::optional<Op> drawn = draw_op(kMaskedOps);
+      if (!drawn) return fallback(a);
+      if (*drawn == Op::MaskedScatter) return masked_scatter_step(a);
       const Reg mask = comparison(a);
       where_partners(k_, regs(), shape_of(mask), nullptr, scratch_);
       const Reg x = pick(scratch_);
@@ -701,12 +704,24 @@ private:
   }
 
   // The comparison of a and a broadcast partner that opens a Select or Masked step: its mask.
-  Reg comparison(Reg a) {
+  // With into_a, a partner that broadcasts to a, so the mask has a's shape.
+  Reg comparison(Reg a, bool into_a = false) {
     // Restricted, the wheel offers Select and Masked only when some comparison is permitted.
     const Op cmp =
         k_.restricted ? *draw_op(kCompareOps) : kCompareOps[in_.choice(kCompareOps.size())];
-    binary_partners(k_, regs(), a, scratch_);
+    if (into_a)
+      broadcast_into_partners(k_, regs(), a, scratch_);
+    else
+      binary_partners(k_, regs(), a, scratch_);
     return push_op(cmp, {a, pick(scratch_)}, {});
+  }
+
+  // masked_scatter into a: the mask a comparison of a (so it broadcasts to a), the source any
+  // register with at least a's element count (a itself among them), so every mask fits.
+  void masked_scatter_step(Reg a) {
+    const Reg mask = comparison(a, true);
+    masked_scatter_sources(regs(), shape_of(a).numel(), scratch_);
+    push_op(Op::MaskedScatter, {a, mask, pick(scratch_)}, {});
   }
 
   // An indexing op on `a` (rank >= 1): its dim, for scatter its src, the index leaf's shape
@@ -718,7 +733,9 @@ private:
     if (!drawn) return fallback(a);
     const Op op = *drawn;
     Attrs attrs = params(op);
-    attrs.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank())));
+    // index_put's one index is along dim 0 (torch.index_put_ with a 1-tuple of indices).
+    if (op != Op::IndexPut)
+      attrs.dim = static_cast<int>(in_.choice(static_cast<std::uint32_t>(sa.rank())));
     const auto upto = [&](std::int64_t n) { return 1 + in_.choice(static_cast<std::uint32_t>(n)); };
     Shape index;
     Reg src = -1;
@@ -753,15 +770,17 @@ private:
     // source: a register equal to a off dim; its size along dim is the index's length.
     case Op::IndexAdd:
     case Op::IndexCopy:
-      index_update_sources(regs(), a, attrs.dim, index_values_distinct(op), scratch_);
+    case Op::IndexPut:
+      index_update_sources(regs(), a, attrs.dim, index_values_distinct(op, attrs), scratch_);
       src = pick(scratch_);
       index.push_back(shape_of(src)[attrs.dim]);
       break;
     case Op::IndexFill: index.push_back(upto(max_index_length(k_, sa, attrs.dim))); break;
     default: return fallback(a); // not an indexing op: kIndexOps holds only the cases above
     }
-    const Reg idx = index_values_distinct(op) ? push_distinct_index_leaf(index[0], sa[attrs.dim])
-                                              : push_index_leaf(index, sa[attrs.dim]);
+    const Reg idx = index_values_distinct(op, attrs)
+                        ? push_distinct_index_leaf(index[0], sa[attrs.dim])
+                        : push_index_leaf(index, sa[attrs.dim]);
     push_op(op, {a, idx, src}, attrs);
   }
 

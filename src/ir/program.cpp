@@ -131,7 +131,7 @@ std::string validate(const Program& p) {
           if (v < 0 || v >= bound)
             return where + "index value " + std::to_string(v) + " is outside 0.." +
                    std::to_string(bound - 1);
-        if (index_values_distinct(s.instr.op)) {
+        if (index_values_distinct(s.instr.op, s.instr.attrs)) {
           std::vector<std::int64_t> seen = p.leaves[static_cast<std::size_t>(index.leaf)].indices;
           std::sort(seen.begin(), seen.end());
           if (std::adjacent_find(seen.begin(), seen.end()) != seen.end())

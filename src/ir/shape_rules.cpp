@@ -120,8 +120,12 @@ ShapeResult indexing(Op op, const Attrs& at, std::span<const Shape> in) {
     return capped(x);
   case Op::IndexAdd:
   case Op::IndexCopy:
-  case Op::IndexFill: {
+  case Op::IndexFill:
+  case Op::IndexPut: {
     if (index.rank() != 1) return fail(std::string(op_name(op)) + " takes a 1-D index");
+    if (op == Op::IndexPut && at.dim != 0) return fail("index_put's one index is along dim 0");
+    if (op == Op::IndexPut && at.variant != 0 && at.variant != 1)
+      return fail("index_put's accumulate must be 0 or 1");
     if (op == Op::IndexFill) return capped(x);
     // source: self with dim's size replaced by the index's length.
     Shape source = x;
@@ -137,9 +141,10 @@ ShapeResult indexing(Op op, const Attrs& at, std::span<const Shape> in) {
 
 } // namespace
 
-bool index_values_distinct(Op op) {
+bool index_values_distinct(Op op, const Attrs& attrs) {
   switch (op) {
   case Op::IndexCopy: return true;
+  case Op::IndexPut: return attrs.variant == 0;
   default: return false;
   }
 }
@@ -564,8 +569,21 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> in) {
   case Op::ScatterReduce:
   case Op::IndexAdd:
   case Op::IndexCopy:
-  case Op::IndexFill: return indexing(op, attrs, in);
+  case Op::IndexFill:
+  case Op::IndexPut: return indexing(op, attrs, in);
   case Op::MaskedFill: return broadcast_pair(in[0], in[1]);
+  case Op::MaskedScatter: {
+    // The in-place form's contract: the mask broadcasts to self, which keeps its shape; source
+    // holds at least self's element count, so every set mask element has one to take.
+    const auto out = broadcast(in[0], in[1]);
+    if (!out || !(*out == in[0]))
+      return fail("masked_scatter's mask " + in[1].to_string() + " must broadcast to self " +
+                  in[0].to_string());
+    if (in[2].numel() < in[0].numel())
+      return fail("masked_scatter's source " + in[2].to_string() +
+                  " must hold at least self's element count");
+    return capped(in[0]);
+  }
   }
   return fail("unknown op");
 }

@@ -100,6 +100,7 @@ std::string attrs_text(Op op, const Attrs& a) {
                        a.include_self);
   case AttrKind::Fill: return fmt::format(", value={}", real_text(a.fill));
   case AttrKind::DimFill: return fmt::format(", dim={}, value={}", a.dim, real_text(a.fill));
+  case AttrKind::Accumulate: return fmt::format(", accumulate={}", a.variant != 0);
   case AttrKind::Reshape:
     return a.variant == 0 ? fmt::format(", start_dim={}, end_dim={}", a.dim, a.dim1)
                           : fmt::format(", split_dim={}, factor={}", a.dim, a.times);
@@ -449,6 +450,12 @@ struct LineParser {
              bool_attr("include_self", a.include_self);
     case AttrKind::Fill: return real_attr("value", a.fill);
     case AttrKind::DimFill: return int_attr("dim", a.dim) && real_attr("value", a.fill);
+    case AttrKind::Accumulate: {
+      bool accumulate = false;
+      if (!bool_attr("accumulate", accumulate)) return false;
+      a.variant = accumulate ? 1 : 0;
+      return true;
+    }
     case AttrKind::Reshape: return reshape_attrs(a);
     case AttrKind::Permutation: return permutation_attr(a);
     case AttrKind::Slice:

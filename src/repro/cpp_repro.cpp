@@ -228,6 +228,11 @@ std::string call(const Program& p, const Instr& in) {
   case Op::IndexCopy: return fmt::format("torch::index_copy({}, {}, {}, {})", x, a.dim, y, z);
   case Op::IndexFill:
     return fmt::format("torch::index_fill({}, {}, {}, {})", x, a.dim, y, dbl(a.fill));
+  case Op::IndexPut:
+    return fmt::format("torch::index_put({}, c10::List<c10::optional<torch::Tensor>>{{{}}}, {}, "
+                       "/*accumulate=*/{})",
+                       x, y, z, a.variant != 0);
+  case Op::MaskedScatter: return fmt::format("torch::masked_scatter({}, {}, {})", x, y, z);
   case Op::Reshape:
     return fmt::format("torch::reshape({}, {})", x, int_list(repro_detail::result_shape(p, in)));
   case Op::Permute:

@@ -153,6 +153,7 @@ std::string root_label(const Program& p, Reg reg, bool error) {
   // Discrete choices of code path: as signatures label them.
   case AttrKind::Exponent:
   case AttrKind::Gelu:
+  case AttrKind::Accumulate:
   case AttrKind::Rounding:
   case AttrKind::Correction:
   case AttrKind::DimKeepCorrection:

@@ -275,6 +275,7 @@ std::string stmt_label(const Program& p, Reg reg) {
     return a.variant == 0 ? name + "[none]" : fmt::format("{}[{}]", name, real(a.eps));
   case AttrKind::Gelu:
   case AttrKind::Rounding:
+  case AttrKind::Accumulate:
   case AttrKind::Correction:
   case AttrKind::DimKeepCorrection: return fmt::format("{}[{}]", name, a.variant);
   case AttrKind::Ord:

@@ -57,6 +57,7 @@ enum class AttrKind : std::uint8_t {
   ScatterReduce,     // scatter_reduce: dim, reduce (in variant, kScatterReduceNames), include_self
   Fill,              // masked_fill: value
   DimFill,           // index_fill: dim, value (in fill)
+  Accumulate,        // index_put: accumulate (in variant, 0 false, 1 true)
   Reshape,           // reshape: variant 0 merges dims dim..dim1, 1 splits dim into times x rest
   Permutation,       // permute: the dims as permutation_code digits (in times)
   Slice,             // slice: dim, start (in dim1), end (in times), step (in variant)
@@ -83,7 +84,8 @@ enum class OpFamily : std::uint8_t {
   Linalg,     // matrices and vectors: mm, mv, dot, outer, addmm, trace, bmm; det, slogdet, inv
   View,       // float tensors rearranged: flip, roll, unsqueeze, ..., stack (of two operands)
   Index,      // a float tensor and an i64 index tensor (operand 1): gather ... scatter_reduce
-  Masked,     // masked_fill(x, mask, value): a float tensor and a bool mask (operand 1)
+  Masked,     // masked_fill(x, mask, value), masked_scatter(x, mask, source): a float tensor and
+              // a bool mask (operand 1)
 };
 
 // The element type of a register. Leaves and almost every op are f32; comparisons make masks;
@@ -120,7 +122,7 @@ struct Attrs {
   double eps = 0.0;          // logit, when variant is 1
   double fill = 0.0;         // masked_fill's and index_fill's value
   int variant = 0;           // gelu approximate, div_rounded rounding_mode, logit has eps, var/std
-                             // correction, scatter_reduce's reduce
+                             // correction, scatter_reduce's reduce, index_put's accumulate
   bool include_self = false; // scatter_reduce
   bool operator==(const Attrs& other) const;
 };

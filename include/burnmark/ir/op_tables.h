@@ -147,6 +147,8 @@ inline constexpr std::array<Attrs, 10> kScatterReduceParams = {{
     {.variant = 4, .include_self = true},
     {.variant = 4, .include_self = false},
 }};
+// index_put: accumulate false (distinct indices, a copy) and true (repeats add up).
+inline constexpr std::array<Attrs, 2> kAccumulateParams = {{{.variant = 0}, {.variant = 1}}};
 // masked_fill's value: the infinities and NaN that attention masks use, zeros of both signs, a
 // large finite and an ordinary value.
 inline constexpr std::array<Attrs, 7> kFillParams = {{{.fill = 0.0},

@@ -27,9 +27,10 @@ ShapeResult infer_shape(Op op, const Attrs& attrs, std::span<const Shape> operan
 // For an op with an i64 index operand (operand 1), the exclusive upper bound of its values
 // (0 for other ops): index values must lie in 0..bound-1, which validate() checks.
 std::int64_t index_bound(Op op, const Attrs& attrs, std::span<const Shape> operands);
-// Whether op's index values must be distinct (index_copy: PyTorch leaves the result undefined
-// when two source slices go to one target), which validate() checks and the generator keeps.
-bool index_values_distinct(Op op);
+// Whether op's index values must be distinct (index_copy, index_put without accumulate:
+// PyTorch leaves the result undefined when two source slices go to one target), which
+// validate() checks and the generator keeps.
+bool index_values_distinct(Op op, const Attrs& attrs);
 
 // The axes of movedim(source, destination) in result order: axis j of the result is axis
 // moved_axes(...)[j] of the operand.

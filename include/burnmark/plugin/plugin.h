@@ -127,7 +127,8 @@ typedef struct BurnmarkAttrs {
   double eps;       /* logit, when variant is 1: the input is clamped to [eps, 1 - eps] */
   int32_t variant;  /* gelu: 0 approximate="none", 1 "tanh"; div_rounded: 0 rounding_mode="trunc",
                        1 "floor"; logit: 0 no eps, 1 eps given; var/std: correction;
-                       scatter_reduce: reduce 0 "sum", 1 "prod", 2 "mean", 3 "amax", 4 "amin" */
+                       scatter_reduce: reduce 0 "sum", 1 "prod", 2 "mean", 3 "amax", 4 "amin";
+                       index_put: accumulate 0 false, 1 true */
   int32_t include_self; /* scatter_reduce: 0 or 1 */
   double fill;          /* masked_fill: the value written where the mask is set; index_fill: the
                            value written into the slices the index names */
@@ -166,8 +167,8 @@ typedef struct BurnmarkStmt {
   int32_t operands[BURNMARK_MAX_OPERANDS]; /* OP: earlier registers; unused entries are -1 */
   int32_t dtype; /* the program's float_dtype; BURNMARK_DTYPE_BOOL for a comparison's mask (and an
                     alias of one): values 0 or 1, never differentiated, only ever operand 0 of
-                    where or operand 1 of masked_fill, never the root; BURNMARK_DTYPE_I64 for
-                    an index leaf */
+                    where or operand 1 of masked_fill and masked_scatter, never the root;
+                    BURNMARK_DTYPE_I64 for an index leaf */
   int32_t reserved;    /* 0 */
   BurnmarkAttrs attrs; /* OP: the op's attributes; defaults otherwise */
   BurnmarkShape shape; /* the register's shape, as BurnMark's shape rules infer it */

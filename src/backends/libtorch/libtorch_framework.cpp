@@ -282,6 +282,10 @@ torch::Tensor LibTorchFramework::apply(const Instr& instr, std::span<const Tenso
   case Op::IndexAdd: out = torch::index_add(x, a.dim, y(), z()); break;
   case Op::IndexCopy: out = torch::index_copy(x, a.dim, y(), z()); break;
   case Op::IndexFill: out = torch::index_fill(x, a.dim, y(), a.fill); break;
+  case Op::IndexPut:
+    out = torch::index_put(x, c10::List<c10::optional<torch::Tensor>>{y()}, z(), a.variant != 0);
+    break;
+  case Op::MaskedScatter: out = torch::masked_scatter(x, y(), z()); break;
   case Op::Reshape: out = torch::reshape(x, sizes_of(shape)); break;
   case Op::Permute: {
     const auto dims = *permutation_dims(a.times, static_cast<int>(x.dim()));

@@ -136,6 +136,12 @@ torch::Tensor LibTorchInplaceFramework::apply(const Instr& instr,
   case Op::IndexAdd: return in_place([&](torch::Tensor& t) { t.index_add_(a.dim, y(), z()); });
   case Op::IndexCopy: return in_place([&](torch::Tensor& t) { t.index_copy_(a.dim, y(), z()); });
   case Op::IndexFill: return in_place([&](torch::Tensor& t) { t.index_fill_(a.dim, y(), a.fill); });
+  case Op::IndexPut:
+    return in_place([&](torch::Tensor& t) {
+      t.index_put_(c10::List<c10::optional<torch::Tensor>>{y()}, z(), a.variant != 0);
+    });
+  // The mask broadcasts to self by the shape rule, so the in-place form always fits.
+  case Op::MaskedScatter: return in_place([&](torch::Tensor& t) { t.masked_scatter_(y(), z()); });
   case Op::ScatterReduce:
     return in_place([&](torch::Tensor& t) {
       t.scatter_reduce_(a.dim, y(), z(),

@@ -233,6 +233,10 @@ std::string expression(const Program& p, const Instr& in, const Shape& result) {
   case Op::IndexCopy: return fmt::format("torch.index_copy({}, {}, {}, {})", x, a.dim, y, z);
   case Op::IndexFill:
     return fmt::format("torch.index_fill({}, {}, {}, {})", x, a.dim, y, real(a.fill));
+  case Op::IndexPut:
+    return fmt::format("torch.index_put({}, [{}], {}, accumulate={})", x, y, z,
+                       boolean(a.variant != 0));
+  case Op::MaskedScatter: return fmt::format("torch.masked_scatter({}, {}, {})", x, y, z);
   case Op::Reshape: return fmt::format("torch.reshape({}, {})", x, int_list(result));
   case Op::Permute: {
     const auto dims = *permutation_dims(a.times, p.shape_of(in.operands[0]).rank());

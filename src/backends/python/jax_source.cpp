@@ -381,6 +381,22 @@ std::string statement(const Program& p, Reg r, const Instr& in, std::string& uns
     return assign(
         fmt::format("{}.at[{}].set({})", x, at, in.op == Op::IndexCopy ? z : num(a.fill)));
   }
+  // index_put's one index is along dim 0; without accumulate its indices are distinct.
+  case Op::IndexPut:
+    return assign(fmt::format("{}.at[{}].{}({})", x, y, a.variant != 0 ? "add" : "set", z));
+  // Row-major over self, the k-th set mask element takes source's flat element k: k is the
+  // running count of set elements, minus one (clipped at 0 where none is set yet; where picks
+  // self's value there, and routes no gradient to that source element).
+  case Op::MaskedScatter: {
+    const std::string dims = tuple(dims_of(xs));
+    return fmt::format("{0}_m = jnp.reshape(jnp.broadcast_to({1}, {2}), (-1,))\n    "
+                       "{0}_k = jnp.maximum(jnp.cumsum({0}_m) - 1, 0)\n    ",
+                       out, y, dims) +
+           assign(fmt::format(
+               "jnp.reshape(jnp.where({0}_m, jnp.reshape({1}, (-1,))[{0}_k], jnp.reshape({2}, "
+               "(-1,))), {3})",
+               out, z, x, dims));
+  }
   case Op::Reshape:
     return assign(fmt::format("jnp.reshape({}, {})", x, tuple(dims_of(p.shape_of(r)))));
   case Op::Permute: {

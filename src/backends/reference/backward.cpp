@@ -602,7 +602,9 @@ void backward_rule(const Node& out, const Node& a, const Node* b, const Node* c,
   case Op::ScatterReduce: return scatter_backward(out, a, *b, *c, dx, s);
   case Op::IndexAdd:
   case Op::IndexCopy:
-  case Op::IndexFill: return index_update_backward(out, a, *b, c, dx, s);
+  case Op::IndexFill:
+  case Op::IndexPut: return index_update_backward(out, a, *b, c, dx, s);
+  case Op::MaskedScatter: return masked_scatter_backward(out, a, *b, *c, dx);
   case Op::MaskedFill:
     return binary(out, a, *b, dx, [](Approx g, Approx, Approx m, Approx) {
       return std::array<Approx, 2>{masked_fill_backward(g, m), Approx{0.0, 0.0}};

@@ -280,7 +280,9 @@ void forward_rule(const Node& a, const Node* b, const Node* c, Node& out, Reduce
   case Op::ScatterReduce: return scatter_forward(a, *b, *c, out, s);
   case Op::IndexAdd:
   case Op::IndexCopy:
-  case Op::IndexFill: return index_update_forward(a, *b, c, out, s);
+  case Op::IndexFill:
+  case Op::IndexPut: return index_update_forward(a, *b, c, out, s);
+  case Op::MaskedScatter: return masked_scatter_forward(a, *b, *c, out);
   case Op::MaskedFill:
     return elementwise(a, *b, out, [v = static_cast<float>(at.fill)](Approx x, Approx m) {
       return masked_fill_forward(x, m, v);

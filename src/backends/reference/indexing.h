@@ -1,7 +1,8 @@
 // The indexing ops of the reference: gather, index_select and take_along_dim (each a map from
 // result elements to the input elements they copy), scatter_add and scatter_reduce (for every
-// self element, the group of src elements the index sends to it), index_add, index_copy and
-// index_fill (slices of self along dim, named by a 1-D index, updated), and masked_fill.
+// self element, the group of src elements the index sends to it), index_add, index_copy,
+// index_fill and index_put (slices of self along dim, named by a 1-D index, updated),
+// masked_fill and masked_scatter.
 //
 // Copies are exact. Where several elements meet (the gradient of a gather with repeated indices,
 // a scatter group) the order LibTorch combines them in is its own, so sums and products carry
@@ -260,16 +261,20 @@ inline void index_update_pairs(int dim, const Shape& self, const Node& index,
 // some order (index_add_'s `self[index[i]] += source[i]`), as scatter_add's groups with self.
 // index_copy: the source element, exact (validate() keeps index_copy's targets distinct).
 // index_fill: the value, exact (validate() checks it is representable in the dtype).
+// index_put along dim 0 is index_add with accumulate, index_copy without (distinct targets).
+inline bool index_update_adds(const Node& out) {
+  return out.op == Op::IndexAdd || (out.op == Op::IndexPut && out.attrs.variant != 0);
+}
 inline void index_update_forward(const Node& self, const Node& index, const Node* src, Node& out,
                                  ReduceScratch& g) {
   index_update_pairs(out.attrs.dim, self.shape, index, g.pairs);
   out.value.assign(self.value);
-  if (out.op == Op::IndexAdd) {
+  if (index_update_adds(out)) {
     for_each_group(g.pairs, [&](std::int64_t target, std::size_t first, std::size_t last) {
       group_terms(self, *src, true, target, g, first, last, g.terms);
       out.value.set(target, group_sum(g.terms, true));
     });
-  } else if (out.op == Op::IndexCopy) {
+  } else if (out.op == Op::IndexCopy || out.op == Op::IndexPut) {
     for (const auto& [target, from] : g.pairs)
       out.value.set(target, src->value.at(from));
   } else { // index_fill
@@ -278,14 +283,15 @@ inline void index_update_forward(const Node& self, const Node& index, const Node
   }
 }
 
-// self's gradient: g (index_add), g with the updated slices zeroed (index_copy, index_fill:
-// their values do not reach the result). source's: g at its target, g.index_select(dim, index).
+// self's gradient: g (index_add, index_put accumulating), g with the updated slices zeroed
+// (index_copy, index_fill, index_put: their values do not reach the result). source's: g at its
+// target, g.index_select(dim, index).
 inline void index_update_backward(const Node& out, const Node& self, const Node& index,
                                   const Node* src, std::array<InputGrad, 3>& dx, ReduceScratch& g) {
   index_update_pairs(out.attrs.dim, self.shape, index, g.pairs);
   dx[0].shape = self.shape;
   dx[0].buf.assign(out.grad);
-  if (out.op != Op::IndexAdd)
+  if (!index_update_adds(out))
     for (const auto& pair : g.pairs)
       dx[0].buf.set(pair.first, {0.0, 0.0});
   if (src == nullptr) return;
@@ -304,6 +310,65 @@ inline Approx masked_fill_forward(Approx x, Approx mask, float value) {
 }
 inline Approx masked_fill_backward(Approx g, Approx mask) {
   return gate(g, mask.v == 0, mask.e != 0);
+}
+
+// masked_scatter: walking self in row-major order, the k-th element whose (broadcast) mask is
+// set takes source's flat element k; the others keep self's. An uncertain mask element (a
+// comparison whose operands' bounds overlap) may or may not take one, so it is indeterminate
+// unless both sides agree, and every later element that may take one is indeterminate: which
+// source element it takes is no longer known.
+inline void masked_scatter_forward(const Node& self, const Node& mask, const Node& src, Node& out) {
+  out.value.resize(self.shape.numel());
+  std::int64_t k = 0; // source elements taken, while every mask element so far was certain
+  bool lost = false;  // an uncertain mask element came before: k is no longer known
+  walk(broadcast_walk(self.shape, self.shape, mask.shape),
+       [&](std::int64_t i, std::int64_t at_self, std::int64_t at_mask) {
+         const Approx x = self.value.at(at_self);
+         const Approx m = mask.value.at(at_mask);
+         const bool set = m.v != 0;
+         const bool uncertain = m.e != 0;
+         if (!set && !uncertain) return out.value.set(i, x);
+         const Approx taken = src.value.at(k);
+         if (lost) return out.value.set(i, Approx{taken.v, kInf});
+         out.value.set(i, binary_detail::choose(set, uncertain, taken, x));
+         if (uncertain)
+           lost = true;
+         else
+           ++k;
+       });
+}
+
+// masked_scatter's gradients (derivatives.yaml): self's is grad where the mask is clear, 0 where
+// set (masked_fill's gate); source's is grad at the set elements in row-major order, in source's
+// first k flat elements, 0 in the rest (masked_scatter_backward). After an uncertain mask element
+// every source element from the k known so far on is indeterminate.
+inline void masked_scatter_backward(const Node& out, const Node& self, const Node& mask,
+                                    const Node& src, std::array<InputGrad, 3>& dx) {
+  dx[0].shape = self.shape;
+  dx[0].buf.resize(self.shape.numel());
+  dx[2].shape = src.shape;
+  const std::int64_t n_src = src.shape.numel();
+  dx[2].buf.resize(n_src);
+  for (std::int64_t j = 0; j < n_src; ++j)
+    dx[2].buf.set(j, {0.0, 0.0});
+  std::int64_t k = 0;
+  bool lost = false;
+  walk(broadcast_walk(self.shape, self.shape, mask.shape),
+       [&](std::int64_t i, std::int64_t, std::int64_t at_mask) {
+         const Approx g = out.grad.at(i);
+         const Approx m = mask.value.at(at_mask);
+         const bool set = m.v != 0;
+         const bool uncertain = m.e != 0;
+         dx[0].buf.set(i, gate(g, !set, uncertain));
+         if ((!set && !uncertain) || lost) return;
+         if (uncertain)
+           lost = true;
+         else
+           dx[2].buf.set(k++, g);
+       });
+  if (lost)
+    for (std::int64_t j = k; j < n_src; ++j)
+      dx[2].buf.set(j, {0.0, kInf});
 }
 
 } // namespace burnmark::ref

@@ -364,7 +364,9 @@ bool second_order_rule(const Node& out, const Node& a, const Node* b, const Node
   case Op::IndexAdd:
   case Op::IndexCopy:
   case Op::IndexFill:
+  case Op::IndexPut:
   case Op::MaskedFill:
+  case Op::MaskedScatter:
   // Comparisons carry no gradient at all.
   case Op::Lt:
   case Op::Le:

@@ -465,7 +465,10 @@ void tangent_rule(Node& out, const Node& a, const Node* b, const Node* c, Tangen
   case Op::Stack: return linear(out, in, kFirstTwo, t, s, at);
   case Op::ScatterAdd:
   case Op::IndexAdd:
-  case Op::IndexCopy: return linear(out, in, kFirstAndThird, t, s, at);
+  case Op::IndexCopy:
+  case Op::IndexPut:
+  // masked_scatter is linear in (self, source) jointly; the mask is a constant.
+  case Op::MaskedScatter: return linear(out, in, kFirstAndThird, t, s, at);
   case Op::Matmul:
   case Op::Bmm:
   case Op::Mm:
