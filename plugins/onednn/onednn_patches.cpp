@@ -29,14 +29,18 @@ void rewrite(const Dense<float>& x, Dense<float>& out, Affected affected, F f) {
     if (affected(x.data[i])) out.data[i] = static_cast<float>(f(static_cast<double>(x.data[i])));
 }
 
-// dx[i] = g[i] * d(x[i]) wherever affected(x[i]), d the derivative in double, rounded once.
+// dx[i] = g[i] * d(x[i]) wherever affected(x[i]), d the derivative in double, rounded to f32.
 template <class Affected, class D>
 void rewrite_grad(const Dense<float>& x, const Dense<float>& g, Dense<float>& dx, Affected affected,
                   D d) {
   for (std::size_t i = 0; i < dx.data.size(); ++i)
     if (affected(x.data[i]))
-      dx.data[i] =
-          static_cast<float>(static_cast<double>(g.data[i]) * d(static_cast<double>(x.data[i])));
+      // The derivative rounded to f32 first, then times the upstream gradient in f32, as
+      // derivatives.yaml's `grad * (...)` is evaluated: a derivative that overflows f32 is inf,
+      // and a zero upstream gradient makes that NaN (0 · inf), as in LibTorch and the reference.
+      // A product in double would give 0 there (found by the four-backend patches campaign:
+      // minimum(-pow(x, 3), x) at x = -3e38).
+      dx.data[i] = g.data[i] * static_cast<float>(d(static_cast<double>(x.data[i])));
 }
 
 // Calls f(row) for every reduced row of x, with row(j) x's flat index of the j-th element and
@@ -316,8 +320,8 @@ void patch_backward(const Patches& p, const BurnmarkStmt& s, PatchIn in, const D
       for (std::size_t i = 0; i < gin[0]->data.size(); ++i) {
         const float x = in[0]->data[i];
         if (std::isnan(x) || std::isnan(g.data[i]) || !std::isnan(gin[0]->data[i])) continue;
-        gin[0]->data[i] = static_cast<float>(static_cast<double>(g.data[i]) *
-                                             activation_derivative(s, static_cast<double>(x)));
+        gin[0]->data[i] =
+            g.data[i] * static_cast<float>(activation_derivative(s, x)); // rewrite_grad
       }
     return;
   case OpId::Pow: {
