@@ -15,8 +15,9 @@ namespace burnmark {
 struct PatchCheck {
   enum class Status {
     Pass,           // off: diverges; on: agrees
-    NotHere,        // off: agrees on a platform the bug program's seen-on header does not name
-                    // (the bug shows on other ISAs only); on: agrees. Not a failure.
+    NotHere,        // off: agrees (or is not run) on a platform the bug program's seen-on
+                    // header does not name (the bug shows on other ISAs only); on: does not
+                    // diverge. Not a failure.
     NotLoadBearing, // off: agrees where seen-on says it diverged (fixed upstream, or the patch
                     // was never needed)
     StillDiverges,  // on: diverges (the workaround does not cover the bug's program)
@@ -38,9 +39,9 @@ struct PatchCheck {
 // Replays `bugs_dir`/<id>.txt on the reference (`ref`) and the patch's plugin, loaded twice:
 // with no patch active, then with this patch alone. "Off diverges" is asked for only where the
 // program's `# seen-on:` header names "<plugin> @ <the plugin's platform()>" (or has no such
-// header): elsewhere an agreeing "off" is NotHere, as test_patches and test_bugs treat a platform
-// the bug was not measured on. "On agrees" is asked for everywhere. `run` and `oracle` are what
-// `burnmark run` uses (gradients on); the plugin is found as BACKENDS finds it
+// header): elsewhere an agreeing (or unsupported) "off" is NotHere, as test_patches and test_bugs
+// treat a platform the bug was not measured on. "On agrees" is asked for everywhere. `run` and
+// `oracle` are what `burnmark run` uses (gradients on); the plugin is found as BACKENDS finds it
 // (BURNMARK_PLUGIN_PATH, then the build tree).
 PatchCheck check_patch(const Patch& patch, const std::string& bugs_dir, const RunOptions& run,
                        const OracleOptions& oracle);
