@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -169,14 +170,26 @@ TEST(OnednnPatches, LogIsExactlyZeroAtOneAndCorrectlyRoundedNearIt) {
 }
 
 // alpha = 0: beta C + 0 · (A @ B) is beta C exactly, even where the f32 A @ B overflows (row 0:
-// 3e38 + 3e38), with C broadcast along the rows; a NaN in A stays NaN (0 · NaN), and a row
-// that cannot overflow keeps oneDNN's value.
+// 3e38 + 3e38), with C broadcast along the rows; a row holding a NaN, and a row that cannot
+// overflow, keep oneDNN's value.
 TEST(OnednnPatches, AddmmWithAlphaZeroIsBetaTimesInput) {
-  const OffOn r = run_both("onednn-addmm-alpha-zero-overflow",
-                           "%0 = leaf f32[2] [1, -2]\n"
+  const std::string text = "%0 = leaf f32[2] [1, -2]\n"
                            "%1 = leaf f32[3,2] [3e38, 3e38, 1, 2, nan, 1]\n"
                            "%2 = leaf f32[2,2] [1, 1, 1, 1]\n"
-                           "%3 = addmm %0, %1, %2, beta=2, alpha=0 : f32[3,2]\nroot %3\n");
+                           "%3 = addmm %0, %1, %2, beta=2, alpha=0 : f32[3,2]\nroot %3\n";
+  {
+    // Under avx2 and sse41 oneDNN 2.6 has no primitive for an output scale of 0: not run, with
+    // the patch on or off (the gate's `not-here`), so there is no value to check.
+    const auto off = load({}), on = load({{"onednn", "onednn-addmm-alpha-zero-overflow"}});
+    ASSERT_TRUE(off && on);
+    const Program p = parse(text);
+    if (off->run(p, RunOptions{true}).status == Status::Unsupported) {
+      EXPECT_EQ(on->run(p, RunOptions{true}).status, Status::Unsupported);
+      std::printf("addmm with alpha = 0 not run on %s\n", off->platform().c_str());
+      return;
+    }
+  }
+  const OffOn r = run_both("onednn-addmm-alpha-zero-overflow", text);
   const auto& v = r.on.root.values;
   ASSERT_EQ(v.size(), 6u);
   EXPECT_EQ(v[0], 2.0);
@@ -185,7 +198,10 @@ TEST(OnednnPatches, AddmmWithAlphaZeroIsBetaTimesInput) {
   EXPECT_EQ(v[3], -4.0);
   expect_untouched(r.off.root.values, v, 2);
   expect_untouched(r.off.root.values, v, 3);
-  EXPECT_TRUE(std::isnan(v[4]) && std::isnan(v[5])) << v[4] << " " << v[5];
+  // 0 · NaN is NaN, which the patch never rewrites: oneDNN's own value stays (NaN under
+  // AVX-512; avx2 skips the product and gives 2, -4, as LibTorch does).
+  expect_untouched(r.off.root.values, v, 4);
+  expect_untouched(r.off.root.values, v, 5);
 }
 
 // log_softmax's gradient is g - softmax(x) sum(g): for sum(log_softmax(x) * w), g = w, computed
