@@ -23,13 +23,12 @@ if(TARGET burnmark_plugin_example)
 endif()
 
 # CI runs the gate (issue 14): `burnmark patches check` over the whole table, as a user runs it,
-# and every patch must pass. test_patches checks each patch's gate too, but asks for "off
-# diverges" only where its bug program was measured; this one asks for it here, so a library
-# fixed upstream (or a patch that never did anything) turns the suite red. Every patch so far
-# is a plugin's, so it needs the plugins it patches (Eigen's and oneDNN's). The oneDNN lines are
-# rows bugs.md measured on every ISA oneDNN 2.6 dispatches to; a row seen on some ISAs only
-# (onednn-log-one, onednn-addmm-alpha-zero-overflow, ...) has no line, since "off diverges" would
-# fail on the others.
+# and no patch may fail. "Off diverges" is asked for where the bug program's seen-on header names
+# this processor's platform, so a library fixed upstream (or a patch that never did anything)
+# turns the suite red there; a row seen on some ISAs only (onednn-log-one,
+# onednn-addmm-alpha-zero-overflow, ...) is `not-here` on the others, not a failure. "On agrees"
+# is asked for everywhere. Every patch so far is a plugin's, so it needs the plugins it patches
+# (Eigen's and oneDNN's).
 if(TARGET burnmark_plugin_eigen AND TARGET burnmark_plugin_onednn)
   add_test(NAME patches_gate
            COMMAND env -u BACKENDS -u BURNMARK_PATCHES -u BURNMARK_TOLERANCE

@@ -141,6 +141,73 @@ double activation_derivative(const BurnmarkStmt& s, double x) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * c * x * x);
 }
 
+// onednn-log-one: oneDNN's log is about 1.4e-6 off in absolute terms near 1 (log(1) = -1.43e-6
+// on avx2 and AVX-512), a relative error that grows without bound as log x goes to 0. On [0.5, 2]
+// (|log x| <= ln 2, so that error is at least 2e-6 relative) log is recomputed in double and
+// rounded once to the program's dtype; log(1) is then exactly 0.
+void patch_log_near_one(const BurnmarkStmt& s, const Dense<float>& x, Dense<float>& out) {
+  for (std::size_t i = 0; i < out.data.size(); ++i) {
+    const float v = x.data[i];
+    if (v >= 0.5f && v <= 2.0f)
+      out.data[i] =
+          static_cast<float>(plugin::round_to_dtype(std::log(static_cast<double>(v)), s.dtype));
+  }
+}
+
+// onednn-addmm-alpha-zero-overflow: beta C + alpha (A @ B) with alpha = 0 is beta C + 0 · p,
+// p = (A @ B)_ij, exactly beta C for a finite p (the sign of a zero from 0 · p kept), but
+// oneDNN's f32 accumulator of p overflows to inf first and 0 · inf = NaN. Rewritten: the NaN
+// elements whose row of A and column of B are finite (p exact in double never overflows), and
+// beta C is not NaN itself. beta = 0 ignores C (documented), as the forward does.
+void patch_addmm_alpha_zero(const BurnmarkStmt& s, PatchIn in, Dense<float>& out) {
+  const Dense<float>&c = *in[0], &a = *in[1], &b = *in[2];
+  const std::int64_t m = a.shape.dims[0], k = a.shape.dims[1], n = b.shape.dims[1];
+  const double beta = s.attrs.beta;
+  plugin::for_each_broadcast(
+      out.shape, c.shape, c.shape, [&](std::int64_t o, std::int64_t ci, std::int64_t) {
+        const auto at = static_cast<std::size_t>(o);
+        if (!std::isnan(out.data[at])) return;
+        const std::int64_t i = o / n, j = o % n;
+        if (i >= m) return;
+        double p = 0.0;
+        for (std::int64_t l = 0; l < k; ++l) {
+          const double x = a.data[static_cast<std::size_t>(i * k + l)],
+                       y = b.data[static_cast<std::size_t>(l * n + j)];
+          if (!std::isfinite(x) || !std::isfinite(y)) return; // 0 · inf or NaN: NaN is right
+          p += x * y;
+        }
+        const double bc = beta == 0.0 ? 0.0 : beta * c.data[static_cast<std::size_t>(ci)];
+        if (std::isnan(bc)) return;
+        out.data[at] = static_cast<float>(plugin::round_to_dtype(bc + 0.0 * p, s.dtype));
+      });
+}
+
+// onednn-log-softmax-grad-cancellation: the backward g - exp(y) sum(g) reads oneDNN's y, about
+// 2e-6 off, and cancels that error into the gradient (5.7e-4 relative under sse41). Each row of
+// finite x and g is recomputed from x in double: g_j - softmax(x)_j sum(g), rounded once. Rows
+// holding a NaN or an infinity are onednn-log-softmax-inf-row's.
+void patch_log_softmax_grad(const BurnmarkStmt& s, const Dense<float>& x, const Dense<float>& g,
+                            Dense<float>& dx) {
+  const Rows r = rows_of(x.shape, s.attrs.dim);
+  for_rows(r, [&](auto at, std::size_t) {
+    double top = -std::numeric_limits<double>::infinity(), sum_g = 0.0;
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const float v = x.data[at(j)], w = g.data[at(j)];
+      if (!std::isfinite(v) || !std::isfinite(w)) return;
+      top = std::fmax(top, v);
+      sum_g += w;
+    }
+    double sum_e = 0.0;
+    for (std::int64_t j = 0; j < r.n; ++j)
+      sum_e += std::exp(static_cast<double>(x.data[at(j)]) - top);
+    for (std::int64_t j = 0; j < r.n; ++j) {
+      const double softmax = std::exp(static_cast<double>(x.data[at(j)]) - top) / sum_e;
+      dx.data[at(j)] = static_cast<float>(
+          plugin::round_to_dtype(static_cast<double>(g.data[at(j)]) - softmax * sum_g, s.dtype));
+    }
+  });
+}
+
 } // namespace
 
 void patch_forward(const Patches& p, const BurnmarkStmt& s, PatchIn in, Dense<float>& out) {
@@ -211,6 +278,13 @@ void patch_forward(const Patches& p, const BurnmarkStmt& s, PatchIn in, Dense<fl
     // onednn-log-subnormal: log(1e-40) = -88.02 (true -92.10). In double, rounded once.
     if (p.on(PatchId::LogSubnormal))
       rewrite(*in[0], out, is_subnormal, [](double v) { return std::log(v); });
+    // onednn-log-one (patch_log_near_one).
+    if (p.on(PatchId::LogOne)) patch_log_near_one(s, *in[0], out);
+    return;
+  case OpId::Addmm:
+    // onednn-addmm-alpha-zero-overflow (patch_addmm_alpha_zero).
+    if (p.on(PatchId::AddmmAlphaZeroOverflow) && s.attrs.alpha == 0.0)
+      patch_addmm_alpha_zero(s, in, out);
     return;
   case OpId::Pow:
     // onednn-pow-half-negzero: eltwise_pow with beta = 0.5 takes sqrt's answers at -0 and -inf
@@ -287,6 +361,8 @@ void patch_backward(const Patches& p, const BurnmarkStmt& s, PatchIn in, const D
     // onednn-log-softmax-inf-row: g - exp(y) sum(g) is NaN throughout a row whose y is (the
     // forward patch's rows, and an all -inf row); oneDNN's backward gives -inf there.
     if (p.on(PatchId::LogSoftmaxInfRow)) patch_softmax_row(s, out, *gin[0]);
+    // onednn-log-softmax-grad-cancellation (patch_log_softmax_grad): the other rows.
+    if (p.on(PatchId::LogSoftmaxGradCancellation)) patch_log_softmax_grad(s, *in[0], g, *gin[0]);
     return;
   case OpId::Relu:
     // onednn-relu-nan: relu_use_dst_for_bwd tests dst > 0, false at NaN; LibTorch's

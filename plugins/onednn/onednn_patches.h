@@ -39,8 +39,11 @@ enum class PatchId : std::size_t {
   MishNegativeTail,
   NormPowersOverflow,
   Pow2GradOverflow,
+  LogOne,
+  LogSoftmaxGradCancellation,
+  AddmmAlphaZeroOverflow,
 };
-inline constexpr std::array<std::string_view, 24> kPatchIds = {
+inline constexpr std::array<std::string_view, 27> kPatchIds = {
     "onednn-exp-nan",
     "onednn-relu-nan",
     "onednn-clamp-nan",
@@ -65,6 +68,9 @@ inline constexpr std::array<std::string_view, 24> kPatchIds = {
     "onednn-mish-negative-tail",
     "onednn-norm-powers-overflow",
     "onednn-pow2-grad-overflow",
+    "onednn-log-one",
+    "onednn-log-softmax-grad-cancellation",
+    "onednn-addmm-alpha-zero-overflow",
 };
 
 class Patches {

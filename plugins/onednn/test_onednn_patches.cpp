@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -147,6 +148,89 @@ TEST(OnednnPatches, PowGradientAtInfinityAndWhereThePowerOverflows) {
   EXPECT_EQ(big.on.grads[0].values[1],
             static_cast<double>(static_cast<float>(2.0 * static_cast<double>(-3.2263715e19f))));
   expect_untouched(big.off.grads[0].values, big.on.grads[0].values, 2);
+}
+
+// The three rows seen on some ISAs only (their gate is `not-here` elsewhere): what the patch
+// gives is the mathematics' value on every ISA, whatever oneDNN's kernel does without it.
+
+// log(1) = +0 exactly; log(1 + 2^-23) = log1p(2^-23), log(0.5) = -ln 2, log(2) = ln 2, each
+// rounded once; 3 is outside [0.5, 2] and keeps oneDNN's value.
+TEST(OnednnPatches, LogIsExactlyZeroAtOneAndCorrectlyRoundedNearIt) {
+  const OffOn r = run_both("onednn-log-one", "%0 = leaf f32[5] [1, 1.00000012, 0.5, 2, 3]\n"
+                                             "%1 = log %0 : f32[5]\nroot %1\n");
+  const auto& v = r.on.root.values;
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_TRUE(v[0] == 0.0 && !std::signbit(v[0])) << v[0];
+  EXPECT_EQ(v[1], static_cast<double>(static_cast<float>(std::log1p(0x1p-23))));
+  EXPECT_EQ(v[2], static_cast<double>(static_cast<float>(-M_LN2)));
+  EXPECT_EQ(v[3], static_cast<double>(static_cast<float>(M_LN2)));
+  expect_untouched(r.off.root.values, v, 4);
+  // log's gradient g / x reads the input only: 1 at x = 1.
+  EXPECT_EQ(r.on.grads[0].values[0], 1.0);
+}
+
+// alpha = 0: beta C + 0 · (A @ B) is beta C exactly, even where the f32 A @ B overflows (row 0:
+// 3e38 + 3e38), with C broadcast along the rows; a row holding a NaN, and a row that cannot
+// overflow, keep oneDNN's value.
+TEST(OnednnPatches, AddmmWithAlphaZeroIsBetaTimesInput) {
+  const std::string text = "%0 = leaf f32[2] [1, -2]\n"
+                           "%1 = leaf f32[3,2] [3e38, 3e38, 1, 2, nan, 1]\n"
+                           "%2 = leaf f32[2,2] [1, 1, 1, 1]\n"
+                           "%3 = addmm %0, %1, %2, beta=2, alpha=0 : f32[3,2]\nroot %3\n";
+  {
+    // Under avx2 and sse41 oneDNN 2.6 has no primitive for an output scale of 0: not run, with
+    // the patch on or off (the gate's `not-here`), so there is no value to check.
+    const auto off = load({}), on = load({{"onednn", "onednn-addmm-alpha-zero-overflow"}});
+    ASSERT_TRUE(off && on);
+    const Program p = parse(text);
+    if (off->run(p, RunOptions{true}).status == Status::Unsupported) {
+      EXPECT_EQ(on->run(p, RunOptions{true}).status, Status::Unsupported);
+      std::printf("addmm with alpha = 0 not run on %s\n", off->platform().c_str());
+      return;
+    }
+  }
+  const OffOn r = run_both("onednn-addmm-alpha-zero-overflow", text);
+  const auto& v = r.on.root.values;
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_EQ(v[0], 2.0);
+  EXPECT_EQ(v[1], -4.0);
+  EXPECT_EQ(v[2], 2.0);
+  EXPECT_EQ(v[3], -4.0);
+  expect_untouched(r.off.root.values, v, 2);
+  expect_untouched(r.off.root.values, v, 3);
+  // 0 · NaN is NaN, which the patch never rewrites: oneDNN's own value stays (NaN under
+  // AVX-512; avx2 skips the product and gives 2, -4, as LibTorch does).
+  expect_untouched(r.off.root.values, v, 4);
+  expect_untouched(r.off.root.values, v, 5);
+}
+
+// log_softmax's gradient is g - softmax(x) sum(g): for sum(log_softmax(x) * w), g = w, computed
+// here in double from the f32 inputs; its elements sum to 0 (softmax sums to 1). Element 0 is
+// bugs.md's 0.00524985 (oneDNN: 0.0052528 under sse41, 0.0052507 under avx512).
+TEST(OnednnPatches, LogSoftmaxGradientIsGMinusSoftmaxTimesSumOfG) {
+  const OffOn r = run_both("onednn-log-softmax-grad-cancellation",
+                           "%0 = leaf f32[3] [3.2, -1.92, 1.04]\n"
+                           "%1 = leaf f32[3] [1.45, -0.47, 0.64]\n"
+                           "%2 = log_softmax %0, dim=0 : f32[3]\n%3 = mul %2, %1 : f32[3]\n"
+                           "root %3\n");
+  const double x[3] = {3.2f, -1.92f, 1.04f}, w[3] = {1.45f, -0.47f, 0.64f};
+  double e[3], sum_e = 0.0, sum_w = 0.0;
+  for (int j = 0; j < 3; ++j) {
+    e[j] = std::exp(x[j] - x[0]);
+    sum_e += e[j];
+    sum_w += w[j];
+  }
+  ASSERT_EQ(r.on.grads.size(), 2u);
+  const auto& dx = r.on.grads[0].values;
+  double total = 0.0;
+  for (int j = 0; j < 3; ++j) {
+    const double want = w[j] - e[j] / sum_e * sum_w;
+    // g itself is oneDNN's (mul's backward of y * w is w exactly); rounded once from double.
+    EXPECT_NEAR(dx[j], want, 1e-7 * std::fabs(want)) << j;
+    total += dx[j];
+  }
+  EXPECT_NEAR(dx[0], 0.00524985, 5e-9);
+  EXPECT_NEAR(total, 0.0, 1e-7);
 }
 
 } // namespace burnmark::onednn_test

@@ -1,6 +1,7 @@
 // `burnmark patches check [ID...]`: the validation gate of the fix-and-continue patches
-// (docs/patches.md). Each patch's minimal program must diverge with the patch off and agree with
-// it on; one PATCH line each, then a PATCHES total. Exit 1 when any patch fails its gate.
+// (docs/patches.md). Each patch's minimal program must diverge with the patch off (where its
+// seen-on header says the bug shows; elsewhere an agreeing "off" is `not-here`) and agree with it
+// on; one PATCH line each, then a PATCHES total. Exit 1 when any patch fails its gate.
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -51,16 +52,18 @@ Action define_patches(CLI::App& app) {
     // As `burnmark run` replays a program: gradients on, the environment's tolerance.
     const RunOptions run = run_options(config, true);
     const OracleOptions oracle = oracle_options(config, true);
-    std::size_t passed = 0;
+    std::size_t passed = 0, not_here = 0;
     for (const Patch& patch : chosen) {
       const PatchCheck check = check_patch(patch, bugs, run, oracle);
       passed += check.passed();
+      not_here += check.status == PatchCheck::Status::NotHere;
       fmt::print("{}\n", format_patch_check(check));
       std::fflush(stdout);
     }
-    fmt::print("PATCHES {} checked: {} pass, {} fail\n", chosen.size(), passed,
-               chosen.size() - passed);
-    return passed == chosen.size() ? kExitAgree : kExitDivergence;
+    const std::size_t failed = chosen.size() - passed - not_here; // errors included
+    fmt::print("PATCHES {} checked: {} pass, {} not seen here, {} fail\n", chosen.size(), passed,
+               not_here, failed);
+    return failed == 0 ? kExitAgree : kExitDivergence;
   };
 }
 

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
+#include <sstream>
+#include <string_view>
 
 #include "burnmark/backends/builtin.h"
 #include "burnmark/ir/input_file.h"
@@ -38,6 +40,24 @@ std::string replay(Backend& reference, Backend& plugin, const Program& program,
                      elements, elements == 1 ? "" : "s", d.expected, d.actual);
 }
 
+// The `# seen-on:` header's entries for `plugin` ("onednn @ <platform>"), "; "-joined, and
+// whether the header exists at all.
+bool seen_on_header(const std::string& text, const std::string& plugin, std::string& entries) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("# seen-on:")) continue;
+    std::istringstream list(line.substr(std::string_view("# seen-on:").size()));
+    for (std::string entry; std::getline(list, entry, ';');) {
+      const std::size_t first = entry.find_first_not_of(' ');
+      if (first == std::string::npos) continue;
+      entry = entry.substr(first);
+      if (entry.starts_with(plugin + " @ ")) entries += (entries.empty() ? "" : "; ") + entry;
+    }
+    return true;
+  }
+  return false;
+}
+
 } // namespace
 
 PatchCheck check_patch(const Patch& patch, const std::string& bugs_dir, const RunOptions& run,
@@ -66,11 +86,21 @@ PatchCheck check_patch(const Patch& patch, const std::string& bugs_dir, const Ru
   if (!on.warnings.empty()) return error(on.warnings.front());
   std::unique_ptr<Backend> unpatched = off.take(), patched = on.take();
   const std::unique_ptr<Backend> reference = make_reference_backend();
+  check.platform = unpatched->platform();
+  std::string seen;
+  // The bug was measured on other platforms only: its absence here is not the library's fix.
+  const bool elsewhere = seen_on_header(*text, patch.plugin, seen) &&
+                         seen.find(patch.plugin + " @ " + check.platform) == std::string::npos;
 
   bool off_diverges = false, on_diverges = false;
   check.off = replay(*reference, *unpatched, parsed.program(), run, oracle, off_diverges);
   check.on = replay(*reference, *patched, parsed.program(), run, oracle, on_diverges);
-  if (!off_diverges) {
+  if (!off_diverges && elsewhere) {
+    // Agrees, or not run at all (this ISA's oneDNN has no primitive for it): either way the bug
+    // does not show here. With the patch on it must not diverge either.
+    check.seen_on = seen.empty() ? "no platform of this plugin" : seen;
+    check.status = on_diverges ? PatchCheck::Status::StillDiverges : PatchCheck::Status::NotHere;
+  } else if (!off_diverges) {
     check.status =
         check.off == "agrees" ? PatchCheck::Status::NotLoadBearing : PatchCheck::Status::Error;
   } else if (on_diverges || check.on != "agrees") {
@@ -85,6 +115,9 @@ std::string format_patch_check(const PatchCheck& c) {
   const std::string head = fmt::format("PATCH {} {}", c.id, c.backend);
   switch (c.status) {
   case PatchCheck::Status::Pass: return fmt::format("{} pass: off {}, on {}", head, c.off, c.on);
+  case PatchCheck::Status::NotHere:
+    return fmt::format("{} not-here: off {} on {} (seen on {}), on {}", head, c.off, c.platform,
+                       c.seen_on, c.on);
   case PatchCheck::Status::NotLoadBearing:
     return fmt::format("{} fail: off agrees: fixed upstream or not load-bearing", head);
   case PatchCheck::Status::StillDiverges:
