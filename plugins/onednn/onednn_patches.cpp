@@ -210,6 +210,14 @@ void patch_log_softmax_grad(const BurnmarkStmt& s, const Dense<float>& x, const 
 
 } // namespace
 
+// The inputs below which oneDNN 2.6's exp gives 0 (measured: exp(-86.9) is right, exp(-87) is 0),
+// with a margin: every finite x below -86.5.
+namespace {
+bool below_exp_cutoff(float x) {
+  return x < -86.5f && std::isfinite(x);
+}
+} // namespace
+
 void patch_forward(const Patches& p, const BurnmarkStmt& s, PatchIn in, Dense<float>& out) {
   if (!p.any()) return;
   const auto nan_in = [](float v) { return std::isnan(v); };
@@ -220,6 +228,20 @@ void patch_forward(const Patches& p, const BurnmarkStmt& s, PatchIn in, Dense<fl
   case OpId::Exp:
     // onednn-exp-nan: exp(NaN) = +inf; NaN must propagate.
     if (p.on(PatchId::ExpNan)) rewrite(*in[0], out, nan_in, same);
+    // onednn-exp-underflow-early: exp gives 0 from x = -87 down, where exp(x) is still a normal
+    // float down to -87.34 (and a subnormal below): through std::exp in double, rounded once.
+    // The backward reads this result (eltwise_exp_use_dst_for_bwd), so it needs no patch.
+    if (p.on(PatchId::ExpUnderflowEarly))
+      rewrite(*in[0], out, below_exp_cutoff, [](double x) { return std::exp(x); });
+    return;
+  case OpId::Sigmoid:
+    // onednn-exp-underflow-early: sigmoid is exp-based and gives 0 there likewise; exp(x) / (1 +
+    // exp(x)) in double (the backward reads the result: eltwise_logistic_use_dst_for_bwd).
+    if (p.on(PatchId::ExpUnderflowEarly))
+      rewrite(*in[0], out, below_exp_cutoff, [](double x) {
+        const double e = std::exp(x);
+        return e / (1.0 + e);
+      });
     return;
   case OpId::Relu:
     // onednn-relu-nan: relu(NaN) = 0.

@@ -42,8 +42,9 @@ enum class PatchId : std::size_t {
   LogOne,
   LogSoftmaxGradCancellation,
   AddmmAlphaZeroOverflow,
+  ExpUnderflowEarly,
 };
-inline constexpr std::array<std::string_view, 27> kPatchIds = {
+inline constexpr std::array<std::string_view, 28> kPatchIds = {
     "onednn-exp-nan",
     "onednn-relu-nan",
     "onednn-clamp-nan",
@@ -71,6 +72,7 @@ inline constexpr std::array<std::string_view, 27> kPatchIds = {
     "onednn-log-one",
     "onednn-log-softmax-grad-cancellation",
     "onednn-addmm-alpha-zero-overflow",
+    "onednn-exp-underflow-early",
 };
 
 class Patches {
