@@ -329,8 +329,8 @@ void indexing_vocabulary(std::vector<NamedProgram>& out) {
   // index_put along dim 0 of the [3, 4] self: distinct rows without accumulate, a repeated row
   // with; masked_scatter from a [3, 4] source on a mask broadcast along rows. The source is
   // self-sized: LibTorch 2.15's forward over reverse fails for a source with more elements than
-  // self ("a forward gradient that has a different size", reported to the lead, issue 33); the
-  // larger source is checked in test_index_put.cpp and by finite differences.
+  // self (bugs.md, libtorch-masked-scatter-fwd-over-rev-source-size); the larger source is
+  // checked in test_index_put.cpp and by finite differences.
   for (const Attrs& at : op_info(Op::IndexPut).params) {
     ProgramBuilder b;
     const Reg a = b.leaf({3, 4}, x);
