@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <string_view>
 
+#include "burnmark/plugin/patch_set.h"
+
 #include "eigen_tensor.h"
 
 namespace burnmark::eigen {
@@ -36,25 +38,7 @@ inline constexpr std::array<std::string_view, 14> kPatchIds = {
     "eigen-trigamma-neg-inf", "eigen-trigamma-negative", "eigen-trigamma-huge",
     "eigen-rounding-negzero", "eigen-maximum-zero-tie"};
 
-class Patches {
-public:
-  // False for an id this plugin does not know.
-  bool enable(std::string_view id) {
-    for (std::size_t i = 0; i < kPatchIds.size(); ++i)
-      if (kPatchIds[i] == id) return active_[i] = true;
-    return false;
-  }
-  void clear() { active_ = {}; }
-  bool on(PatchId id) const { return active_[static_cast<std::size_t>(id)]; }
-  bool any() const {
-    for (bool a : active_)
-      if (a) return true;
-    return false;
-  }
-
-private:
-  std::array<bool, kPatchIds.size()> active_{};
-};
+using Patches = plugin::PatchSet<PatchId, kPatchIds>;
 
 // After Eigen's forward kernel for `s` wrote `out`: recomputes, through a scalar std:: path, the
 // elements an active patch covers. The backward of most patched ops reads the corrected result

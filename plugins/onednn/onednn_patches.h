@@ -9,6 +9,8 @@
 #include <span>
 #include <string_view>
 
+#include "burnmark/plugin/patch_set.h"
+
 #include "burnmark/plugin/plugin_walk.h"
 
 namespace burnmark::onednn {
@@ -75,25 +77,7 @@ inline constexpr std::array<std::string_view, 28> kPatchIds = {
     "onednn-exp-underflow-early",
 };
 
-class Patches {
-public:
-  // False for an id this plugin does not know.
-  bool enable(std::string_view id) {
-    for (std::size_t i = 0; i < kPatchIds.size(); ++i)
-      if (kPatchIds[i] == id) return active_[i] = true;
-    return false;
-  }
-  void clear() { active_ = {}; }
-  bool on(PatchId id) const { return active_[static_cast<std::size_t>(id)]; }
-  bool any() const {
-    for (bool a : active_)
-      if (a) return true;
-    return false;
-  }
-
-private:
-  std::array<bool, kPatchIds.size()> active_{};
-};
+using Patches = plugin::PatchSet<PatchId, kPatchIds>;
 
 using PatchIn = std::span<const plugin::Dense<float>* const>;
 using PatchGradIn = std::span<plugin::Dense<float>* const>;
