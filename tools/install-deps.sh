@@ -56,8 +56,22 @@ stamp="$torch_venv/.burnmark-installed"
 if [ "$(cat "$stamp" 2>/dev/null)" != "${torch_pins[*]}" ]; then
   echo "burnmark: installing ${torch_pins[*]} into $torch_venv" >&2
   [ -x "$torch_venv/bin/pip" ] || /usr/bin/python3 -m venv "$torch_venv"
+  # One wheel at a time and no pip cache: the peak on disk is what is installed plus the one wheel
+  # being unpacked, not every wheel three times (download, pip's cache, the install). A CI machine
+  # ran out of space installing all of them at once.
+  need_mb=2600
+  [ "${BURNMARK_TORCH_PYTHON:-0}" = 1 ] && need_mb=5200
+  have_mb=$(du -sm "$torch_venv" | cut -f1)   # a re-install keeps what is already there
+  free_mb=$(df -Pm "$repo" | awk 'NR == 2 { print $4 }')
+  if [ "$free_mb" -lt $((need_mb - have_mb)) ]; then
+    echo "burnmark: installing torch $torch_version needs about $((need_mb - have_mb)) MB more" \
+      "in $repo/.deps (measured peak: 4.9 GB with BURNMARK_TORCH_PYTHON=1); $free_mb MB are free" >&2
+    exit 1
+  fi
   # No uninstall of pins dropped from the list: a leftover CUDA library is harmless.
-  "$torch_venv/bin/pip" install -q --no-deps "${torch_pins[@]}"
+  for pin in "${torch_pins[@]}"; do
+    "$torch_venv/bin/pip" install -q --no-deps --no-cache-dir "$pin"
+  done
   echo "${torch_pins[*]}" >"$stamp"
 fi
 
@@ -73,6 +87,6 @@ stamp="$jax_venv/.burnmark-installed"
 if [ "$(cat "$stamp" 2>/dev/null)" != "${jax_pins[*]}" ]; then
   echo "burnmark: installing ${jax_pins[*]} into $jax_venv" >&2
   [ -x "$jax_venv/bin/pip" ] || /usr/bin/python3 -m venv "$jax_venv"
-  "$jax_venv/bin/pip" install -q --no-deps "${jax_pins[@]}"
+  "$jax_venv/bin/pip" install -q --no-deps --no-cache-dir "${jax_pins[@]}"
   echo "${jax_pins[*]}" >"$stamp"
 fi

@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 # of CUDA libraries downloaded once (torch's import loads them even on CPU); later runs are a
 # no-op.
 BURNMARK_TORCH_PYTHON=1 tools/install-deps.sh
+# torch.compile's compiled kernels go under build/, not the machine-wide /tmp/torchinductor_<user>,
+# which grows by gigabytes over repeated runs and is shared with every torch process.
+export TORCHINDUCTOR_CACHE_DIR="${TORCHINDUCTOR_CACHE_DIR:-$PWD/build/inductor-cache}"
 for preset in test test-1.13; do
   echo "burnmark: preset $preset" >&2
   cmake --preset "$preset"
