@@ -14,6 +14,12 @@ if(TARGET burnmark_ref)
                                                      burnmark_oracle burnmark_gen burnmark_ir)
   target_include_directories(test_ref_vs_libtorch PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_compile_definitions(test_ref_vs_libtorch PRIVATE BURNMARK_FALLBACK_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  # libtorch-inplace's destinations are real strided, offset views, and agree with the reference.
+  burnmark_test(test_libtorch_inplace_view test_libtorch_inplace_view.cpp)
+  target_link_libraries(test_libtorch_inplace_view PRIVATE burnmark_ref burnmark_libtorch
+                                                           burnmark_oracle burnmark_ir ${TORCH_LIBRARIES})
+  target_include_directories(test_libtorch_inplace_view PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                                                                ${PROJECT_SOURCE_DIR}/src/backends/libtorch)
   # Reduced-precision accumulation: planted bf16/f16 accumulations flagged, LibTorch agreeing.
   burnmark_test(test_reduced_precision test_reduced_precision.cpp)
   target_link_libraries(test_reduced_precision PRIVATE burnmark_ref burnmark_libtorch burnmark_oracle

@@ -229,8 +229,12 @@ TEST(RefVsLibTorchForwardMode, EveryOpAgreesInForwardModeWithEveryTensorInAnothe
 }
 
 TEST(RefVsLibTorchForwardMode, EveryOpAgreesInForwardModeThroughItsInPlaceForm) {
-  // celu_ takes its derivative from the result (libtorch-inplace-celu-grad-from-result).
-  expect_every_op_agrees_in_forward_mode(*make_libtorch_inplace_backend(), {"celu %0, alpha=0.1"});
+  // celu_ takes its derivative from the result (libtorch-inplace-celu-grad-from-result); on
+  // 1.13.1 masked_scatter_ into a reversed-dims view takes source in memory order
+  // (libtorch-masked-scatter-noncontiguous-self).
+  std::vector<std::string_view> departing = {"celu %0, alpha=0.1"};
+  if (libtorch_release() == "1.13") departing.push_back("= masked_scatter ");
+  expect_every_op_agrees_in_forward_mode(*make_libtorch_inplace_backend(), departing);
 }
 
 TEST(RefVsLibTorchForwardMode, TangentsThroughAWholeGraphAgree) {

@@ -570,9 +570,9 @@ TEST(LibTorchStrided, LeavesAreLaidOutTooAndKeepTheirOwnGradient) {
   EXPECT_TRUE(torch::equal(a.grad(), b.detach()));
 }
 
-TEST(LibTorchInplace, OpsWithAnInPlaceFormWriteIntoACloneAndTheOthersDoNot) {
+TEST(LibTorchInplace, OpsWithAnInPlaceFormWriteIntoAViewAndTheOthersDoNot) {
   // The version counter of a tensor written in place is above 0; a fresh functional result's
-  // is 0. The operand itself is never written.
+  // is 0. The operand itself is never written. (test_libtorch_inplace_view: which view.)
   LibTorchInplaceFramework f;
   const torch::Tensor x = f.leaf(Leaf{{2, 3}, {0.5f, 1, 1.5f, 2, 2.5f, 3}}, true);
   const torch::Tensor row = f.leaf(Leaf{{3}, {1, 2, 3}}, true);

@@ -113,10 +113,16 @@ const std::vector<JitDeparture> kNncDepartures = {
     {"softplus %0, beta=10, threshold=2", std::nullopt, "libtorch-jit-softplus-grad-from-result"},
     {"frac %0", std::nullopt, "libtorch-nnc-frac-floor"},
 };
-// The in-place forms' own backward formulas (celu_ from its result).
-const std::vector<JitDeparture> kInplaceDepartures = {
-    {"celu %0, alpha=0.1", std::nullopt, "libtorch-inplace-celu-grad-from-result"},
-};
+// The in-place forms' own backward formulas (celu_ from its result); on 1.13.1, masked_scatter_
+// into a destination laid out with its dims reversed takes source in memory order.
+std::vector<JitDeparture> inplace_departures() {
+  std::vector<JitDeparture> d = {
+      {"celu %0, alpha=0.1", std::nullopt, "libtorch-inplace-celu-grad-from-result"},
+  };
+  if (libtorch_release() == "1.13")
+    d.push_back({"= masked_scatter ", std::nullopt, "libtorch-masked-scatter-noncontiguous-self"});
+  return d;
+}
 
 bool outcome_agrees(const Outcome& ref, const Outcome& other, bool gradients) {
   std::vector<Outcome> pair = {ref, other};
@@ -218,7 +224,7 @@ TEST(RefVsLibTorchStrided, EveryOpAgreesWithEveryTensorInAnotherLayout) {
 }
 
 TEST(RefVsLibTorchInplace, EveryOpAgreesThroughItsInPlaceForm) {
-  expect_every_op_through(*make_libtorch_inplace_backend(), kInplaceDepartures, false);
+  expect_every_op_through(*make_libtorch_inplace_backend(), inplace_departures(), false);
 }
 
 TEST(RefVsLibTorchJit, AnUnusedStatementThatRaisesStillRaisesAsInEager) {

@@ -229,8 +229,10 @@ TEST(RefVsLibTorchSecondOrder, LibTorchLacksDoubleBackwardExactlyWhereTheTableSa
 
 // `departing`: statements (as text) whose program this variant gets wrong by a recorded bug
 // (bugs.md): they must still diverge, so that a fix is noticed.
+// `gradients` false leaves the first-order gradients out of the comparison (values and H·v only).
 void expect_every_op_agrees_to_second_order(Backend& variant, FloatDType dtype,
-                                            const std::vector<std::string_view>& departing = {}) {
+                                            const std::vector<std::string_view>& departing = {},
+                                            bool gradients = true) {
   const auto ref = make_reference_backend();
   int checked = 0;
   for (const auto& [op, program] : second_order_programs()) {
@@ -240,7 +242,9 @@ void expect_every_op_agrees_to_second_order(Backend& variant, FloatDType dtype,
     const Outcome l = variant.run(p, kSecondOrder);
     ASSERT_EQ(r.status, Status::Ok) << r.message;
     ASSERT_EQ(l.status, Status::Ok) << l.message;
-    const Verdict v = compare({r, l}, with_hessian());
+    OracleOptions oracle = with_hessian();
+    oracle.gradients = gradients;
+    const Verdict v = compare({r, l}, oracle);
     const std::string text = to_text(p);
     if (std::any_of(departing.begin(), departing.end(),
                     [&](std::string_view d) { return text.find(d) != std::string::npos; }))
@@ -266,8 +270,20 @@ TEST(RefVsLibTorchSecondOrder, EveryOpAgreesWithEveryTensorInAnotherLayout) {
 
 TEST(RefVsLibTorchSecondOrder, EveryOpAgreesThroughItsInPlaceForm) {
   // celu_ takes its gradient from the result (libtorch-inplace-celu-grad-from-result).
+  if (libtorch_release() != "1.13") {
+    expect_every_op_agrees_to_second_order(*make_libtorch_inplace_backend(), FloatDType::F32,
+                                           {"celu %0, alpha=0.1"});
+    return;
+  }
+  // LibTorch 1.13.1: H·v's grad calls also write the leaves' .grad once an in-place form ran on
+  // a view (libtorch-inplace-view-grad-accumulates, pinned by test_bugs and
+  // test_libtorch_inplace_view), so every gradient after them is off: values and H·v only here
+  // (first order: RefVsLibTorchInplace). masked_scatter_ into a reversed-dims view takes source in
+  // memory order (libtorch-masked-scatter-noncontiguous-self). celu_'s H·v is right; only its
+  // gradient is taken from the result.
   expect_every_op_agrees_to_second_order(*make_libtorch_inplace_backend(), FloatDType::F32,
-                                         {"celu %0, alpha=0.1"});
+                                         {"= masked_scatter "},
+                                         /*gradients=*/false);
 }
 
 // Forward over reverse in LibTorch: where the backward functions have forward-mode formulas it

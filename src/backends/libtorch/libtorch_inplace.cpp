@@ -1,24 +1,52 @@
 // Each op's in-place form for libtorch-inplace (libtorch_inplace.h), or the functional call.
 #include "libtorch_inplace.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "burnmark/ir/shape_rules.h"
 
 namespace burnmark {
 
+std::vector<std::int64_t> inplace_destination_strides(c10::IntArrayRef sizes, int reg) {
+  // Dense strides in the register's dim order (row-major, or the dims reversed in memory), each
+  // doubled: every other element of the buffer.
+  const auto rank = static_cast<std::int64_t>(sizes.size());
+  std::vector<std::int64_t> strides(sizes.size());
+  std::int64_t step = 2;
+  for (std::int64_t k = 0; k < rank; ++k) {
+    const std::int64_t d = reg % 2 == 0 ? rank - 1 - k : k;
+    strides[static_cast<std::size_t>(d)] = step;
+    step *= std::max<std::int64_t>(sizes[static_cast<std::size_t>(d)], 1);
+  }
+  return strides;
+}
+
+torch::Tensor inplace_destination(const torch::Tensor& x, int reg) {
+  // A plain buffer that needs no gradient: copy_ makes the view (and the buffer) part of the
+  // graph through CopySlices, and the in-place op after it rebases the view's grad_fn.
+  const torch::Tensor buffer = torch::zeros({2 * x.numel() + 1}, x.options());
+  torch::Tensor dest = buffer.as_strided(x.sizes(), inplace_destination_strides(x.sizes(), reg),
+                                         kInplaceStorageOffset);
+  dest.copy_(x);
+  return dest;
+}
+
 torch::Tensor LibTorchInplaceFramework::apply(const Instr& instr,
                                               std::span<const Tensor* const> operands,
                                               const Shape& shape) {
+  const int reg = next_register_++;
   const torch::Tensor& x = *operands[0];
   const Attrs& a = instr.attrs;
   const auto y = [&]() -> const torch::Tensor& { return *operands[1]; };
   const auto z = [&]() -> const torch::Tensor& { return *operands[2]; };
   const auto functional = [&] { return eager_.apply(instr, operands, shape); };
-  // The clone is what the in-place form overwrites: a new non-leaf, so autograd allows it, and
-  // the operand itself (perhaps a leaf, perhaps aliased) is left as it was.
+  // The destination is what the in-place form overwrites: a view of a fresh buffer holding x's
+  // values, so autograd allows the write, the operand itself (perhaps a leaf, perhaps aliased)
+  // is left as it was, and the kernel writes through strides and a storage offset.
   const auto in_place = [&](auto&& op) {
-    torch::Tensor out = x.clone();
+    torch::Tensor out = inplace_destination(x, reg);
     op(out);
     return out;
   };
