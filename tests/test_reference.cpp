@@ -748,8 +748,12 @@ TEST(ReferenceConventions, PowForward) {
   EXPECT_EQ(unary_values(Op::Pow, {-0.0f}, exponent(-0.5))[0], kInfD);
   EXPECT_EQ(unary_values(Op::Pow, {0.0f}, exponent(-1))[0], kInfD);
   EXPECT_EQ(unary_values(Op::Pow, {-0.0f}, exponent(-1))[0], -kInfD);
-  // 1/(x*x): x*x overflows f32 first, so the result is 0, not 1e-40.
-  EXPECT_EQ(unary_values(Op::Pow, {1e20f}, exponent(-2))[0], 0.0);
+  // x^-2 is not LibTorch's 1/(x*x), whose x*x overflows f32 from 2^64: with x = f32(1e20) =
+  // 1e20 + 2004087734272, 1/x^2 = 9.99999960e-41 = 71362.38 * 2^-149, a subnormal, rounded to
+  // 71362 steps (x^-2 = 1e-40 (1 - 2 * 2.004e-8); 1e-40 / 2^-149 = 71362.38).
+  EXPECT_SAME(71362 * 0x1p-149, unary_values(Op::Pow, {1e20f}, exponent(-2))[0]);
+  // Past 2^75 x^-2 is below half the smallest subnormal: 0.
+  EXPECT_SAME(0.0, unary_values(Op::Pow, {1e23f}, exponent(-2))[0]);
   EXPECT_EQ(unary_values(Op::Pow, {1e20f}, exponent(2))[0], kInfD);
   EXPECT_EQ(unary_values(Op::Pow, {-2.0f}, exponent(3))[0], -8.0);
   EXPECT_TRUE(std::isnan(unary_values(Op::Pow, {kNaN}, exponent(1))[0]));
@@ -768,6 +772,32 @@ TEST(ReferenceConventions, PowBackward) {
   EXPECT_EQ(m2[1], kInfD);
   // grad * (c * x^(c-1)) with x^(c-1) through the same fast paths: c = 3 uses x*x.
   EXPECT_EQ(unary_grads(Op::Pow, {-2.0f}, exponent(3))[0], 12.0);
+  // d/dx x^-1 = -x^-2: at f32(1e20) -71362 * 2^-149 (PowForward), not the -0 of 1/(x*x) once
+  // x*x has overflowed (issue 14's four-backend campaign: oneDNN and Eigen give the subnormal).
+  EXPECT_SAME(-71362 * 0x1p-149, unary_grads(Op::Pow, {1e20f}, exponent(-1))[0]);
+}
+
+// The bound of x^-2 where LibTorch's 1/(x*x) overflows: the exact subnormal is judged, so the
+// fast path's 0 diverges (its error 1e-40 is the value itself) and a correctly rounded
+// neighbour does not.
+TEST(ReferenceConventions, PowMinusTwoKeepsItsSubnormals) {
+  const auto run_pow = [](float x, double c) {
+    Builder b;
+    const Reg r = b.leaf({1}, {x});
+    return run(b.done(b.op(Op::Pow, {r}, exponent(c))));
+  };
+  const Outcome fwd = run_pow(1e20f, -2);
+  const double v = fwd.root.values[0], e = fwd.root.error_bound[0];
+  EXPECT_SAME(71362 * 0x1p-149, v);
+  EXPECT_LT(e, 0x1p-149); // below one subnormal step: an exact rounding
+  const Outcome grad = run_pow(1e20f, -1);
+  EXPECT_LT(grad.grads[0].error_bound[0], 0x1p-149);
+  // Just inside the range (x*x = 2^126 at x = 2^63) the steps are exact: 1/x^2 = 2^-126.
+  EXPECT_SAME(0x1p-126, unary_values(Op::Pow, {0x1p63f}, exponent(-2))[0]);
+  // Below 2^-63 x*x is subnormal; x = 1.5 * 2^-64: x^-2 = 2^128 / 2.25, a normal float that
+  // 1/(x*x) meets exactly as well (2.25 * 2^-128 is a subnormal multiple of 2^-149).
+  EXPECT_SAME(static_cast<double>(static_cast<float>(0x1p128 / 2.25)),
+              unary_values(Op::Pow, {1.5f * 0x1p-64f}, exponent(-2))[0]);
 }
 
 TEST(ReferenceConventions, SigmoidTanhFollowTheirF32Formulas) {

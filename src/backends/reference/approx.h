@@ -301,6 +301,25 @@ inline Approx tanh(Approx a) {
   return finish_transcendental(z, monotone_spread(tanh_exact, a, z));
 }
 
+// The exact value of `steps` rounded once to the dtype: the steps run in double (indeterminate
+// there: +inf bound). The double steps are within a few of their own ulps of the exact value, so
+// where that interval holds a rounding boundary both neighbours are correct.
+template <class Steps> Approx rounded_once(Steps steps) {
+  Approx in_f64;
+  {
+    const StorageScope wide(FloatDType::F64);
+    in_f64 = steps();
+  }
+  if (indeterminate(in_f64)) return {to_storage(in_f64.v), kInf};
+  Approx rounded = finish(in_f64.v, in_f64.e, in_f64.e == 0 ? 0.0 : kExactUlps);
+  if (std::isfinite(in_f64.v)) {
+    const double slack = 4 * 0x1p-53 * std::fabs(in_f64.v);
+    rounded.e += std::max(std::fabs(to_storage(in_f64.v - slack) - rounded.v),
+                          std::fabs(to_storage(in_f64.v + slack) - rounded.v));
+  }
+  return rounded;
+}
+
 // One LibTorch kernel that the reference writes as several rounded steps (1 / sqrt(x), x * x * x),
 // or one derivative formula that LibTorch evaluates as several kernels and another library as
 // one (pow's gradient: LibTorch's pow, scalar mul and mul each round to bf16; oneDNN's
@@ -314,25 +333,14 @@ template <class Steps> Approx one_kernel(Steps steps) {
   if (storage.dtype == FloatDType::F32 || storage.dtype == FloatDType::F64 ||
       indeterminate(per_step))
     return per_step;
-  Approx in_f32, in_f64;
+  Approx in_f32;
   {
     const StorageScope opmath(FloatDType::F32);
     in_f32 = steps();
   }
-  {
-    const StorageScope wide(FloatDType::F64);
-    in_f64 = steps();
-  }
-  if (indeterminate(in_f32) || indeterminate(in_f64)) return {per_step.v, kInf};
+  const Approx rounded = rounded_once(steps);
+  if (indeterminate(in_f32) || indeterminate(rounded)) return {per_step.v, kInf};
   const Approx once = finish(in_f32.v, in_f32.e, in_f32.e == 0 ? 1.0 : kExactUlps);
-  // The exact value rounded once to the dtype. The double steps are within a few of their own
-  // ulps of it, so where that interval holds a rounding boundary both neighbours are correct.
-  Approx rounded = finish(in_f64.v, in_f64.e, in_f64.e == 0 ? 0.0 : kExactUlps);
-  if (std::isfinite(in_f64.v)) {
-    const double slack = 4 * 0x1p-53 * std::fabs(in_f64.v);
-    rounded.e += std::max(std::fabs(to_storage(in_f64.v - slack) - rounded.v),
-                          std::fabs(to_storage(in_f64.v + slack) - rounded.v));
-  }
   Approx r = per_step;
   for (const Approx& other : {once, rounded}) {
     if (!std::isfinite(other.v) || !std::isfinite(per_step.v)) {
@@ -345,6 +353,28 @@ template <class Steps> Approx one_kernel(Steps steps) {
   return r;
 }
 
+// x^3 and x^-2 through LibTorch's fast paths (x*x)*x and 1/(x*x) (pow_tensor_scalar_optimized_
+// kernel). torch.pow documents x ** exponent, so these steps are one correct implementation
+// among others only while x*x stays in f32's normal range. Beyond it the steps lose what x^c keeps:
+// x*x overflows from |x| = 2^64, where 1/x^2 is still a subnormal down to 2^-149 (pow(1e20, -2)
+// = 9.99995e-41, the steps give 0), and below |x| = 2^-63 x*x keeps only the subnormals' bits.
+// There the reference is x^c rounded once, and a library following the steps is a finding
+// (docs/conventions.md, pow). Inside the range the bound also admits x^c rounded once (a correctly
+// rounding pow, oneDNN's or Eigen's, lands one ulp or one subnormal step from the two roundings of
+// the steps). Only f32 programs: f64 has no wider type to check the steps in, and in bf16 and f16
+// one_kernel's doctrine (every step rounded to the dtype is a correct kernel) is left as it was.
+template <class Steps> Approx power_steps(Approx x, Steps steps) {
+  if (storage.dtype != FloatDType::F32) return one_kernel(steps);
+  const double near = std::fabs(x.v) - x.e, far = std::fabs(x.v) + x.e;
+  const bool square_normal = near > 0 && near * near >= 0x1p-126 && far * far < 0x1.ffffffp127;
+  if (!square_normal && !indeterminate(x)) return rounded_once(steps);
+  const Approx r = steps();
+  if (indeterminate(r)) return r;
+  const Approx rounded = rounded_once(steps);
+  if (!std::isfinite(r.v) || !std::isfinite(rounded.v)) return r;
+  return {r.v, std::max(r.e, std::fabs(rounded.v - r.v) + rounded.e)};
+}
+
 // pow with a scalar exponent through LibTorch's fast paths, which decide the f32 roundings and
 // the results at NaN: c = 0 fills 1, c = 1 copies, 2 and 3 multiply, -2 is 1/(x*x), 0.5 / -0.5
 // / -1 are sqrt / 1/sqrt / reciprocal, anything else is pow.
@@ -353,8 +383,8 @@ inline Approx pow(Approx x, double c) {
   if (c == 0) return one;
   if (c == 1) return x;
   if (c == 2) return mul(x, x);
-  if (c == 3) return one_kernel([&] { return mul(mul(x, x), x); });
-  if (c == -2) return one_kernel([&] { return div(one, mul(x, x)); });
+  if (c == 3) return power_steps(x, [&] { return mul(mul(x, x), x); });
+  if (c == -2) return power_steps(x, [&] { return div(one, mul(x, x)); });
   // At -0 and -inf the square-root paths are not pow: C99 F.9.4.4 (IEEE 754 pow) gives +0 and
   // +inf at -0, +inf and +0 at -inf, where sqrt keeps the sign of zero and sqrt(-inf) is NaN.
   // PyTorch documents no exception (torch.pow is x ** exponent), so LibTorch's -0, -inf and NaN
