@@ -363,6 +363,21 @@ TEST(EigenPatches, LaterPatchesGiveTheLimitsAndTheMathematicsValues) {
   }
   const std::vector<double> broadcast = binary("maximum", mp, "0");
   EXPECT_TRUE(poszero(broadcast[0]) && poszero(broadcast[8]));
+
+  // addmm with alpha = 0 is beta C exactly, 0 · (A @ B) being 0 for finite A and B, also where
+  // the f32 A @ B overflows (row 0, column 0: (-1e30)^2 + 1), with C broadcast along the rows;
+  // a row holding a NaN stays NaN (0 · NaN).
+  const std::vector<double> addmm =
+      run("%0 = leaf f32[2] [1, -2]\n%1 = leaf f32[3,2] [-1e30, 1, 1, 2, nan, 1]\n"
+          "%2 = leaf f32[2,2] [-1e30, 1, 1, 1]\n"
+          "%3 = addmm %0, %1, %2, beta=2, alpha=0 : f32[3,2]\nroot %3\n")
+          .root.values;
+  ASSERT_EQ(addmm.size(), 6u);
+  EXPECT_EQ(addmm[0], 2.0);
+  EXPECT_EQ(addmm[1], -4.0);
+  EXPECT_EQ(addmm[2], 2.0);
+  EXPECT_EQ(addmm[3], -4.0);
+  EXPECT_TRUE(std::isnan(addmm[4]) && std::isnan(addmm[5])) << addmm[4] << " " << addmm[5];
 }
 
 // The gate for real, for each Eigen patch (check_gates_of).

@@ -39,6 +39,34 @@ void rewrite_grad(const Dense& x, const Dense& g, Dense& dx, Affected affected, 
     if (affected(x.data[i])) dx.data[i] = g.data[i] * d(x.data[i]);
 }
 
+// eigen-addmm-alpha-zero-overflow: beta C + alpha (A @ B) with alpha = 0 is beta C + 0 · p,
+// p = (A @ B)_ij, exactly beta C for a finite p (the sign of a zero from 0 · p kept), but the
+// contraction's f32 accumulator of p overflows to inf first and 0 · inf = NaN (Eigen's own gemm
+// applies alpha after accumulating as well). Rewritten: the NaN elements whose row of A and
+// column of B are finite (p in double, exact enough for its sign, never overflows there) and
+// whose beta C is not NaN itself; beta = 0 ignores C, as the forward (eigen_linalg.cpp) does.
+void patch_addmm_alpha_zero(const BurnmarkStmt& s, In in, Dense& out) {
+  const Dense &a = *in[1], &b = *in[2];
+  const Index n = out.shape.dims[1], k = a.shape.dims[1];
+  const auto beta = static_cast<float>(s.attrs.beta);
+  const Tensor4 c = expand_to(*in[0], dims4(out.shape));
+  for (std::size_t o = 0; o < out.data.size(); ++o) {
+    if (!std::isnan(out.data[o])) continue;
+    const Index i = static_cast<Index>(o) / n, j = static_cast<Index>(o) % n;
+    double p = 0.0;
+    bool finite = true;
+    for (Index l = 0; l < k && finite; ++l) {
+      const float x = a.data[static_cast<std::size_t>(i * k + l)],
+                  y = b.data[static_cast<std::size_t>(l * n + j)];
+      finite = std::isfinite(x) && std::isfinite(y); // else 0 · inf or NaN: NaN is right
+      p += static_cast<double>(x) * y;
+    }
+    const float bc = beta == 0.0f ? 0.0f : beta * c.data()[o];
+    if (finite && !std::isnan(bc))
+      out.data[o] = bc + 0.0f * static_cast<float>(std::copysign(1.0, p));
+  }
+}
+
 } // namespace
 
 void apply_patches(const Patches& p, const BurnmarkStmt& s, In in, Dense& out) {
@@ -141,6 +169,11 @@ void apply_patches(const Patches& p, const BurnmarkStmt& s, In in, Dense& out) {
     }
     return;
   }
+  case OpId::Addmm:
+    // eigen-addmm-alpha-zero-overflow (patch_addmm_alpha_zero).
+    if (p.on(PatchId::AddmmAlphaZeroOverflow) && s.attrs.alpha == 0.0)
+      patch_addmm_alpha_zero(s, in, out);
+    return;
   default: return;
   }
 }

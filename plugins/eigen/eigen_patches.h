@@ -30,13 +30,14 @@ enum class PatchId : std::size_t {
   TrigammaHuge,
   RoundingNegzero,
   MaximumZeroTie,
+  AddmmAlphaZeroOverflow,
 };
-inline constexpr std::array<std::string_view, 14> kPatchIds = {
+inline constexpr std::array<std::string_view, 15> kPatchIds = {
     "eigen-sqrt-negzero",     "eigen-sqrt-inf",          "eigen-sqrt-subnormal",
     "eigen-rsqrt-subnormal",  "eigen-log-subnormal",     "eigen-exp-underflow",
     "eigen-digamma-zero",     "eigen-digamma-near-root", "eigen-trigamma-inf",
     "eigen-trigamma-neg-inf", "eigen-trigamma-negative", "eigen-trigamma-huge",
-    "eigen-rounding-negzero", "eigen-maximum-zero-tie"};
+    "eigen-rounding-negzero", "eigen-maximum-zero-tie",  "eigen-addmm-alpha-zero-overflow"};
 
 using Patches = plugin::PatchSet<PatchId, kPatchIds>;
 
