@@ -1,6 +1,7 @@
-# The LibTorch backend against hand-computed values, and against the reference backend
-# (tests/libtorch_programs.h builds both tests' programs).
-burnmark_test(test_libtorch test_libtorch.cpp)
+# The LibTorch backend against hand-computed values, op family by op family and protocol by
+# protocol, and against the reference backend (tests/libtorch_programs.h builds both tests'
+# programs).
+burnmark_test(test_libtorch test_libtorch_ops.cpp test_libtorch_protocols.cpp)
 target_link_libraries(test_libtorch PRIVATE burnmark_libtorch burnmark_ir ${TORCH_LIBRARIES})
 target_include_directories(test_libtorch PRIVATE ${PROJECT_SOURCE_DIR}/src/backends/libtorch)
 

@@ -1,6 +1,9 @@
 # Tests of the reference backend (forward values, gradients, conventions, error bounds), and of
 # each op family's scalar formulas (src/backends/reference/approx_<family>.h) on their own.
-burnmark_test(test_reference test_reference.cpp)
+# One executable over the op families' files (tests/reference_test_builder.h builds their programs).
+burnmark_test(test_reference test_reference_elementwise.cpp test_reference_shape_ops.cpp
+              test_reference_matmul.cpp test_reference_indexing.cpp test_reference_bounds.cpp
+              test_reference_tape.cpp)
 target_link_libraries(test_reference PRIVATE burnmark_ref)
 # The shape views and bmm against values derived from their definitions.
 burnmark_test(test_reference_views test_reference_views.cpp)

@@ -72,7 +72,7 @@ bool creates(const std::function<void(const dnnl::engine&)>& make) {
 }
 
 // The primitives behind each family of ops, forward and backward, in data type dt: an
-// independent statement of what the plugin's kernels need (onednn_plugin.cpp).
+// independent statement of what the plugin's kernels need (onednn_kernels.cpp).
 bool eltwise_creates(memory::data_type dt) {
   return creates([&](const dnnl::engine& eng) {
     const auto d = md({6}, dt);
