@@ -380,6 +380,34 @@ TEST(EigenPatches, LaterPatchesGiveTheLimitsAndTheMathematicsValues) {
   EXPECT_TRUE(std::isnan(addmm[4]) && std::isnan(addmm[5])) << addmm[4] << " " << addmm[5];
 }
 
+// eigen-sqrt-inexact: with the patch on every element is IEEE 754's correctly rounded sqrt, on
+// any processor's rsqrtps. The f32 sqrt of a float is the double sqrt rounded once (double has
+// more than 2 * 24 + 2 bits, so the double rounding is innocuous); the values the packet gets
+// wrong on Intel (1, 4) and on AMD Zen 5 (1.0000001, 49) sit in the packet body, one copy in
+// the tail. sqrt(1 + 2^-23) = 1 + 2^-24 - 2^-49 + ..., below the midpoint: 1.
+TEST(EigenPatches, SqrtInexactGivesTheCorrectlyRoundedSqrtEverywhere) {
+  const auto eigen = load_eigen({{"eigen", "eigen-sqrt-inexact"}});
+  ASSERT_NE(eigen, nullptr);
+  const std::vector<float> x = {1, 1.0000001f, 4, 49, 2, 0.25f, 9, 1.0000002f, 1.0000001f};
+  const Outcome o = eigen->run(parse("%0 = leaf f32[9] [1, 1.0000001, 4, 49, 2, 0.25, 9, "
+                                     "1.0000002, 1.0000001]\n%1 = sqrt %0 : f32[9]\nroot %1\n"),
+                               RunOptions{true});
+  ASSERT_EQ(o.status, Status::Ok) << o.message;
+  ASSERT_EQ(o.root.values.size(), 9u);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(o.root.values[i], static_cast<float>(std::sqrt(static_cast<double>(x[i])))) << i;
+  EXPECT_EQ(o.root.values[0], 1.0);
+  EXPECT_EQ(o.root.values[1], 1.0);
+  EXPECT_EQ(o.root.values[2], 2.0);
+  EXPECT_EQ(o.root.values[3], 7.0);
+  EXPECT_EQ(o.root.values[8], 1.0);
+  // d sqrt(x) / dx = 1 / (2 sqrt(x)), from the corrected result: exactly 0.5 at 1 and
+  // 1.0000001, 1/4 at 4.
+  EXPECT_EQ(o.grads[0].values[0], 0.5);
+  EXPECT_EQ(o.grads[0].values[1], 0.5);
+  EXPECT_EQ(o.grads[0].values[2], 0.25);
+}
+
 // The gate for real, for each Eigen patch (check_gates_of).
 TEST(PatchGate, EveryEigenPatchDivergesOffAndAgreesOn) {
   EXPECT_GE(check_gates_of("eigen", load_eigen({})->platform()), 3);

@@ -87,6 +87,14 @@ void apply_patches(const Patches& p, const BurnmarkStmt& s, In in, Dense& out) {
     // eigen-sqrt-subnormal: the packet sqrt flushes subnormals, sqrt(1e-40) = 0 and
     // sqrt(-1e-40) = +inf (true: 1e-20 and NaN).
     if (p.on(PatchId::SqrtSubnormal)) rewrite(*in[0], out, is_subnormal, scalar);
+    // eigen-sqrt-inexact: EIGEN_FAST_MATH's packet sqrt (rsqrtps estimate, one Newton step,
+    // times x) is not correctly rounded, and which inputs it misses depends on the processor's
+    // rsqrtps table: sqrt(1) = 0.99999994 on Intel, sqrt(1.0000001) = 1.0000001 and sqrt(49) =
+    // 7.0000005 on AMD Zen 5. Any element may be off, so every element goes through std::sqrt
+    // (sqrtss, correctly rounded by IEEE 754), which is what the scalar tail computes.
+    if (p.on(PatchId::SqrtInexact))
+      rewrite(
+          *in[0], out, [](float) { return true; }, scalar);
     return;
   }
   case OpId::Rsqrt:

@@ -31,13 +31,15 @@ enum class PatchId : std::size_t {
   RoundingNegzero,
   MaximumZeroTie,
   AddmmAlphaZeroOverflow,
+  SqrtInexact,
 };
-inline constexpr std::array<std::string_view, 15> kPatchIds = {
+inline constexpr std::array<std::string_view, 16> kPatchIds = {
     "eigen-sqrt-negzero",     "eigen-sqrt-inf",          "eigen-sqrt-subnormal",
     "eigen-rsqrt-subnormal",  "eigen-log-subnormal",     "eigen-exp-underflow",
     "eigen-digamma-zero",     "eigen-digamma-near-root", "eigen-trigamma-inf",
     "eigen-trigamma-neg-inf", "eigen-trigamma-negative", "eigen-trigamma-huge",
-    "eigen-rounding-negzero", "eigen-maximum-zero-tie",  "eigen-addmm-alpha-zero-overflow"};
+    "eigen-rounding-negzero", "eigen-maximum-zero-tie",  "eigen-addmm-alpha-zero-overflow",
+    "eigen-sqrt-inexact"};
 
 using Patches = plugin::PatchSet<PatchId, kPatchIds>;
 
