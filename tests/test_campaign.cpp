@@ -26,18 +26,13 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/plugin/loader.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
+using burnmark::testing::scratch_dir;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_test_campaign_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string slurp(const fs::path& p) {
   std::string s;
@@ -202,7 +197,7 @@ TEST(CampaignLedger, MalformedOrTruncatedJsonIsAnErrorNotAShorterLedger) {
 TEST(CampaignLedger, MissingFileIsAnEmptyLedger) {
   Ledger l;
   l.entries = {sample_entry("0123456789ab", 1)};
-  EXPECT_EQ(load_ledger(scratch("missing"), l), "");
+  EXPECT_EQ(load_ledger(scratch_dir("missing"), l), "");
   EXPECT_TRUE(l.entries.empty());
 }
 
@@ -217,7 +212,7 @@ TEST(CampaignLedger, IsoDatesAndAge) {
 // A reader polling the ledger while it is rewritten hundreds of times must always parse it: the
 // rename is what a reader (or a Ctrl-C) can observe, never a partial write.
 TEST(CampaignLedger, ConcurrentReaderAlwaysSeesAWholeLedger) {
-  const fs::path dir = scratch("atomic");
+  const fs::path dir = scratch_dir("atomic");
   Ledger l;
   l.target = "fuzz_autograd";
   l.entries = {sample_entry("0123456789ab", 0)};
@@ -325,7 +320,7 @@ TEST(CampaignArguments, OneProcessModeHasNoForkAndForkModeIgnoresWorkersCrashes)
 // ignored, and a book continued from the saved ledger neither re-minimises nor forgets counts.
 class FindingsBookTest : public ::testing::Test {
 protected:
-  fs::path dir_ = scratch("book");
+  fs::path dir_ = scratch_dir("book");
   std::unique_ptr<Backend> ref_ = make_reference_backend();
   std::unique_ptr<Backend> planted_;
   std::optional<Runner> runner_;
@@ -393,7 +388,7 @@ TEST_F(FindingsBookTest, SameBugIsMinimisedOnceCountedPerDistinctInputAndContinu
 // The whole loop: the real fuzz_autograd on two fork-mode workers, the planted plugin failing on
 // every program with a neg. Many inputs diverge; they are one bug, so one ledger entry.
 TEST(CampaignCommand, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
-  const fs::path dir = scratch("campaign");
+  const fs::path dir = scratch_dir("campaign");
   const std::string args = std::string("campaign --fuzzer ") + BURNMARK_FUZZ_AUTOGRAD +
                            " --time 6 --workers 2 --out findings --seeds " +
                            BURNMARK_TEST_SOURCE_DIR + "/corpus/fuzz_autograd -- -seed=7";
@@ -469,7 +464,7 @@ TEST(CampaignCommand, PlantedBugIsOneLedgerEntryAndASecondCampaignContinuesIt) {
 // --workers 0: one fuzzing process, its findings reach the ledger as fork mode's do. (The time
 // only has to cover LibTorch's loading: the planted neg is among the seeds.)
 TEST(CampaignCommand, OneProcessModeFindsThePlantedBugAsForkModeDoes) {
-  const fs::path dir = scratch("oneprocess");
+  const fs::path dir = scratch_dir("oneprocess");
   const Result r = run(kPlanted,
                        std::string("campaign --fuzzer ") + BURNMARK_FUZZ_AUTOGRAD +
                            " --time 6 --workers 0 --out findings --seeds " +
@@ -508,7 +503,7 @@ const std::string kFuzzerOfCampaignRuns =
     "grep -zqsx BURNMARK_CAMPAIGN_PID=$pid /proc/[0-9]*/environ";
 
 TEST(CampaignCommand, SigtermStopsTheFuzzerAndLeavesAConsistentLedger) {
-  const fs::path dir = scratch("sigterm");
+  const fs::path dir = scratch_dir("sigterm");
   // Its fuzzer's process group was killed on the way out; a process being killed may still be
   // listed for a moment, so the check polls.
   const std::string cmd = campaign_in_background(dir, 120) +
@@ -532,7 +527,7 @@ TEST(CampaignCommand, AKilledCampaignLeavesNoFuzzerRunning) {
   // its worker notice on their own that the campaign is gone. Polled, not slept: the bound is
   // far below the 600 s the fuzzer was given, and far above what a loaded machine needs. Before
   // the kill, the fuzzer that wrote the log carries the pid (else the check proves nothing).
-  const fs::path dir = scratch("sigkill");
+  const fs::path dir = scratch_dir("sigkill");
   const std::string cmd = campaign_in_background(dir, 600) + kFuzzerOfCampaignRuns +
                           " || exit 2; kill -KILL $pid; wait $pid; for i in $(seq 600); do " +
                           kFuzzerOfCampaignRuns + " || exit 0; sleep 0.1; done; exit 1";
@@ -545,7 +540,7 @@ TEST(CampaignCommand, AFuzzTargetWhoseCampaignIsGoneEndsItself) {
   // What makes the test above hold however the campaign died: a fuzz target given a campaign pid
   // that no longer exists stops at once, though told to fuzz for 600 s. (Without the check it
   // lingers until SIGPIPE on its next status line or the end of its job, seconds later.)
-  const fs::path dir = scratch("orphan");
+  const fs::path dir = scratch_dir("orphan");
   const std::string cmd = "cd " + dir.string() + " && true & dead=$!; wait $dead; cd " +
                           dir.string() + " && env -u MODE BURNMARK_CAMPAIGN_PID=$dead " + kPlanted +
                           " " + BURNMARK_FUZZ_AUTOGRAD + " -max_total_time=600 " +
@@ -558,7 +553,7 @@ TEST(CampaignCommand, AFuzzTargetWhoseCampaignIsGoneEndsItself) {
 
 class ReproCommand : public ::testing::Test {
 protected:
-  fs::path dir_ = scratch("repro");
+  fs::path dir_ = scratch_dir("repro");
   void SetUp() override {
     // neg diverges on the planted plugin; the exp, sum and extra leaf are what minimising drops.
     std::ofstream(dir_ / "bug.txt") << "# burnmark program\n"

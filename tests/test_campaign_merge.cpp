@@ -18,18 +18,13 @@
 #include "burnmark/campaign/ledger.h"
 #include "burnmark/campaign/merge.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
+using burnmark::testing::scratch_dir;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_test_merge_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string slurp(const fs::path& p) {
   std::string s;
@@ -116,7 +111,7 @@ TEST(CampaignMerge, EntryTakesEarliestFirstLatestLastStrongestStatusAndUnions) {
 }
 
 TEST(CampaignMerge, CountsAreTheDistinctInputsOnDiskAndMergingAgainAddsNothing) {
-  const fs::path root = scratch("rules");
+  const fs::path root = scratch_dir("rules");
   const std::string s1 = "111111111111", s2 = "222222222222";
   // Machine A: s1 with inputs 1, 2, 3. Machine B: s1 with 3, 4 (3 found by both) and s2 with 5.
   make_campaign(root / "a",
@@ -171,7 +166,7 @@ TEST(CampaignMerge, CountsAreTheDistinctInputsOnDiskAndMergingAgainAddsNothing) 
 }
 
 TEST(CampaignMerge, RefusesAnotherTargetANonCampaignAndItself) {
-  const fs::path root = scratch("refuse");
+  const fs::path root = scratch_dir("refuse");
   make_campaign(root / "a", {entry("111111111111", "new", "", "", {})}, {{1}}, "fuzz_autograd");
   make_campaign(root / "t", {entry("222222222222", "new", "", "", {})}, {{2}}, "fuzz_tensor_ops");
   fs::create_directories(root / "empty");
@@ -209,7 +204,7 @@ const std::string kPlanted = std::string("BACKENDS=ref,") + BURNMARK_PLANTED_PLU
 
 // Two machines' campaigns (two directories, two libFuzzer seeds) on the planted neg bug, merged.
 TEST(CampaignMergeCommand, TwoRealCampaignsMergeIntoOneLedgerWhoseCountsAreTheFiles) {
-  const fs::path dir = scratch("command");
+  const fs::path dir = scratch_dir("command");
   const std::string fuzzer = std::string(" --fuzzer ") + BURNMARK_FUZZ_AUTOGRAD;
   const std::string seeds =
       std::string(" --seeds ") + BURNMARK_TEST_SOURCE_DIR + "/corpus/fuzz_autograd";

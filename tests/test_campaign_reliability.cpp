@@ -17,18 +17,13 @@
 #include "burnmark/campaign/findings.h"
 #include "burnmark/campaign/ledger.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
+using burnmark::testing::scratch_dir;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("burnmark_test_campaign_rel_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string slurp(const fs::path& p) {
   std::string s;
@@ -97,7 +92,7 @@ std::string campaign_in_background(const fs::path& dir, int seconds) {
 } // namespace
 
 TEST(CampaignLock, ASecondHolderIsRefusedWithTheFirstOnesPidAndHost) {
-  const fs::path dir = scratch("lock");
+  const fs::path dir = scratch_dir("lock");
   CampaignLock first;
   std::string note;
   ASSERT_EQ(first.acquire(dir, note), "");
@@ -118,7 +113,7 @@ TEST(CampaignLock, ASecondHolderIsRefusedWithTheFirstOnesPidAndHost) {
 }
 
 TEST(CampaignLock, AKilledHoldersLockIsTakenOverWithANote) {
-  const fs::path dir = scratch("lock_killed");
+  const fs::path dir = scratch_dir("lock_killed");
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -143,7 +138,7 @@ TEST(CampaignLock, AKilledHoldersLockIsTakenOverWithANote) {
 // A ledger whose counts disagree with the inputs saved beside it (what a campaign killed between
 // saving inputs and rewriting the ledger leaves) is corrected from the files.
 TEST(CampaignRecount, CountsBecomeTheSavedInputs) {
-  const fs::path dir = scratch("recount");
+  const fs::path dir = scratch_dir("recount");
   Ledger ledger;
   ledger.entries.resize(3);
   const std::string sigs[3] = {"aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"};
@@ -169,7 +164,7 @@ TEST(CampaignRecount, CountsBecomeTheSavedInputs) {
 }
 
 TEST(CampaignCommand, ASecondCampaignOnTheDirectoryIsRefusedNamingTheFirst) {
-  const fs::path dir = scratch("two");
+  const fs::path dir = scratch_dir("two");
   // The second runs while the first certainly holds the lock (its fuzzer has logged); the first
   // is then stopped by SIGTERM, so nothing depends on how long either takes.
   const std::string cmd = campaign_in_background(dir, 600) + "cd " + dir.string() + " && " +
@@ -194,7 +189,7 @@ TEST(CampaignCommand, ASecondCampaignOnTheDirectoryIsRefusedNamingTheFirst) {
 }
 
 TEST(CampaignCommand, ResumeRecountsAHandMadeLedgerFromItsFiles) {
-  const fs::path dir = scratch("handmade");
+  const fs::path dir = scratch_dir("handmade");
   const fs::path findings = dir / "findings";
   Ledger ledger;
   ledger.target = "fuzz_autograd";
@@ -225,7 +220,7 @@ TEST(CampaignCommand, ResumeRecountsAHandMadeLedgerFromItsFiles) {
 }
 
 TEST(CampaignCommand, AfterAKillAndAResumeEveryCountEqualsItsFiles) {
-  const fs::path dir = scratch("killed");
+  const fs::path dir = scratch_dir("killed");
   // Killed once the ledger counts something (polled, not slept), with no chance to write it
   // again; the resumed campaign takes the lock over and recounts.
   const std::string cmd = campaign_in_background(dir, 600) +
@@ -244,7 +239,7 @@ TEST(CampaignCommand, AfterAKillAndAResumeEveryCountEqualsItsFiles) {
 // is one crash of that backend, whatever ops it holds: one finding, naming the plugin, signed by
 // the signal, with a repro that runs the program against that backend.
 TEST(CampaignCommand, ACrashingPluginIsOneCrashFindingNamingIt) {
-  const fs::path dir = scratch("segv");
+  const fs::path dir = scratch_dir("segv");
   const std::string backend = std::string("child:") + BURNMARK_MISBEHAVING_PLUGIN;
   // Counted in campaigns, not seconds: on a loaded machine a 20 s campaign may end before its
   // first crashing input is saved, so it is run again (resuming) until the ledger holds something.
@@ -322,7 +317,7 @@ fs::path fake_fuzzer(const fs::path& dir, const std::vector<std::string>& steps)
 // time left, without -fork; executions and compile-cache counts add up over the runs, and the
 // crash's artifact reaches crashes/.
 TEST(CampaignCommand, OneProcessModeRestartsTheFuzzerAfterACrash) {
-  const fs::path dir = scratch("restart");
+  const fs::path dir = scratch_dir("restart");
   const fs::path fuzzer = fake_fuzzer(dir, {"crash", "done"});
   const Result r = run(kPlanted,
                        "campaign --fuzzer " + fuzzer.string() +
@@ -346,7 +341,7 @@ TEST(CampaignCommand, OneProcessModeRestartsTheFuzzerAfterACrash) {
 // A fuzzer that dies before its first status line (its corpus replay crashes) would die again:
 // the campaign does not restart it, and says so.
 TEST(CampaignCommand, OneProcessModeDoesNotRestartAFuzzerThatDiesBeforeItsFirstStatusLine) {
-  const fs::path dir = scratch("early");
+  const fs::path dir = scratch_dir("early");
   const fs::path fuzzer = fake_fuzzer(dir, {"early", "done"});
   const Result r = run(kPlanted,
                        "campaign --fuzzer " + fuzzer.string() +

@@ -21,6 +21,8 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/oracle/oracle.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 
 namespace {
@@ -236,9 +238,7 @@ TEST(ChildBackend, TheRegistryParsesTheGeneralForm) {
 
 TEST(ChildBackend, IsolationPutsEveryPluginInAChildForTheCommandLineToo) {
   // A plugin that segfaults used to take `burnmark run` down with it (status 139, no word).
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("burnmark_isolate_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = burnmark::testing::scratch_dir("isolate");
   std::ofstream(dir / "p.txt") << "%0 = leaf f32[2] [13, 1]\n%1 = neg %0 : f32[2]\nroot %1\n";
   const std::string cmd = "BURNMARK_ISOLATE=1 BACKENDS=ref," BURNMARK_TEST_MISBEHAVING_PLUGIN
                           " " BURNMARK_CLI_PATH " run " +

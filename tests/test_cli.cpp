@@ -25,6 +25,8 @@
 #include "burnmark/ir/text.h"
 #include "cli_common.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
 
@@ -43,16 +45,15 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-fs::path scratch_dir() {
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_test_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+// The test's own files: one directory, made once (scratch_dir.h removes it at exit).
+fs::path cli_dir() {
+  static const fs::path dir = burnmark::testing::scratch_dir("cli");
   return dir;
 }
 
 // Every knob is cleared so the caller's environment cannot leak in; `env` then sets some.
 Result invoke(const std::string& args, const std::string& env = "") {
-  static const fs::path dir = scratch_dir();
+  const fs::path dir = cli_dir();
   const fs::path out = dir / "stdout", err = dir / "stderr";
   const std::string cmd =
       "env -u BACKENDS -u MODE -u MAX_LEAVES -u MIN_OPS -u FUZZ_MIN_DIM -u FUZZ_MAX_DIM "
@@ -83,7 +84,7 @@ std::vector<fs::path> corpus_programs() {
 }
 
 fs::path write_bytes(const std::string& name, const std::vector<std::uint8_t>& bytes) {
-  const fs::path p = scratch_dir() / name;
+  const fs::path p = cli_dir() / name;
   std::ofstream(p, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
@@ -170,7 +171,7 @@ TEST(Cli, RawBytesDecodeWithTheGenerator) {
 
 TEST(Cli, EncodeThenShowGivesBackTheProgram) {
   for (const fs::path& f : corpus_programs()) {
-    const fs::path bytes = scratch_dir() / (f.stem().string() + ".bin");
+    const fs::path bytes = cli_dir() / (f.stem().string() + ".bin");
     const Result enc = invoke("encode " + f.string() + " " + bytes.string());
     ASSERT_EQ(enc.status, 0) << f << enc.err;
     const std::string raw = slurp(bytes);
@@ -204,7 +205,7 @@ TEST(Cli, UsageAndInputErrors) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(lines(r.err), 1u);
 
-  const fs::path bad = scratch_dir() / "bad.txt";
+  const fs::path bad = cli_dir() / "bad.txt";
   std::ofstream(bad)
       << "# burnmark program v1\n%0 = leaf f32[2] [1, 2]\n%1 = frob %0 : f32[2]\nroot %1\n";
   r = invoke("run " + bad.string());
@@ -228,7 +229,7 @@ TEST(Cli, TextDetection) {
 #ifdef BURNMARK_TEST_BAD_PLUGIN
 TEST(Cli, RunExitsOneOnADivergence) {
   // The fixture plugin answers a program whose root is an add with a root of shape [1].
-  const fs::path prog = scratch_dir() / "add_root.txt";
+  const fs::path prog = cli_dir() / "add_root.txt";
   std::ofstream(prog)
       << "# burnmark program v1\n%0 = leaf f32[3] [1, 2, 3]\n%1 = add %0, %0 : f32[3]\nroot %1\n";
   const Result r = invoke("run " + prog.string(), "BACKENDS=ref," BURNMARK_TEST_BAD_PLUGIN);
@@ -244,7 +245,7 @@ TEST(Cli, APluginDyingInProcessIsNamedAndTheStatusIsNeverAgreement) {
   for (const auto& [trigger, says] :
        {std::pair{13, "died of SIGSEGV"}, std::pair{14, "called exit()"},
         std::pair{16, "aborted (SIGABRT)"}}) {
-    const fs::path prog = scratch_dir() / fmt::format("dies_{}.txt", trigger);
+    const fs::path prog = cli_dir() / fmt::format("dies_{}.txt", trigger);
     std::ofstream(prog) << fmt::format("%0 = leaf f32[2] [{}, 1]\n%1 = neg %0 : f32[2]\n", trigger);
     const Result r =
         invoke("run " + prog.string(), "BACKENDS=ref," BURNMARK_TEST_MISBEHAVING_PLUGIN);
@@ -299,9 +300,7 @@ TEST(Registry, BuiltinsAllAndErrors) {
 }
 
 TEST(Cli, ADirectoryAFifoOrADeviceIsRefusedWithOneLineAndNeverBlocks) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_cli_inputs_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("inputs");
   const fs::path fifo = dir / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const char* verb : {"show", "run", "minimize", "repro --lang python"})
@@ -316,9 +315,7 @@ TEST(Cli, ADirectoryAFifoOrADeviceIsRefusedWithOneLineAndNeverBlocks) {
 
 TEST(Cli, AFifoOrADeviceAsAPluginPathIsRefusedWithoutOpeningIt) {
   // dlopen opens its file for reading: a FIFO in BACKENDS hung `burnmark run` (issue 31).
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_cli_fifo_plugin_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("fifo_plugin");
   const fs::path fifo = dir / "plugin.so";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& path : {fifo.string(), std::string("/dev/zero"), dir.string()}) {
@@ -400,7 +397,7 @@ TEST(Cli, AnOptionTakesItsValueAfterEqualsOrAsTheNextArgument) {
     EXPECT_EQ(r.out, bf16) << form;
   }
   // sign(NaN) is 0 in LibTorch, NaN by C99 (both LibTorch releases): a divergence to reproduce.
-  const fs::path sign = scratch_dir() / "sign_nan.txt";
+  const fs::path sign = cli_dir() / "sign_nan.txt";
   std::ofstream(sign) << "%0 = leaf f32[2] [nan, 1]\n%1 = sign %0 : f32[2]\nroot %1\n";
   std::string first;
   for (const std::string& form : {"--lang=python", "--lang python"}) {
@@ -473,7 +470,7 @@ TEST(Cli, BenchRunsEveryBackendAloneThenTogether) {
 
 #ifdef BURNMARK_TEST_EXAMPLE_PLUGIN
 TEST(Cli, BenchRatesABackendOnlyOverTheProgramsItRunsAndSaysHowManyItSkipped) {
-  const fs::path dir = scratch_dir() / "bench_skips";
+  const fs::path dir = cli_dir() / "bench_skips";
   fs::create_directories(dir);
   std::ofstream(dir / "a_add.txt")
       << "%0 = leaf f32[2] [1, 2]\n%1 = add %0, %0 : f32[2]\nroot %1\n";
@@ -514,7 +511,7 @@ TEST(Cli, RunDecodesARawInputAsAFuzzTargetWithTheSameBackendsDoes) {
                  s.instr.op != Op::Exp;
     if (foreign) break;
   }
-  const fs::path file = scratch_dir() / "raw_for_example";
+  const fs::path file = cli_dir() / "raw_for_example";
   ASSERT_TRUE(cli::write_file(file.string(), bytes));
   const std::string env = "BACKENDS=ref," BURNMARK_TEST_EXAMPLE_PLUGIN;
   const Result all = invoke("run " + file.string(), env + " BURNMARK_OPS=all");
@@ -526,8 +523,7 @@ TEST(Cli, RunDecodesARawInputAsAFuzzTargetWithTheSameBackendsDoes) {
 #endif
 
 TEST(Cli, CampaignRefusesMissingSeedsTooManyWorkersAndAFuzzerThatRunsNothing) {
-  const fs::path out =
-      fs::temp_directory_path() / ("burnmark_cli_campaign_" + std::to_string(::getpid()));
+  const fs::path out = burnmark::testing::scratch_root() / "campaign";
   const Result seeds = invoke("campaign --seeds /nonexistent --time 1 --out " + out.string());
   EXPECT_EQ(seeds.status, 2);
   EXPECT_EQ(seeds.err, "burnmark: campaign: --seeds /nonexistent: not a directory\n");
@@ -553,7 +549,7 @@ TEST(Cli, CampaignRefusesMissingSeedsTooManyWorkersAndAFuzzerThatRunsNothing) {
 // `burnmark triage` of a campaign's directory reads the inputs saved one folder per signature
 // (and nothing else there), and prints each root cause before its signatures, then the fold.
 TEST(Cli, TriageOfACampaignDirectoryGroupsItsInputsByRootCause) {
-  const fs::path dir = scratch_dir() / "campaign";
+  const fs::path dir = cli_dir() / "campaign";
   fs::remove_all(dir);
   fs::create_directories(dir / "aaaaaaaaaaaa");
   fs::create_directories(dir / "bbbbbbbbbbbb");
@@ -565,9 +561,9 @@ TEST(Cli, TriageOfACampaignDirectoryGroupsItsInputsByRootCause) {
   std::ofstream(dir / "bbbbbbbbbbbb" / "input-2.bin")
       << "%0 = leaf f32[2] [nan, 1]\n%1 = leaf f32[2] [2, 3]\n%2 = sign %0 : f32[2]\n"
          "%3 = mul %2, %1 : f32[2]\nroot %3\n";
-  std::ofstream(scratch_dir() / "empty_known.txt") << "# none\n";
+  std::ofstream(cli_dir() / "empty_known.txt") << "# none\n";
   const Result r =
-      invoke("triage --known " + (scratch_dir() / "empty_known.txt").string() + " " + dir.string(),
+      invoke("triage --known " + (cli_dir() / "empty_known.txt").string() + " " + dir.string(),
              "BACKENDS=ref,libtorch");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.out.find("TRIAGE files=2 diverging=2"), std::string::npos) << r.out;

@@ -18,6 +18,8 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/repro/repro.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
 
@@ -77,8 +79,7 @@ std::string venv_python() {
 }
 
 fs::path write_script(const std::string& name, const std::string& text) {
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("burnmark-compile-repro-{}", getpid());
+  const fs::path dir = burnmark::testing::scratch_root() / "compile-repro";
   fs::create_directories(dir);
   std::ofstream(dir / name) << text;
   return dir / name;

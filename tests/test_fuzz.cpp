@@ -15,8 +15,11 @@
 #include <unistd.h>
 #include <vector>
 
+#include "scratch_dir.h"
+
 using namespace std::string_literals;
 namespace fs = std::filesystem;
+using burnmark::testing::scratch_dir;
 
 namespace {
 
@@ -24,14 +27,6 @@ struct Result {
   int status = -1;
   std::string err;
 };
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_test_fuzz_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -68,7 +63,7 @@ fs::path copy_corpus(const fs::path& dir) {
 TEST(Fuzz, SeedCorpusRunsCleanOnBothTargets) {
   for (const char* target : {BURNMARK_FUZZ_AUTOGRAD, BURNMARK_FUZZ_TENSOR_OPS}) {
     // The seeds themselves agree: libFuzzer given files runs each once, without mutating.
-    const fs::path dir = scratch("clean");
+    const fs::path dir = scratch_dir("clean");
     const fs::path corpus = copy_corpus(dir);
     std::string seeds;
     for (const auto& e : fs::directory_iterator(corpus))
@@ -82,7 +77,7 @@ TEST(Fuzz, SeedCorpusRunsCleanOnBothTargets) {
 TEST(Fuzz, SeedCorpusRunsCleanInForwardMode) {
   // The same seeds with tangents compared too. One seed's scatter_reduce(prod) has LibTorch's
   // zero tangent (bugs.md, libtorch-scatter-reduce-prod-jvp-zero): the known list knows it.
-  const fs::path dir = scratch("clean_forward");
+  const fs::path dir = scratch_dir("clean_forward");
   const fs::path corpus = copy_corpus(dir);
   std::string seeds;
   for (const auto& e : fs::directory_iterator(corpus))
@@ -107,7 +102,7 @@ long long last_summary_count(const std::string& err, const std::string& key) {
 TEST(Fuzz, TheFinalSummaryCountsTheKnownBugFiltersRunsAndARepeatCostsNone) {
   // The forward-mode seeds, where one seed shows a listed LibTorch bug (see above): run once,
   // then with every seed given twice in a row. libFuzzer given files runs each once, in order.
-  const fs::path dir = scratch("filter_cost");
+  const fs::path dir = scratch_dir("filter_cost");
   const fs::path corpus = copy_corpus(dir);
   std::vector<fs::path> seeds(fs::directory_iterator(corpus), fs::directory_iterator{});
   std::sort(seeds.begin(), seeds.end());
@@ -144,7 +139,7 @@ TEST(Fuzz, MutatedSeedsRunToTheEndInContinuousMode) {
   // Mutations reach LibTorch's real bugs (bugs.md), so they may diverge; what must hold is that
   // the target keeps going, skips what is known, and finishes its runs.
   for (const char* target : {BURNMARK_FUZZ_AUTOGRAD, BURNMARK_FUZZ_TENSOR_OPS}) {
-    const fs::path dir = scratch("mutated");
+    const fs::path dir = scratch_dir("mutated");
     const fs::path corpus = copy_corpus(dir);
     const std::string known =
         (fs::path(BURNMARK_TEST_SOURCE_DIR) / "corpus" / "known_bugs.txt").string();
@@ -160,7 +155,7 @@ TEST(Fuzz, MutatedSeedsRunToTheEndInContinuousMode) {
 // declines; =0 makes none. The counts are the mutator's exit line.
 TEST(Fuzz, ValueMutationShareIsTheMutatorsFirstDraw) {
   for (const char* share : {"100", "0"}) {
-    const fs::path dir = scratch(std::string("values") + share);
+    const fs::path dir = scratch_dir(std::string("values") + share);
     const fs::path corpus = copy_corpus(dir);
     const Result r = run("BACKENDS=ref MODE=continuous BURNMARK_MUTATOR=structure "
                          "BURNMARK_VALUE_MUTATIONS="s +
@@ -189,7 +184,7 @@ TEST(Fuzz, ValueMutationShareIsTheMutatorsFirstDraw) {
 }
 
 TEST(Fuzz, BadKnobStopsAtStartWithOneLine) {
-  const fs::path dir = scratch("badknob");
+  const fs::path dir = scratch_dir("badknob");
   const Result r = run("MAX_LEAVES=12", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "burnmark: MAX_LEAVES: '12' out of range (valid: 1..8)\n");
@@ -197,7 +192,7 @@ TEST(Fuzz, BadKnobStopsAtStartWithOneLine) {
 
 TEST(Fuzz, AKnownBugListThatIsNotAFileStopsAtStartWithOneLine) {
   // /dev/zero once never started (it was read until memory ran out).
-  const fs::path dir = scratch("knownzero");
+  const fs::path dir = scratch_dir("knownzero");
   for (const std::string& list : {std::string("/dev/zero"), dir.string()}) {
     const Result r = run("BURNMARK_KNOWN_BUGS=" + list, BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
     EXPECT_EQ(r.status, 2) << list;
@@ -208,7 +203,7 @@ TEST(Fuzz, AKnownBugListThatIsNotAFileStopsAtStartWithOneLine) {
 
 TEST(Fuzz, AFindingsDirectoryThatCannotTakeFilesStopsAtStart) {
   // Every finding used to be lost one "cannot write" line at a time, with exit 0.
-  const fs::path dir = scratch("findingsdir");
+  const fs::path dir = scratch_dir("findingsdir");
   std::ofstream(dir / "a_file") << "x";
   const Result file = run("MODE=continuous BURNMARK_FINDINGS_DIR=" + (dir / "a_file").string(),
                           BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
@@ -231,7 +226,7 @@ TEST(Fuzz, AFindingsDirectoryThatCannotTakeFilesStopsAtStart) {
 
 TEST(Fuzz, EveryBadKnobValueStopsAtStartWithOneLineNamingIt) {
   // Issue 31: an empty value once meant the default silently.
-  const fs::path dir = scratch("badvalues");
+  const fs::path dir = scratch_dir("badvalues");
   const std::pair<std::string, std::string> cases[] = {
       {"MODE=", "burnmark: MODE: set but empty (unset it for the default 'panic')\n"},
       {"BACKENDS=",
@@ -258,7 +253,7 @@ TEST(Fuzz, EveryBadKnobValueStopsAtStartWithOneLineNamingIt) {
 
 TEST(Fuzz, AFifoOrADeviceAsAPluginPathIsRefusedWithoutOpeningIt) {
   // dlopen opens its file for reading: a FIFO blocked the target until a writer came.
-  const fs::path dir = scratch("fifoplugin");
+  const fs::path dir = scratch_dir("fifoplugin");
   const fs::path fifo = dir / "plugin.so";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& path : {fifo.string(), std::string("/dev/zero")}) {
@@ -273,7 +268,7 @@ TEST(Fuzz, AFifoOrADeviceAsAPluginPathIsRefusedWithoutOpeningIt) {
 TEST(Fuzz, TheStartLineNamesTheKnownBugListFoundFromTheBinary) {
   // Run from a directory with no corpus/: the list is found from the binary (a build tree: the
   // checkout's), and the start line says which and how many.
-  const fs::path dir = scratch("knownfound");
+  const fs::path dir = scratch_dir("knownfound");
   const std::string list =
       (fs::path(BURNMARK_TEST_SOURCE_DIR) / "corpus" / "known_bugs.txt").string();
   std::ifstream in(list);
@@ -302,7 +297,7 @@ TEST(Fuzz, TheStartLineNamesTheKnownBugListFoundFromTheBinary) {
 }
 
 TEST(Fuzz, AKnownBugListThatDoesNotParseNamesTheKnobAndLineWithoutRawBytes) {
-  const fs::path dir = scratch("knownbinary");
+  const fs::path dir = scratch_dir("knownbinary");
   const fs::path list = dir / "list.txt";
   std::ofstream(list, std::ios::binary) << "# ok\n\x01\xfe\x1b[2J zz\n";
   const Result r =
@@ -328,7 +323,7 @@ fs::path bad_seed(const fs::path& dir) {
 } // namespace
 
 TEST(Fuzz, PanicModeWritesAReplayableCrashArtifact) {
-  const fs::path dir = scratch("panic");
+  const fs::path dir = scratch_dir("panic");
   const fs::path corpus = bad_seed(dir);
   const fs::path artifacts = dir / "artifacts";
   fs::create_directories(artifacts);
@@ -356,7 +351,7 @@ TEST(Fuzz, PanicModeWritesAReplayableCrashArtifact) {
 }
 
 TEST(Fuzz, ContinuousModeKeepsGoingAndSavesFindings) {
-  const fs::path dir = scratch("continuous");
+  const fs::path dir = scratch_dir("continuous");
   const fs::path corpus = bad_seed(dir);
   const fs::path findings = dir / "findings";
   fs::create_directories(findings);
@@ -380,7 +375,7 @@ TEST(Fuzz, AFindingThatCannotBeWrittenIsCountedAndTheExitStatusSaysSo) {
   // The seed diverges first; a directory where its file goes makes that one write fail (as a
   // full disk would), after the start-up check passed. Findings are named by the FNV-1a hash of
   // their bytes.
-  const fs::path dir = scratch("lost");
+  const fs::path dir = scratch_dir("lost");
   const fs::path corpus = bad_seed(dir);
   const fs::path findings = dir / "findings";
   std::uint64_t hash = 0xcbf29ce484222325ull;
@@ -407,7 +402,7 @@ TEST(Fuzz, ContinuousModeCountsChildCrashesAndGoesOn) {
   // A backend whose child dies on every program: each input is a `crash` divergence, counted in
   // the summaries, and the harness itself runs to the end (the counters once had no slot for the
   // new kinds and overwrote the harness's state).
-  const fs::path dir = scratch("child_crash");
+  const fs::path dir = scratch_dir("child_crash");
   const fs::path corpus = copy_corpus(dir);
   // Each crash restarts the child (a LibTorch load): a few seeds are enough.
   std::vector<fs::path> seeds(fs::directory_iterator(corpus), fs::directory_iterator{});
@@ -436,7 +431,7 @@ TEST(Fuzz, APluginUnderTestGetsOnlyItsOpsAndEverySummaryCountsWhatEachBackendSki
   const std::string env =
       "BACKENDS=ref," BURNMARK_TEST_EXAMPLE_PLUGIN " MODE=continuous BURNMARK_KNOWN_BUGS= ";
   const std::string cmd = BURNMARK_FUZZ_AUTOGRAD " -runs=3000 -seed=31 corpus";
-  const fs::path dir = scratch("plugin_ops");
+  const fs::path dir = scratch_dir("plugin_ops");
   copy_corpus(dir);
   const Result autos = run(env, cmd, dir);
   ASSERT_EQ(autos.status, 0) << autos.err;
@@ -464,7 +459,7 @@ TEST(Fuzz, APluginUnderTestGetsOnlyItsOpsAndEverySummaryCountsWhatEachBackendSki
 #endif
 
 TEST(Fuzz, AnUnknownOpIsOneLineAndExitTwo) {
-  const fs::path dir = scratch("bad_ops");
+  const fs::path dir = scratch_dir("bad_ops");
   const Result r = run("BURNMARK_OPS=add,sinn", BURNMARK_FUZZ_AUTOGRAD " -runs=1", dir);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("burnmark: BURNMARK_OPS: unknown op 'sinn'"), std::string::npos) << r.err;

@@ -17,6 +17,8 @@
 #include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 
 namespace {
@@ -295,9 +297,7 @@ TEST(Text, IndexLeavesRoundTripAndAreCheckedAgainstTheirOp) {
 }
 
 TEST(InputFile, ReadsARegularFileAndRefusesEverythingElseWithOneLine) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("burnmark_input_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = burnmark::testing::scratch_dir("input");
   const std::filesystem::path file = dir / "p.txt";
   std::ofstream(file) << "%0 = leaf f32[1] [1]\nroot %0\n";
   std::string error;

@@ -29,6 +29,8 @@
 #include "programs_per_op.h"
 #include "python_source.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -216,8 +218,7 @@ void expect_agreement(const std::vector<Case>& cases, const std::string& label) 
                                 {"hessian", true}});
     sent.push_back(c);
   }
-  const fs::path dir = fs::path(::testing::TempDir()) / fmt::format("jax_{}_{}", label, getpid());
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("jax_" + label);
   std::ofstream(dir / "cases.json") << request.dump();
   const std::string command = fmt::format(
       "'{}' '{}/tests/jax_run_cases.py' '{}/src/backends/python' '{}' '{}' 2>'{}'", python.string(),

@@ -26,6 +26,8 @@
 #include "burnmark/patches/patches.h"
 #include "burnmark/plugin/loader.h"
 
+#include "scratch_dir.h"
+
 namespace fs = std::filesystem;
 using namespace burnmark;
 
@@ -416,8 +418,7 @@ TEST(PatchGate, EveryEigenPatchDivergesOffAndAgreesOn) {
 // The two ways a gate fails, on programs made for it: a program the bug does not reach agrees
 // with the patch off (not load-bearing); a program of another bug still diverges with it on.
 TEST(PatchGate, SaysNotLoadBearingAndStillDiverges) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("burnmark_patches_{}", ::getpid());
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("gate");
   {
     std::ofstream(dir / "eigen-sqrt-inf.txt")
         << "%0 = leaf f32[9] [4, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 4]\n%1 = sqrt %0 : f32[9]\n"
@@ -459,9 +460,7 @@ TEST(PatchGate, SaysNotLoadBearingAndStillDiverges) {
 // library's fix there but the bug not showing here, a `not-here` line that is not a failure;
 // the same program with this platform in its header is the "fixed upstream" failure.
 TEST(PatchGate, OffAgreesOnAPlatformTheHeaderDoesNotNameIsNotHere) {
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("burnmark_patches_here_{}", ::getpid());
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("here");
   const std::string platform = load_eigen({})->platform();
   // sqrt of ordinary numbers: no +inf, so eigen-sqrt-inf's bug cannot show in it anywhere.
   const std::string program = "%0 = leaf f32[9] [4, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 4]\n%1 = "
@@ -511,14 +510,12 @@ struct CliRun {
 };
 
 CliRun invoke(const std::string& args, const std::string& env = "") {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("burnmark_patches_cli_{}", getpid());
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("cli");
   const std::string cmd =
       fmt::format("env -u BACKENDS -u BURNMARK_PATCHES {} {} {} >{} 2>{}", env, BURNMARK_CLI_PATH,
                   args, (dir / "out").string(), (dir / "err").string());
   const int raw = std::system(cmd.c_str());
   CliRun r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(dir / "out"), slurp(dir / "err")};
-  fs::remove_all(dir);
   return r;
 }
 

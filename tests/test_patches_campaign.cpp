@@ -26,7 +26,10 @@
 #include "burnmark/patches/gate.h"
 #include "burnmark/patches/patches.h"
 
+#include "scratch_dir.h"
+
 namespace fs = std::filesystem;
+using burnmark::testing::scratch_dir;
 using namespace burnmark;
 
 namespace {
@@ -38,14 +41,6 @@ std::string slurp(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("burnmark_patches_campaign_{}", ::getpid()) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 std::vector<Patch> checked_in_table() {
@@ -85,7 +80,7 @@ TEST(PatchBackends, PluginNamesAsTheBackendsListLoadsThem) {
 TEST(PatchBackends, GateSaysWhyAPatchIsNotApplied) {
   const Patch elsewhere{"onednn-relu-nan", "plugin:onednn", "onednn", {}, "x", 1};
   const Patch missing{"eigen-missing", "plugin:eigen", "eigen", {}, "x", 2};
-  const fs::path empty = scratch("gate");
+  const fs::path empty = scratch_dir("gate");
   const GatedPatches g = gate_patches({elsewhere, missing}, {"ref", "eigen"}, empty.string(),
                                       RunOptions{true}, OracleOptions{});
   EXPECT_TRUE(g.applied.empty());
@@ -148,7 +143,7 @@ const LedgerEntry* neg_entry(const Ledger& ledger) {
 TEST(PatchCampaign, ValidatedPatchesAreOnByDefaultAndTheLedgerRecordsThem) {
   const std::vector<std::string> expected = passing_eigen_patches();
   const std::string list = expected.empty() ? "none" : fmt::format("{}", fmt::join(expected, ", "));
-  const fs::path dir = scratch("default");
+  const fs::path dir = scratch_dir("default");
   const fs::path seeds = neg_seeds(dir);
 
   const Result first = run(kBackends, campaign_args(seeds, "", 7), dir);
@@ -206,7 +201,7 @@ TEST(PatchCampaign, ValidatedPatchesAreOnByDefaultAndTheLedgerRecordsThem) {
   EXPECT_EQ(again->patches, expected);
 
   // A fresh ledger with patches off (BURNMARK_PATCHES, as --patches): nothing recorded.
-  const fs::path off_dir = scratch("off");
+  const fs::path off_dir = scratch_dir("off");
   const fs::path off_seeds = neg_seeds(off_dir);
   const Result off =
       run(kBackends + " BURNMARK_PATCHES=none", campaign_args(off_seeds, "", 7), off_dir);
@@ -222,7 +217,7 @@ TEST(PatchCampaign, ValidatedPatchesAreOnByDefaultAndTheLedgerRecordsThem) {
 }
 
 TEST(PatchCampaign, TheKnobIsCheckedBeforeAnythingRuns) {
-  const fs::path dir = scratch("knob");
+  const fs::path dir = scratch_dir("knob");
   const fs::path seeds = neg_seeds(dir);
   const Result typo = run(kBackends, campaign_args(seeds, "--patches eigen-nope", 7), dir);
   EXPECT_EQ(typo.status, 2);
@@ -240,7 +235,7 @@ TEST(PatchCampaign, TheKnobIsCheckedBeforeAnythingRuns) {
 // available, or active when BURNMARK_PATCHES selects it) and under one that has none (suppressed).
 // Which is which follows from corpus/patches.txt alone.
 TEST(PatchTriage, KnownBugsArePatchedOrOnlySuppressed) {
-  const fs::path dir = scratch("triage");
+  const fs::path dir = scratch_dir("triage");
   fs::create_directories(dir / "findings");
   std::ofstream(dir / "findings" / "neg.txt")
       << "%0 = leaf f32[3] [1, 2, 3]\n%1 = neg %0 : f32[3]\nroot %1\n";
@@ -281,7 +276,7 @@ TEST(PatchTriage, KnownBugsArePatchedOrOnlySuppressed) {
 // is patched exactly when corpus/patches.txt has its id. (Which programs diverge is Eigen's
 // behaviour on this processor; eigen-sqrt-inf's does where its patch was measured.)
 TEST(PatchTriage, RealEigenBugsAreClassifiedByThePatchTable) {
-  const fs::path dir = scratch("eigen");
+  const fs::path dir = scratch_dir("eigen");
   fs::create_directories(dir / "findings");
   for (const char* id : {"eigen-sqrt-inf", "eigen-sqrt-negzero", "eigen-trigamma-inf"})
     fs::copy_file(kSource / "corpus" / "bugs" / (std::string(id) + ".txt"),
@@ -360,7 +355,7 @@ const CountedProgram kCounted[] = {
 // verdict is not a known bug's: off, the two bug programs are suppressed where they diverge
 // (asked of `burnmark run`, since that is Eigen's behaviour on this processor); on, they agree.
 TEST(PatchCount, FuzzTargetCountsInputsWithAPatchedOpAndThoseCompared) {
-  const fs::path dir = scratch("count");
+  const fs::path dir = scratch_dir("count");
   fs::create_directories(dir / "inputs");
   const std::string ops = "BURNMARK_OPS=all"; // the same op set to encode and to decode with
   std::string files;
@@ -407,7 +402,7 @@ TEST(PatchCount, FuzzTargetCountsInputsWithAPatchedOpAndThoseCompared) {
 // its CAMPAIGN line says what the fuzzer's own final SUMMARY line (in the campaign's fuzzer.log)
 // says, and counted_inputs is that line's inputs.
 TEST(PatchCount, CampaignReportsTheFuzzersCounts) {
-  const fs::path dir = scratch("campaign-count");
+  const fs::path dir = scratch_dir("campaign-count");
   const fs::path seeds = neg_seeds(dir);
   const Result r = run(kBackends, campaign_args(seeds, "--patches none", 9), dir);
   EXPECT_EQ(r.status, 1) << r.err; // the planted bug is new

@@ -32,6 +32,8 @@
 #include "burnmark/gen/generator.h"
 #endif
 
+#include "scratch_dir.h"
+
 extern "C" BurnmarkPluginEntryFn burnmark_plugin_header_c_entry(void);
 
 using namespace burnmark;
@@ -57,18 +59,10 @@ Program parse(const std::string& text) {
   return r.ok() ? r.program() : Program{};
 }
 
-// A scratch directory removed at the end of the test.
+// A fresh scratch directory of its own (scratch_dir.h removes them all when the test exits).
 struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("burnmark_plugin_test_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+  static inline int made = 0;
+  fs::path path = burnmark::testing::scratch_dir("plugin-" + std::to_string(made++));
 };
 
 // Sets an environment variable for one scope.

@@ -28,6 +28,8 @@
 #include "python_backend.h"
 #include "python_source.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
 
@@ -111,7 +113,7 @@ protected:
 // A temporary executable file holding `text`, removed with the test.
 struct Script {
   explicit Script(const std::string& text) {
-    path = fs::temp_directory_path() / fmt::format("burnmark-fake-python-{}", ::getpid());
+    path = burnmark::testing::scratch_root() / "fake-python";
     std::ofstream(path) << text;
     fs::permissions(path, fs::perms::owner_all);
   }

@@ -21,18 +21,13 @@
 #include "burnmark/campaign/timeseries.h"
 #include "burnmark/report/report.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
+using burnmark::testing::scratch_dir;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_test_report_" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 std::string slurp(const fs::path& p) {
   std::string s;
@@ -132,7 +127,7 @@ std::string drawn_rows(const std::string& dom, const std::string& id) {
 } // namespace
 
 TEST(TimeSeries, AppendsLinesAndAResumedCampaignContinuesTimeAndExecutions) {
-  const fs::path dir = scratch("resume");
+  const fs::path dir = scratch_dir("resume");
   {
     TimeSeriesWriter w;
     ASSERT_EQ(w.open(dir), "");
@@ -158,7 +153,7 @@ TEST(TimeSeries, AppendsLinesAndAResumedCampaignContinuesTimeAndExecutions) {
 }
 
 TEST(TimeSeries, ALineCutByAKillIsSkippedAndTheNextSampleStartsALineOfItsOwn) {
-  const fs::path dir = scratch("cut");
+  const fs::path dir = scratch_dir("cut");
   {
     TimeSeriesWriter w;
     ASSERT_EQ(w.open(dir), "");
@@ -208,7 +203,7 @@ TEST(Report, EscapesTextAndEncodesLinks) {
 
 TEST(ReportCommand, ARealCampaignsPageLoadsDrawsItsPlotsAndEveryLinkResolves) {
   REQUIRE_CHROMIUM();
-  const fs::path dir = scratch("campaign");
+  const fs::path dir = scratch_dir("campaign");
   const std::string cli = BURNMARK_CAMPAIGN_CLI;
   const std::string env = "cd " + dir.string() +
                           " && env -u BACKENDS -u MODE -u BURNMARK_FINDINGS_DIR BACKENDS=ref," +

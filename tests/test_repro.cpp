@@ -23,6 +23,8 @@
 #include "burnmark/repro/repro.h"
 #include "libtorch_programs.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 using namespace burnmark::testing;
 namespace fs = std::filesystem;
@@ -766,12 +768,6 @@ RunResult run(const std::string& command) {
   return r;
 }
 
-fs::path make_temp_dir(const std::string& stem) {
-  std::string pattern = (fs::temp_directory_path() / (stem + "_XXXXXX")).string();
-  if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  return pattern;
-}
-
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -870,7 +866,7 @@ TEST(ReproText, CMakeListsFindsTorchAndBuildsTheFile) {
 }
 
 TEST(ReproBuild, EmittedCppBuildsAgreesAndCatchesAPlantedBug) {
-  const fs::path dir = make_temp_dir("burnmark_repro_cpp");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_cpp");
   write_file(dir / "CMakeLists.txt", emit_cpp_cmake("repro.cpp"));
   write_file(dir / "repro.cpp", emit_cpp_repro(hand_computed_case()));
   const std::string build = (dir / "build").string();
@@ -912,7 +908,7 @@ std::string python_with_torch() {
 TEST(ReproBuild, EmittedPythonAgreesAndCatchesAPlantedBug) {
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
-  const fs::path dir = make_temp_dir("burnmark_repro_py");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_py");
   write_file(dir / "good.py", emit_python_repro(hand_computed_case()));
   write_file(dir / "bad.py", emit_python_repro(planted_bug_case()));
   const RunResult good = run(python + " " + (dir / "good.py").string());
@@ -947,7 +943,7 @@ ReproCase forward_mode_case(double expected_tangent) {
 TEST(ReproBuild, EmittedPythonChecksTheForwardModeTangent) {
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
-  const fs::path dir = make_temp_dir("burnmark_repro_tangent");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_tangent");
   write_file(dir / "good.py", emit_python_repro(forward_mode_case(6.0)));
   write_file(dir / "bad.py", emit_python_repro(forward_mode_case(7.0)));
   const RunResult good = run(python + " " + (dir / "good.py").string());
@@ -981,7 +977,7 @@ ReproCase second_order_case(double expected_hvp_of_x) {
 TEST(ReproBuild, EmittedPythonChecksEachLeafsHessianVectorProduct) {
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
-  const fs::path dir = make_temp_dir("burnmark_repro_hvp");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_hvp");
   write_file(dir / "good.py", emit_python_repro(second_order_case(-2.0)));
   write_file(dir / "bad.py", emit_python_repro(second_order_case(-3.0)));
   const RunResult good = run(python + " " + (dir / "good.py").string());
@@ -1026,7 +1022,7 @@ ReproCase gelu_tanh_case(FloatDType dtype) {
 TEST(ReproBuild, EmittedReproducersRunInTheProgramsDtype) {
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
-  const fs::path dir = make_temp_dir("burnmark_repro_dtype");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_dtype");
   // 27^2 = 729 is not a bf16 value (8 significand bits): it rounds to 728.
   ReproCase hand = hand_computed_case();
   hand.program.float_dtype = FloatDType::BF16;
@@ -1073,7 +1069,7 @@ TEST(ReproBuild, EmittedReproducersKeepF64OnlyLeafValuesExact) {
   expect_contains(py, "torch.tensor([1e-310, 5e-324, 1e+300, nan, -inf, 0.1], dtype=DTYPE)");
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
-  const fs::path dir = make_temp_dir("burnmark_repro_f64");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_f64");
   write_file(dir / "f64.py", py);
   const RunResult r = run(python + " " + (dir / "f64.py").string());
   EXPECT_EQ(r.status, 0) << r.output;
@@ -1098,7 +1094,7 @@ ReproCase frac_case(ReproPath path) {
 TEST(ReproBuild, EmittedPythonRunsTheScalarStridedJitAndFuserPaths) {
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
-  const fs::path dir = make_temp_dir("burnmark_repro_jit");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_jit");
   for (ReproPath path : {ReproPath::Jit, ReproPath::Nnc}) {
     ReproCase hand = hand_computed_case();
     hand.path = path;
@@ -1185,7 +1181,7 @@ TEST(ReproBuild, EmittedScriptedPythonKeepsUnusedResults) {
   expect_contains(emit_python_repro(frac_case(ReproPath::Jit)), "    return r2\n");
   const std::string python = python_with_torch();
   if (python.empty()) GTEST_SKIP() << "no python3 can import torch (apt-get install python3-torch)";
-  const fs::path dir = make_temp_dir("burnmark_repro_unused");
+  const fs::path dir = burnmark::testing::scratch_dir("repro_unused");
   write_file(dir / "unused.py", script);
   const RunResult r = run(python + " " + (dir / "unused.py").string());
   EXPECT_EQ(r.status, 1) << r.output;

@@ -16,6 +16,8 @@
 #include "burnmark/ir/text.h"
 #include "burnmark/repro/repro.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 namespace fs = std::filesystem;
 
@@ -106,9 +108,7 @@ TEST(ReproLayout, EmittedPythonBuildsTheLayoutsAndAgrees) {
       break;
     }
   if (python.empty()) GTEST_SKIP() << "no Python with torch";
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_repro_layout_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("repro_layout");
   for (const ReproCase& c : {laid_out_case(), relayout_case()}) {
     SCOPED_TRACE(c.title);
     std::ofstream(dir / "repro.py") << emit_python_repro(c);

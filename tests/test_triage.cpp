@@ -24,6 +24,8 @@
 #include "burnmark/triage/triage.h"
 #include "triage_fixtures.h"
 
+#include "scratch_dir.h"
+
 using namespace burnmark;
 using namespace burnmark::triage_test;
 
@@ -323,9 +325,7 @@ TEST(Suppression, TheShippedFileParses) {
 // A saved finding's program text beside its bytes wins over decoding them: the generator's
 // tables may have changed since the campaign ran (the op set drawn to second order did).
 TEST(LoadProgram, AFindingsProgramTextBesideItsBytesIsTheProgram) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("burnmark_beside_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = burnmark::testing::scratch_dir("beside");
   const std::string bytes_path = (dir / "finding-0123456789abcdef").string();
   { std::ofstream(bytes_path, std::ios::binary) << std::string("\x01\x02\x03\x04", 4); }
   Program decoded;
@@ -418,9 +418,7 @@ TEST(Suppression, SkipsAKnownBugButReportsANewOne) {
 TEST(Triage, GroupsADirectoryIntoOneLinePerBug) {
   Bench bench;
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "burnmark_test_triage";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = burnmark::testing::scratch_dir("triage");
   const auto write = [&](const std::string& name, const Program& p) {
     std::ofstream(dir / name) << to_text(p);
   };

@@ -21,6 +21,8 @@
 #include <sstream>
 #include <string>
 
+#include "scratch_dir.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -38,14 +40,12 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path scratch() {
-  const fs::path dir =
-      fs::temp_directory_path() / ("burnmark_onednn_cli_" + std::to_string(getpid()));
-  fs::create_directories(dir);
+  static const fs::path dir = burnmark::testing::scratch_dir("onednn_cli");
   return dir;
 }
 
 // `burnmark args` with env (assignments or -u NAME first), the caller's knobs cleared.
-Result burnmark(const std::string& args, const std::string& env) {
+Result run_burnmark(const std::string& args, const std::string& env) {
   const fs::path out = scratch() / "stdout", err = scratch() / "stderr";
   const std::string cmd = "env -u BACKENDS -u MODE -u BURNMARK_OPS -u BURNMARK_TOLERANCE " + env +
                           " " BURNMARK_CLI_PATH " " + args + " >" + out.string() + " 2>" +
@@ -86,16 +86,16 @@ TEST(OnednnCli, EveryIsaCapLoadsAndRunsF32AndBf16ProgramsToAVerdict) {
     // primitives and skips it where not. Which, and how close bf16 lands, depends on the ISA;
     // that it ends in a verdict does not (0 agreement, 1 a divergence; a crash is -1).
     const fs::path bf16 = scratch() / (std::string(name) + "_bf16.txt");
-    const Result shown = burnmark("show --dtype bf16 " + f32.string(), "");
+    const Result shown = run_burnmark("show --dtype bf16 " + f32.string(), "");
     ASSERT_EQ(shown.status, 0) << shown.err;
     std::ofstream(bf16) << shown.out;
     for (const char* cap : kCaps) {
       SCOPED_TRACE(cap);
-      const Result a = burnmark("run " + f32.string(), std::string(cap) + " " + backends);
+      const Result a = run_burnmark("run " + f32.string(), std::string(cap) + " " + backends);
       EXPECT_EQ(a.status, 0) << a.out << a.err;
       EXPECT_NE(a.out.find("result=agree"), std::string::npos) << a.out;
       if (runs_everywhere) EXPECT_NE(a.out.find("compared=1"), std::string::npos) << a.out;
-      const Result b = burnmark("run " + bf16.string(), std::string(cap) + " " + backends);
+      const Result b = run_burnmark("run " + bf16.string(), std::string(cap) + " " + backends);
       EXPECT_TRUE(b.status == 0 || b.status == 1) << b.status << "\n" << b.out << b.err;
       EXPECT_NE(b.out.find("VERDICT"), std::string::npos) << b.out;
     }
