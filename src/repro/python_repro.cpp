@@ -383,9 +383,7 @@ std::string emit_python_repro(const ReproCase& repro) {
                            torch_dtype_name(p.float_dtype),
                            repro_detail::threads_phrase(repro.intra_op_threads),
                            strided   ? ", every tensor re-laid out by layout()"
-                           : inplace ? ", each op with an in-place form run as that form on the\n"
-                                       "# strided view inplace_destination() makes, as "
-                                       "libtorch-inplace runs it"
+                           : inplace ? ", in-place forms on libtorch-inplace's views"
                                      : "");
   out += repro.check_gradients ? " and every leaf's gradient (backward seeded with ones)" : "";
   out += dual ? ",\n# and, in forward mode (dual tensors), the root's derivative along each leaf's "
