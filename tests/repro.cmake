@@ -22,3 +22,8 @@ target_compile_definitions(test_compile_repro PRIVATE
 # Reproducers of programs with laid-out leaves (as_laid_out), the Python one run with PyTorch.
 burnmark_test(test_repro_layout test_repro_layout.cpp)
 target_link_libraries(test_repro_layout PRIVATE burnmark_repro burnmark_ir)
+# The in-place path (libtorch-inplace's reproducer): its calls, and its scripts run with each
+# Python here that has torch (pip's 2.15, Debian's 1.13.1, where the masked_scatter_ finding
+# reproduces).
+burnmark_test(test_repro_inplace test_repro_inplace.cpp)
+target_link_libraries(test_repro_inplace PRIVATE burnmark_repro burnmark_ir)

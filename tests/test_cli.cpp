@@ -414,6 +414,32 @@ TEST(Cli, AnOptionTakesItsValueAfterEqualsOrAsTheNextArgument) {
   EXPECT_NE(cpp.out.find("#include <torch/"), std::string::npos) << cpp.out;
 }
 
+// `--path inplace` runs each op as libtorch-inplace does (sign_ on register 1's view), and a
+// finding only libtorch-inplace shows takes that path unprompted: masked_scatter_ into a
+// transposed view (bugs.md, libtorch-masked-scatter-noncontiguous-self) diverges on LibTorch
+// 1.13.1 only; a fixed release has nothing to reproduce.
+TEST(Cli, ReproTakesTheInplacePathForALibTorchInplaceFinding) {
+  const fs::path sign = scratch_dir() / "sign_nan_inplace.txt";
+  std::ofstream(sign) << "%0 = leaf f32[2] [nan, 1]\n%1 = sign %0 : f32[2]\nroot %1\n";
+  const Result forced = invoke("repro --lang python --path inplace --no-minimize " + sign.string(),
+                               "BACKENDS=ref,libtorch");
+  EXPECT_EQ(forced.status, 0) << forced.err;
+  EXPECT_NE(forced.out.find("    r1 = inplace_destination(r0, 1)"), std::string::npos)
+      << forced.out;
+  EXPECT_NE(forced.out.find("    r1.sign_()\n"), std::string::npos) << forced.out;
+  const std::string bug = std::string(BURNMARK_TEST_SOURCE_DIR) +
+                          "/corpus/bugs/libtorch-masked-scatter-noncontiguous-self.txt";
+  const Result chosen =
+      invoke("repro --lang python --no-minimize " + bug, "BACKENDS=ref,libtorch-inplace");
+  if (libtorch_release().starts_with("1.13")) {
+    EXPECT_EQ(chosen.status, 0) << chosen.err;
+    EXPECT_NE(chosen.out.find("    r5.masked_scatter_(r3, r4)\n"), std::string::npos) << chosen.out;
+    EXPECT_EQ(chosen.err.find("no reproducer path"), std::string::npos) << chosen.err;
+  } else {
+    EXPECT_NE(chosen.err.find("the backends agree"), std::string::npos) << chosen.err;
+  }
+}
+
 // Each bad command line is one "burnmark: ..." line naming the argument, exit 2, nothing run.
 TEST(Cli, ABadCommandLineIsOneLineNamingTheArgumentAndExitTwo) {
   const std::string file = corpus_programs().front().string();

@@ -26,10 +26,11 @@ path_of() {
   libtorch | libtorch-threads | libtorch-fwd-over-rev) echo eager ;; # fwd-over-rev: repro picks H·v by dual
   libtorch-scalar) echo scalar ;;
   libtorch-strided) echo strided ;;
+  libtorch-inplace) echo inplace ;;
   libtorch-jit) echo jit ;;
   libtorch-nnc | child:libtorch-nnc) echo nnc ;;
   torch-compile) echo compile ;; # eager, compiled and a float64 baseline (docs/triage.md)
-  esac # libtorch-inplace: the emitter has no in-place path
+  esac
 }
 
 [ $# -gt 0 ] || set -- "$repo"/corpus/bugs/*.txt

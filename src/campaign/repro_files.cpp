@@ -58,6 +58,7 @@ std::optional<ReproPath> repro_path_for(const Verdict& verdict) {
   if (diverges("libtorch")) return ReproPath::Eager;
   if (diverges("libtorch-scalar")) return ReproPath::Scalar;
   if (diverges("libtorch-strided")) return ReproPath::Strided;
+  if (diverges("libtorch-inplace")) return ReproPath::Inplace;
   if (diverges("libtorch-jit")) return ReproPath::Jit;
   if (diverges("libtorch-nnc")) return ReproPath::Nnc;
   if (diverges("libtorch-threads")) return ReproPath::Eager;

@@ -40,6 +40,7 @@ std::optional<ReproPath> path_from_name(std::string_view p) {
   if (p == "eager") return ReproPath::Eager;
   if (p == "scalar") return ReproPath::Scalar;
   if (p == "strided") return ReproPath::Strided;
+  if (p == "inplace") return ReproPath::Inplace;
   if (p == "jit") return ReproPath::Jit;
   if (p == "nnc") return ReproPath::Nnc;
   if (p == "compile") return ReproPath::Compile;
@@ -147,12 +148,13 @@ Action define_repro(CLI::App& app) {
       }));
   app.add_option("--path", a->path,
                  "the path of LibTorch the reproducer takes (default: the one that diverges)")
-      ->type_name("eager|scalar|strided|jit|nnc|compile")
+      ->type_name("eager|scalar|strided|inplace|jit|nnc|compile")
       ->check(check_with([](const std::string& p) {
         return path_from_name(p)
                    ? std::string()
-                   : fmt::format("unknown path '{}' (eager, scalar, strided, jit, nnc or compile)",
-                                 p);
+                   : fmt::format(
+                         "unknown path '{}' (eager, scalar, strided, inplace, jit, nnc or compile)",
+                         p);
       }));
   app.add_option_function<std::string>(
          "--out", [a](const std::string& dir) { a->out = dir; },

@@ -11,6 +11,7 @@
 #include "burnmark/ir/shape_rules.h"
 #include "burnmark/ir/text.h"
 #include "burnmark/repro/python_call.h"
+#include "burnmark/repro/python_inplace.h"
 #include "literals.h"
 #include "python_snippets.h"
 
@@ -354,10 +355,11 @@ std::string emit_python_repro(const ReproCase& repro) {
   const Program& p = repro.program;
   const bool scripted = repro.path == ReproPath::Jit || repro.path == ReproPath::Nnc;
   const bool strided = repro.path == ReproPath::Strided;
+  const bool inplace = repro.path == ReproPath::Inplace;
   const bool hessian = repro.check_hvp;
   const bool by_dual = hessian && repro.hvp_forward_over_reverse;
   const bool dual = repro.check_tangent || by_dual;
-  if (dual && repro.path != ReproPath::Eager && repro.path != ReproPath::Scalar)
+  if (dual && repro.path != ReproPath::Eager && repro.path != ReproPath::Scalar && !inplace)
     throw std::invalid_argument("forward mode has no scripted or strided reproducer");
   if (hessian && scripted) throw std::invalid_argument("second order has no scripted reproducer");
   // libtorch-strided's layouts (src/backends/libtorch/libtorch_strided.h), register by register.
@@ -380,7 +382,9 @@ std::string emit_python_repro(const ReproCase& repro) {
                            "# {}{}) and compares the root",
                            torch_dtype_name(p.float_dtype),
                            repro_detail::threads_phrase(repro.intra_op_threads),
-                           strided ? ", every tensor re-laid out by layout()" : "");
+                           strided   ? ", every tensor re-laid out by layout()"
+                           : inplace ? ", in-place forms on libtorch-inplace's views"
+                                     : "");
   out += repro.check_gradients ? " and every leaf's gradient (backward seeded with ones)" : "";
   out += dual ? ",\n# and, in forward mode (dual tensors), the root's derivative along each leaf's "
                 "tangent()"
@@ -408,6 +412,7 @@ std::string emit_python_repro(const ReproCase& repro) {
   out.clear();
   bool uses_bits = false;
   bool uses_layouts = false; // some leaf is not contiguous
+  bool uses_inplace = false; // some op runs in place
   // Eager: one line per statement in order. Scripted: the leaves are made fresh for every run,
   // the other statements are the scripted function's body.
   std::string leaves;
@@ -479,6 +484,12 @@ std::string emit_python_repro(const ReproCase& repro) {
                         reg(s.source));
       break;
     case StmtKind::Op:
+      // libtorch-inplace: the in-place form where that backend runs it, else the functional call.
+      if (const auto in_place = inplace ? python_inplace_statement(p, r, ind) : std::nullopt) {
+        to += *in_place;
+        uses_inplace = true;
+        break;
+      }
       to += fmt::format("{}{} = {}  # {}\n", ind, reg(r),
                         laid_out(torch_python_call(p, s.instr, scripted), r), stmt_to_text(p, r));
       break;
@@ -591,6 +602,7 @@ std::string emit_python_repro(const ReproCase& repro) {
   if (uses_bits) script += kBitsHelper;
   if (uses_layouts) script += kLeafLayoutHelper;
   if (strided) script += kLayoutHelper;
+  if (uses_inplace) script += kInplaceDestinationHelper;
   if (dual || hessian) script += kTangentHelpers;
   if (hessian) script += kHessianHelper;
   script += kHelpers;

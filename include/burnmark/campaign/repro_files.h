@@ -23,8 +23,7 @@ std::optional<ReproCase> reference_repro_case(Backend& reference, const Program&
 
 // The path of PyTorch a finding's reproducer takes: eager when eager LibTorch diverges (the
 // simplest reproducer), else the variant that does (torch-compile: ReproPath::Compile); nullopt
-// when no diverging backend has a path of its own (libtorch-inplace, a general child: form, a
-// plugin).
+// when no diverging backend has a path of its own (a general child: form, a plugin).
 std::optional<ReproPath> repro_path_for(const Verdict& verdict);
 
 struct ReproFiles {

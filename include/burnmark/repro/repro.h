@@ -14,11 +14,13 @@ namespace burnmark {
 // Which of LibTorch's paths the reproducer takes: eager op by op; eager on LibTorch's scalar
 // kernels (ATEN_CPU_CAPABILITY=default set before LibTorch dispatches anything, as
 // libtorch-scalar); eager with every leaf and result re-laid out as libtorch-strided does
-// (Strided); or the program as one function scripted with torch.jit.script (libtorch-jit),
-// optionally with the NNC fuser forced on for CPU (libtorch-nnc), run until the executor has
-// specialised. Compile: the torch-compile backend's path, a script comparing eager,
-// torch.compile(fullgraph=True) and a float64 baseline (emit_compile_repro; Python only).
-enum class ReproPath { Eager, Scalar, Strided, Jit, Nnc, Compile };
+// (Strided); eager with each op that has an in-place form run as that form on a strided, offset
+// view holding its first operand's values, as libtorch-inplace does (Inplace); or the program as
+// one function scripted with torch.jit.script (libtorch-jit), optionally with the NNC fuser
+// forced on for CPU (libtorch-nnc), run until the executor has specialised. Compile: the
+// torch-compile backend's path, a script comparing eager, torch.compile(fullgraph=True) and a
+// float64 baseline (emit_compile_repro; Python only).
+enum class ReproPath { Eager, Scalar, Strided, Inplace, Jit, Nnc, Compile };
 
 struct ReproCase {
   Program program;
@@ -52,7 +54,7 @@ struct ReproCase {
   bool hvp_forward_over_reverse = false;
   std::vector<std::vector<double>> expected_hvps;
   std::vector<std::vector<double>> hvp_bounds;
-  ReproPath path = ReproPath::Eager; // Strided, Jit and Nnc: Python only
+  ReproPath path = ReproPath::Eager; // Strided, Inplace, Jit and Nnc: Python only
   int intra_op_threads = 1;          // libtorch-threads' findings: kThreadsVariantThreads
   bool compile_dynamic = false;      // Compile: torch.compile(dynamic=True), as the backend's knob
 };

@@ -4,7 +4,8 @@
 // and which reaches LibTorch's in-place kernels on a non-contiguous, offset destination, their
 // own derivative formulas (several are written in terms of the result, not the input), and
 // autograd's view + in-place machinery (CopySlices, the view's grad_fn rebased). Everything
-// else, and an in-place form that is illegal here, runs functionally as in `libtorch`:
+// else, and an in-place form that is illegal here, runs functionally as in `libtorch` (the choice
+// is runs_in_place, burnmark/ir/inplace_form.h, which the in-place reproducer shares):
 //   - binary forms only when the result has the first operand's shape (no broadcast into it);
 //   - elu_, celu_ and leaky_relu_ only with a non-negative alpha or slope: their result-based
 //     backward is documented to raise otherwise ("not supported"), which is not a finding;
