@@ -419,7 +419,7 @@ TEST(Cli, AnOptionTakesItsValueAfterEqualsOrAsTheNextArgument) {
 // transposed view (bugs.md, libtorch-masked-scatter-noncontiguous-self) diverges on LibTorch
 // 1.13.1 only; a fixed release has nothing to reproduce.
 TEST(Cli, ReproTakesTheInplacePathForALibTorchInplaceFinding) {
-  const fs::path sign = scratch_dir() / "sign_nan_inplace.txt";
+  const fs::path sign = cli_dir() / "sign_nan_inplace.txt";
   std::ofstream(sign) << "%0 = leaf f32[2] [nan, 1]\n%1 = sign %0 : f32[2]\nroot %1\n";
   const Result forced = invoke("repro --lang python --path inplace --no-minimize " + sign.string(),
                                "BACKENDS=ref,libtorch");
