@@ -84,11 +84,17 @@ TEST(IndexPut, WithAccumulateSumsRepeatedRowsAndPassesTheGradientToSelf) {
 // 40. result [[10, 2, 20], [30, 5, 40]]; root = result * w with w = 1..6. d self = w where the
 // mask is clear: [0, 2, 0, 0, 5, 0]; d source = w at the set elements in order, then zeros:
 // [1, 3, 4, 6, 0, 0, 0, 0]; d w = result.
+// LibTorch 1.13.1's masked_scatter_ into libtorch-inplace's transposed view takes source in
+// memory order (bugs.md, libtorch-masked-scatter-noncontiguous-self; pinned by test_bugs and
+// RefVsLibTorchInplace), so that backend is left out there.
 TEST(MaskedScatter, TakesSourceInRowMajorOrderWhereTheMaskIsSet) {
+  std::vector<std::string> except;
+  if (libtorch_release() == "1.13") except.push_back("libtorch-inplace");
   expect_everywhere(
       masked_scatter_program(true),
       {{10, 4, 60, 120, 25, 240},
-       {{0, {0, 2, 0, 0, 5, 0}}, {3, {1, 3, 4, 6, 0, 0, 0, 0}}, {4, {10, 2, 20, 30, 5, 40}}}});
+       {{0, {0, 2, 0, 0, 5, 0}}, {3, {1, 3, 4, 6, 0, 0, 0, 0}}, {4, {10, 2, 20, 30, 5, 40}}}},
+      except);
 }
 
 // Forward mode, both ops linear in (self, source) jointly with the index or mask fixed:
