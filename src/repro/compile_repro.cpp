@@ -18,11 +18,9 @@
 namespace burnmark {
 namespace {
 
-using namespace python_snippets;
+using repro_detail::reg;
 
-std::string reg(Reg r) {
-  return fmt::format("r{}", r);
-}
+using namespace python_snippets;
 
 std::string_view torch_dtype(FloatDType d) {
   switch (d) {

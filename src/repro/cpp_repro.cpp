@@ -15,9 +15,7 @@
 namespace burnmark {
 namespace {
 
-std::string reg(Reg r) {
-  return fmt::format("r{}", r);
-}
+using repro_detail::reg;
 
 std::string dbl(double v) {
   return double_literal(v, "kNaN", "kInf");

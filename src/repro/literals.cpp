@@ -2,6 +2,7 @@
 #include "literals.h"
 
 #include "burnmark/ir/shape_rules.h"
+#include "burnmark/ir/text.h"
 
 #include <bit>
 #include <cmath>
@@ -12,6 +13,18 @@
 #include <fmt/format.h>
 
 namespace burnmark::repro_detail {
+
+std::string reg(Reg r) {
+  return fmt::format("r{}", r);
+}
+
+std::string literal(double v) {
+  return double_literal(v, "nan", "inf");
+}
+
+std::string py_bool(bool b) {
+  return b ? "True" : "False";
+}
 
 std::string float_bits(float value) {
   return fmt::format("0x{:08x}", std::bit_cast<std::uint32_t>(value));

@@ -10,6 +10,13 @@
 
 namespace burnmark::repro_detail {
 
+// "r3": register 3's variable in every emitted program, C++ and Python alike.
+std::string reg(Reg r);
+// A double as a Python literal: "0.5", "nan", "inf".
+std::string literal(double v);
+// "True" or "False".
+std::string py_bool(bool b);
+
 // "0x3f000000": the float's bit pattern, which keeps NaN payloads, -0 and subnormals exact.
 std::string float_bits(float value);
 // A leaf value's bit pattern in its program's dtype: an f64 program's as "0x3fe0000000000000"

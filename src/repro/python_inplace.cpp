@@ -9,21 +9,14 @@
 
 #include "burnmark/ir/inplace_form.h"
 #include "burnmark/ir/text.h"
+#include "literals.h"
 
 namespace burnmark {
 namespace {
 
-std::string reg(Reg r) {
-  return fmt::format("r{}", r);
-}
-
-std::string literal(double v) {
-  return double_literal(v, "nan", "inf");
-}
-
-std::string py_bool(bool b) {
-  return b ? "True" : "False";
-}
+using repro_detail::literal;
+using repro_detail::py_bool;
+using repro_detail::reg;
 
 } // namespace
 

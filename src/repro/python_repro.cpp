@@ -18,19 +18,15 @@
 namespace burnmark {
 namespace {
 
-using namespace python_snippets;
+using repro_detail::literal;
+using repro_detail::py_bool;
+using repro_detail::reg;
 
-std::string reg(Reg r) {
-  return fmt::format("r{}", r);
-}
+using namespace python_snippets;
 
 // In forward mode, the leaf a register's dual tensor is made from.
 std::string leaf_name(Reg r) {
   return fmt::format("r{}_leaf", r);
-}
-
-std::string literal(double v) {
-  return double_literal(v, "nan", "inf");
 }
 
 // A long text as comment lines of at most 100 columns, continuing "# ".
@@ -50,10 +46,6 @@ std::string wrap_comment(const std::string& text) {
     column += w.size();
   }
   return out;
-}
-
-std::string py_bool(bool b) {
-  return b ? "True" : "False";
 }
 
 std::string int_list(const Shape& s) {
